@@ -1,0 +1,107 @@
+// Tensor trains over a QTT layout: decomposition, reconstruction, contractions, rounding.
+#pragma once
+
+#include <functional>
+
+#include "ttstore/layout.hpp"
+
+namespace tts {
+
+// Element (i_1..i_d) of the mode tensor is G_1[:, i_1, :] G_2[:, i_2, :] ... G_d[:, i_d, :].
+// Core k has shape [ranks[k], modes[k], ranks[k+1]] and is stored row-major, so element (a, i, b)
+// sits at (a * modes[k] + i) * ranks[k+1] + b. ranks has d + 1 entries with ranks[0] = ranks[d] = 1.
+// Arithmetic is always float64; `f32` says the values are exactly representable as float32 and
+// are persisted as such (half the bytes).
+struct TensorTrain {
+  std::vector<int64_t> modes;
+  std::vector<int64_t> ranks;
+  std::vector<std::vector<double>> cores;
+  bool f32 = false;
+
+  int d() const { return static_cast<int>(modes.size()); }
+  int64_t max_rank() const;
+  int64_t numel() const;             // product of modes
+  int64_t core_elements() const;     // sum of core sizes
+  int64_t stored_bytes() const;      // core_elements * (f32 ? 4 : 8)
+  // Throws InvalidArgument unless shapes chain, r_0 = r_d = 1, sizes match, values are finite.
+  void validate() const;
+};
+
+// A dense input or output array: `data` points at numel * dtype_size bytes, C order.
+struct ArrayView {
+  const void* data = nullptr;
+  DType dtype = DType::F64;
+  int64_t numel = 0;
+};
+struct MutableArrayView {
+  void* data = nullptr;
+  DType dtype = DType::F64;
+  int64_t numel = 0;
+};
+
+struct SvdOptions {
+  double tol = 1e-6;        // relative Frobenius error target, 0 <= tol < 1
+  int64_t max_rank = 0;     // 0: no cap; else every bond dimension <= max_rank
+};
+
+// Progress / cancellation hook for long calls; may be empty. Called from worker threads.
+using ProgressFn = std::function<void(double fraction)>;
+
+// TT-SVD of the array over `layout` (left to right, truncation threshold per unfolding
+// tol * ||A||_F / sqrt(d - 1), so ||A - TT||_F <= tol ||A||_F without a rank cap).
+// Wide unfoldings go through a streaming TSQR (or a Gram/eigen route when tol is loose enough
+// for it to be exact to the threshold), never a full SVD of the wide matrix. Memory: one float64
+// working buffer of numel elements plus the cores. Throws InvalidArgument on non-finite input.
+// The result has f32 = false.
+TensorTrain qtt_svd(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
+                    const ProgressFn& progress = {});
+
+// Decompose, then keep float32 cores when that still meets tol (verified by a measured
+// fingerprint), else float64. `fingerprint` is measured against the input after the cast back to
+// `a.dtype` (integers rounded half to even and saturated, bools >= 0.5).
+struct CompressResult {
+  TensorTrain tt;
+  Fingerprint fingerprint;
+  bool compressible = false;  // tt.stored_bytes() < original bytes (numel * dtype_size)
+};
+CompressResult compress(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
+                        const ProgressFn& progress = {});
+
+// Rebuild the dense array (mode order mapped back to C order through the layout) into `out`
+// (cast to out.dtype as above) and, when `ref` has data, measure the fingerprint against it in the
+// same pass. Either `out.data` or `ref.data` may be null (not both). No N-sized temporary: blocks
+// of a left interface times a right interface, one GEMM per block.
+Fingerprint reconstruct(const TensorTrain& tt, const QttLayout& layout, const MutableArrayView& out,
+                        const ArrayView& ref);
+// Fingerprint of tt against ref as if reconstructed to ref.dtype (no output written).
+Fingerprint fingerprint(const TensorTrain& tt, const QttLayout& layout, const ArrayView& ref);
+
+// <a, b> of two TTs with equal modes, O(d n r^3). Throws InvalidArgument on mode mismatch.
+double dot(const TensorTrain& a, const TensorTrain& b);
+double norm(const TensorTrain& a);
+double distance(const TensorTrain& a, const TensorTrain& b);  // ||a - b||, from dot products, >= 0
+// <q, c_j> for every candidate, one call, parallel over candidates (OpenMP).
+std::vector<double> dot_batch(const TensorTrain& q, const std::vector<const TensorTrain*>& cands);
+
+// TT rounding: right-to-left orthogonalisation, then left-to-right truncated SVDs with the
+// threshold tol * ||tt|| / sqrt(d - 1) and the rank cap. Result has f32 = false.
+TensorTrain round(const TensorTrain& tt, const SvdOptions& opt);
+// In place: cores 1..d-1 left-orthogonal (resp. 2..d right-orthogonal); the norm moves to the
+// last (resp. first) core. Ranks may shrink to the numerical rank.
+void orthogonalize_left(TensorTrain& tt);
+void orthogonalize_right(TensorTrain& tt);
+
+// Round every core value to float32 (and set f32 = true).
+TensorTrain to_f32(const TensorTrain& tt);
+
+// Backend facts for /gate/health and the addon's info().
+struct EngineInfo {
+  std::string version;
+  std::string backend;  // "cpu"
+  std::string blas;     // e.g. "OpenBLAS 0.3.21"
+  int threads = 1;      // OpenMP threads
+};
+EngineInfo engine_info();
+void set_threads(int n);  // 0: default (all cores)
+
+}  // namespace tts
