@@ -1,0 +1,100 @@
+// The typed face of the native engine. Everything here is plain data; the addon does the work on
+// its own threads and every method that can take more than a millisecond returns a Promise.
+
+export const DTYPES = [
+  'float64', 'float32', 'float16',
+  'int64', 'int32', 'int16', 'int8',
+  'uint64', 'uint32', 'uint16', 'uint8',
+  'bool',
+] as const;
+export type DType = (typeof DTYPES)[number];
+
+export const ITEM_SIZE: Readonly<Record<DType, number>> = {
+  float64: 8, float32: 4, float16: 2,
+  int64: 8, int32: 4, int16: 2, int8: 1,
+  uint64: 8, uint32: 4, uint16: 2, uint8: 1,
+  bool: 1,
+};
+
+export type LayoutName = 'row_major' | 'interleaved';
+
+/**
+ * A tensor train. Core k is row-major with shape [ranks[k], modes[k], ranks[k + 1]];
+ * ranks has modes.length + 1 entries, the first and last 1. Float32Array cores are stored as
+ * float32 (half the bytes); arithmetic is float64 either way. All cores share one element type.
+ */
+export interface TensorTrain {
+  modes: number[];
+  ranks: number[];
+  cores: Float32Array[] | Float64Array[];
+}
+
+/** CONTRACT.md section 3: x the reference as float64, y the reconstruction cast to its dtype. */
+export interface Fingerprint {
+  frobenius_error: number;
+  max_abs_error: number;
+  relative_error: number;
+}
+
+export interface CompressOptions {
+  /** Relative Frobenius error target, 0 <= tolerance < 1. */
+  tolerance: number;
+  /** Cap on every bond dimension (1..4096); omitted: no cap. */
+  maxRank?: number;
+  /** Omitted: the engine's choice for the shape (layoutFor). */
+  layout?: LayoutName;
+}
+
+export interface CompressResult {
+  tt: TensorTrain;
+  layout: LayoutName;
+  /** Measured against the input after the cast back to its dtype. */
+  fingerprint: Fingerprint;
+  /** Bytes of the cores as stored (4 or 8 per element). */
+  storedCoreBytes: number;
+  /** storedCoreBytes < original bytes. */
+  compressible: boolean;
+}
+
+export interface EngineInfo {
+  version: string;
+  backend: 'cpu' | 'cuda';
+  blas: string;
+  threads: number;
+  cudaDevices: number;
+}
+
+/**
+ * Raw little-endian element bytes of a C-order array of `dtype` (any offset; no alignment needed).
+ * Buffer and every TypedArray qualify; the bytes are read in place, never copied.
+ */
+export type ArrayBytes = ArrayBufferView;
+
+export interface Engine {
+  info(): EngineInfo;
+  /** The engine's layout choice for a shape and the mode sizes it gives (cheap, synchronous). */
+  layoutFor(shape: number[], layout?: LayoutName): { layout: LayoutName; modes: number[] };
+
+  /** QTT-SVD + float32/float64 core choice + measured fingerprint. Rejects on NaN/Inf input. */
+  compress(data: ArrayBytes, dtype: DType, shape: number[], opts: CompressOptions): Promise<CompressResult>;
+
+  /**
+   * Dense C-order array of `dtype` (integers rounded half to even and saturated, bool >= 0.5) as raw
+   * bytes; with `reference`, the fingerprint against it is measured in the same pass.
+   */
+  reconstruct(
+    tt: TensorTrain, shape: number[], layout: LayoutName, dtype: DType,
+    reference?: ArrayBytes,
+  ): Promise<{ data: Uint8Array; fingerprint?: Fingerprint }>;
+
+  /** Fingerprint of tt against `reference` (of `dtype`), without materialising the array. */
+  fingerprint(tt: TensorTrain, shape: number[], layout: LayoutName, reference: ArrayBytes, dtype: DType): Promise<Fingerprint>;
+
+  dot(a: TensorTrain, b: TensorTrain): Promise<number>;
+  norm(a: TensorTrain): Promise<number>;
+  distance(a: TensorTrain, b: TensorTrain): Promise<number>;
+  /** <q, c_j> for every candidate in one asynchronous call. */
+  dotBatch(q: TensorTrain, candidates: TensorTrain[]): Promise<Float64Array>;
+  /** TT rounding to a tolerance and rank cap; result cores are Float64Array. */
+  round(tt: TensorTrain, opts: { tolerance: number; maxRank?: number }): Promise<TensorTrain>;
+}
