@@ -1,0 +1,108 @@
+// Every SVC_GATE_* variable, parsed in one place with types and ranges. A bad value stops start-up
+// with a message that names the variable (CONTRACT.md section 7).
+import path from 'node:path';
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+interface Spec<T> {
+  name: string;
+  description: string;
+  defaultText: string;
+  parse(raw: string | undefined): T;
+}
+
+function intVar(name: string, def: number, min: number, max: number, description: string): Spec<number> {
+  return {
+    name, description, defaultText: String(def),
+    parse(raw) {
+      if (raw === undefined || raw === '') return def;
+      if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+      const v = Number(raw.trim());
+      if (!Number.isSafeInteger(v) || v < min || v > max) {
+        throw new ConfigError(`${name} must be an integer in [${min}, ${max}], got ${raw}`);
+      }
+      return v;
+    },
+  };
+}
+
+function stringVar(name: string, def: string | undefined, description: string, check?: (v: string) => string | null): Spec<string | undefined> {
+  return {
+    name, description, defaultText: def ?? '(unset)',
+    parse(raw) {
+      const v = raw === undefined || raw === '' ? def : raw;
+      if (v !== undefined && check) {
+        const problem = check(v);
+        if (problem) throw new ConfigError(`${name} ${problem}, got "${v}"`);
+      }
+      return v;
+    },
+  };
+}
+
+function enumVar<T extends string>(name: string, def: T, values: readonly T[], description: string): Spec<T> {
+  return {
+    name, description, defaultText: def,
+    parse(raw) {
+      const v = raw === undefined || raw === '' ? def : raw;
+      if (!(values as readonly string[]).includes(v)) {
+        throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${v}"`);
+      }
+      return v as T;
+    },
+  };
+}
+
+const GiB = 1024 ** 3;
+
+export const SPECS = {
+  host: stringVar('SVC_GATE_HOST', '127.0.0.1', 'Address the HTTP server listens on'),
+  port: intVar('SVC_GATE_PORT', 8080, 0, 65535, 'TCP port (0: any free port, logged at start)'),
+  dataDir: stringVar('SVC_GATE_DATA_DIR', './data', 'Directory of the SQLite database and blob files'),
+  serviceKey: stringVar('SVC_GATE_ENGINE_SERVICE_KEY', undefined,
+    'Admin service key; unset: generated at first start into <data dir>/service.key (mode 0600)',
+    (v) => (v.length < 16 ? 'must be at least 16 characters' : null)),
+  defaultRateLimitRequests: intVar('SVC_GATE_DEFAULT_RATE_LIMIT_REQUESTS', 100, 1, 10_000_000,
+    'Rate limit (requests per window) for enterprise tenants and records without one'),
+  defaultRateLimitWindowS: intVar('SVC_GATE_DEFAULT_RATE_LIMIT_WINDOW_S', 60, 1, 86_400, 'Rate-limit window in seconds for the same'),
+  enterpriseMonthlyQuota: intVar('SVC_GATE_ENTERPRISE_MONTHLY_QUOTA', 10_000_000, 0, 1e15, 'Monthly CU quota of enterprise tenants'),
+  maxPayloadBytes: intVar('SVC_GATE_MAX_PAYLOAD_BYTES', 268_435_456, 1, 4 * GiB, 'Largest decoded array or blob payload, bytes (larger: 413)'),
+  compressionThresholdBytes: intVar('SVC_GATE_COMPRESSION_THRESHOLD_BYTES', 4096, 0, 4 * GiB,
+    'Payloads whose data is smaller are stored as they are (verdict passthrough)'),
+  retentionDays: intVar('SVC_GATE_RETENTION_DAYS', 30, 0, 36_500, 'Days tombstones and deactivated tenants are kept before compaction purges them'),
+  simConcurrency: intVar('SVC_GATE_SIM_CONCURRENCY', 1, 1, 64, 'Simulation jobs running at once'),
+  coreCacheBytes: intVar('SVC_GATE_CORE_CACHE_BYTES', GiB, 0, 1024 * GiB, 'Byte budget of the in-memory cache of decoded cores'),
+  logLevel: enumVar('SVC_GATE_LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'Log level'),
+  shutdownGraceS: intVar('SVC_GATE_SHUTDOWN_GRACE_S', 10, 0, 3600, 'Seconds in-flight requests get to finish on SIGTERM/SIGINT'),
+  engineThreads: intVar('SVC_GATE_ENGINE_THREADS', 0, 0, 1024, 'Engine (OpenMP/BLAS) threads; 0: one per core'),
+} as const;
+
+type SpecValue<S> = S extends Spec<infer T> ? T : never;
+type Parsed = { [K in keyof typeof SPECS]: SpecValue<(typeof SPECS)[K]> };
+
+export interface Config extends Omit<Parsed, 'host' | 'dataDir'> {
+  host: string;
+  /** Absolute path. */
+  dataDir: string;
+}
+
+/** Parse the environment; throws ConfigError naming the first bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const out: Record<string, unknown> = {};
+  for (const [field, spec] of Object.entries(SPECS)) {
+    out[field] = (spec as Spec<unknown>).parse(env[spec.name]);
+  }
+  const parsed = out as Parsed;
+  return { ...parsed, host: parsed.host ?? '127.0.0.1', dataDir: path.resolve(parsed.dataDir ?? './data') };
+}
+
+/** `--help` text: every variable with its default. */
+export function helpText(): string {
+  const rows = Object.values(SPECS).map((s) => `  ${s.name.padEnd(40)} ${s.description} (default: ${s.defaultText})`);
+  return ['ttstore: compressed tensor store', '', 'Usage: npm start [-- --help]', '', 'Environment:', ...rows, ''].join('\n');
+}

@@ -1,0 +1,26 @@
+// What each tenant operation costs (SPEC.md "CU cost per operation", CONTRACT.md section 5) and the
+// usage-breakdown bucket it is counted in.
+
+export const BREAKDOWN_KEYS = ['put', 'get', 'list', 'serve', 'query_topk', 'search', 'delete', 'simulation'] as const;
+export type BreakdownKey = (typeof BREAKDOWN_KEYS)[number];
+
+export const OPERATIONS = {
+  put: { cu: 1.0, bucket: 'put' },
+  put_cores: { cu: 1.0, bucket: 'put' },
+  put_cores_batch: { cu: 2.0, bucket: 'put' },
+  get: { cu: 0.1, bucket: 'get' },
+  serve_dense: { cu: 0.5, bucket: 'serve' },
+  serve_gpu: { cu: 2.0, bucket: 'serve' },
+  serve_cores: { cu: 0.5, bucket: 'serve' },
+  delete: { cu: 0.1, bucket: 'delete' },
+  list: { cu: 0.1, bucket: 'list' },
+  similarity: { cu: 1.0, bucket: 'query_topk' },
+  topk: { cu: 1.0, bucket: 'query_topk' },
+  topk_vector: { cu: 1.0, bucket: 'query_topk' },
+  search: { cu: 0.5, bucket: 'search' },
+  simulation_submit: { cu: 5.0, bucket: 'simulation' },
+  simulation_status: { cu: 0.1, bucket: 'simulation' },
+  simulation_list: { cu: 0.1, bucket: 'simulation' },
+} as const satisfies Record<string, { cu: number; bucket: BreakdownKey }>;
+
+export type Operation = keyof typeof OPERATIONS;
