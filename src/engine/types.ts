@@ -97,4 +97,6 @@ export interface Engine {
   dotBatch(q: TensorTrain, candidates: TensorTrain[]): Promise<Float64Array>;
   /** TT rounding to a tolerance and rank cap; result cores are Float64Array. */
   round(tt: TensorTrain, opts: { tolerance: number; maxRank?: number }): Promise<TensorTrain>;
+  /** Engine (OpenMP/BLAS) threads; 0: one per core. */
+  setThreads?(n: number): void;
 }

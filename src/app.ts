@@ -1,0 +1,70 @@
+// The Koa application: request id -> request log -> problem+json boundary -> routes -> 404/405.
+// Everything route-specific (the gate, body parsing, validation) sits on the routes themselves, so
+// an unknown path or method is answered before any authentication (CONTRACT.md section 4).
+import { randomUUID } from 'node:crypto';
+import Koa, { type Context, type Next } from 'koa';
+import type Router from '@koa/router';
+import { ProblemError, problemHandler, renderProblem } from './errors.js';
+import type { Logger } from './log.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function requestId() {
+  return async function assignRequestId(ctx: Context, next: Next): Promise<void> {
+    const given = ctx.get('X-Request-Id');
+    ctx.state.requestId = REQUEST_ID.test(given) ? given : randomUUID();
+    ctx.set('X-Request-Id', ctx.state.requestId);
+    await next();
+  };
+}
+
+function requestLog(log: Logger) {
+  return async function logRequest(ctx: Context, next: Next): Promise<void> {
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      log.info({
+        requestId: ctx.state.requestId,
+        tenant_id: ctx.state.tenant?.tenantId,
+        method: ctx.method,
+        route: ctx._matchedRoute ?? null,
+        status: ctx.status,
+        duration_ms: Math.round(ms * 1000) / 1000,
+        cu: ctx.state.cuCharged ?? 0,
+      }, 'request');
+    }
+  };
+}
+
+function unmatched() {
+  return async function answerUnmatched(ctx: Context, next: Next): Promise<void> {
+    await next();
+    if (ctx.body !== undefined && ctx.body !== null) return;
+    if (ctx.status === 405) {
+      const allow = ctx.response.get('Allow');
+      renderProblem(ctx, new ProblemError(405, 'method_not_allowed',
+        `${ctx.method} is not allowed on ${ctx.path}; allowed: ${allow}`, {}, { Allow: allow }));
+    } else if (ctx.status === 404) {
+      renderProblem(ctx, new ProblemError(404, 'not_found', `no route for ${ctx.method} ${ctx.path}`));
+    }
+  };
+}
+
+export interface AppOptions {
+  log: Logger;
+  router: Router;
+}
+
+export function createApp({ log, router }: AppOptions): Koa {
+  const app = new Koa({ proxy: false });
+  app.silent = true; // errors are logged by problemHandler, once
+  app.use(requestId());
+  app.use(requestLog(log));
+  app.use(problemHandler(log));
+  app.use(unmatched());
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

@@ -1,0 +1,46 @@
+// CLI entry: `node dist/src/main.js [--help]`. Configuration comes from SVC_GATE_* variables only.
+import { ConfigError, helpText, loadConfig } from './config.js';
+import { createLogger } from './log.js';
+import { startServer } from './server.js';
+
+async function main(): Promise<void> {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    process.stdout.write(helpText());
+    return;
+  }
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`ttstore: configuration error: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+  const server = await startServer(config, log);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    server.close().then(
+      () => {
+        log.info('stopped');
+        process.exit(0);
+      },
+      (err) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err) => {
+  process.stderr.write(`ttstore: failed to start: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,31 @@
+// GET /gate/health: no authentication; says what the engine runs on and whether the database answers.
+import type Router from '@koa/router';
+import type { Database } from '../store/db.js';
+import type { Engine } from '../engine/types.js';
+
+export interface HealthDeps {
+  db: Database;
+  engine: Engine;
+  version: string;
+  startedAt: number;
+}
+
+export function registerHealthRoutes(router: Router, deps: HealthDeps): void {
+  router.get('/gate/health', async (ctx) => {
+    let db = 'ok';
+    try {
+      await deps.db.get('SELECT 1 AS one');
+    } catch {
+      db = 'error';
+    }
+    const info = deps.engine.info();
+    ctx.status = db === 'ok' ? 200 : 503;
+    ctx.body = {
+      status: db === 'ok' ? 'ok' : 'degraded',
+      version: deps.version,
+      uptime_s: Math.round((Date.now() - deps.startedAt) / 10) / 100,
+      engine: { backend: info.backend, cuda_devices: info.cudaDevices, blas: info.blas, threads: info.threads },
+      db,
+    };
+  });
+}

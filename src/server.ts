@@ -1,0 +1,61 @@
+// Composition root: opens the stores, builds the services, wires the routes, listens.
+// Each component is added here in one place; nothing else knows how the whole is assembled.
+import { mkdir } from 'node:fs/promises';
+import http from 'node:http';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import Router from '@koa/router';
+import { createApp } from './app.js';
+import type { Config } from './config.js';
+import type { Logger } from './log.js';
+import { Database, type Migration } from './store/db.js';
+import { engine } from './engine/index.js';
+import { registerHealthRoutes } from './routes/health.js';
+import { VERSION } from './version.js';
+
+export interface RunningServer {
+  port: number;
+  url: string;
+  /** Stop accepting, let in-flight requests finish (bounded by the grace period), close the stores. */
+  close(): Promise<void>;
+}
+
+export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
+  const startedAt = Date.now();
+  await mkdir(config.dataDir, { recursive: true });
+  if (config.engineThreads > 0) engine.setThreads?.(config.engineThreads);
+
+  const migrations: Migration[] = [];
+  const db = await Database.open(path.join(config.dataDir, 'ttstore.db'), migrations);
+
+  const router = new Router();
+  registerHealthRoutes(router, { db, engine, version: VERSION, startedAt });
+
+  const app = createApp({ log, router });
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  log.info({ host: config.host, port, url, dataDir: config.dataDir, engine: engine.info() }, 'listening');
+
+  let closing: Promise<void> | null = null;
+  return {
+    port,
+    url,
+    close() {
+      closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const grace = setTimeout(() => server.closeAllConnections(), config.shutdownGraceS * 1000);
+        await stopped;
+        clearTimeout(grace);
+        await db.close();
+      })();
+      return closing;
+    },
+  };
+}
