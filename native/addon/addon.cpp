@@ -1,0 +1,53 @@
+// Module registration. Every export is wrapped so that no C++ exception can leave a call other
+// than as a JS exception: the core's InvalidArgument becomes a RangeError with code
+// ERR_TTS_INVALID, anything else an Error with code ERR_TTS_INTERNAL.
+#include <napi.h>
+
+#include <new>
+
+#include "bindings.hpp"
+#include "worker.hpp"
+
+namespace tts_addon {
+namespace {
+
+template <Napi::Value (*F)(const Napi::CallbackInfo&)>
+Napi::Value Guarded(const Napi::CallbackInfo& info) {
+  try {
+    return F(info);
+  } catch (const Napi::Error&) {
+    throw;
+  } catch (const tts::InvalidArgument& e) {
+    throw MakeError(info.Env(), true, e.what());
+  } catch (const std::bad_alloc&) {
+    throw MakeError(info.Env(), false, "out of memory");
+  } catch (const std::exception& e) {
+    throw MakeError(info.Env(), false, e.what());
+  }
+}
+
+template <Napi::Value (*F)(const Napi::CallbackInfo&)>
+void Export(Napi::Env env, Napi::Object exports, const char* name) {
+  exports.Set(name, Napi::Function::New(env, Guarded<F>, name));
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  Export<Info>(env, exports, "info");
+  Export<LayoutFor>(env, exports, "layoutFor");
+  Export<SetThreads>(env, exports, "setThreads");
+  Export<Compress>(env, exports, "compress");
+  Export<Reconstruct>(env, exports, "reconstruct");
+  Export<Fingerprint>(env, exports, "fingerprint");
+  Export<Dot>(env, exports, "dot");
+  Export<Norm>(env, exports, "norm");
+  Export<Distance>(env, exports, "distance");
+  Export<DotBatch>(env, exports, "dotBatch");
+  Export<Round>(env, exports, "round");
+  return exports;
+}
+
+}  // namespace
+}  // namespace tts_addon
+
+static Napi::Object InitModule(Napi::Env env, Napi::Object exports) { return tts_addon::Init(env, exports); }
+NODE_API_MODULE(ttstore, InitModule)

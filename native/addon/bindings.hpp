@@ -1,0 +1,24 @@
+// The functions the addon exports, one file per operation. Each takes JS arguments, validates them
+// on the main thread and either answers at once (info, layoutFor, setThreads) or returns a Promise
+// settled by a worker (everything that touches array data or core values).
+#pragma once
+
+#include <napi.h>
+
+namespace tts_addon {
+
+Napi::Value Info(const Napi::CallbackInfo& info);         // {version, backend, blas, threads, cudaDevices}
+Napi::Value LayoutFor(const Napi::CallbackInfo& info);    // (shape, layout?) -> {layout, modes}
+Napi::Value SetThreads(const Napi::CallbackInfo& info);   // (n) -> undefined; 0 = all cores
+
+Napi::Value Compress(const Napi::CallbackInfo& info);     // (data, dtype, shape, {tolerance, maxRank?, layout?})
+Napi::Value Reconstruct(const Napi::CallbackInfo& info);  // (tt, shape, layout, dtype, reference?)
+Napi::Value Fingerprint(const Napi::CallbackInfo& info);  // (tt, shape, layout, reference, dtype)
+
+Napi::Value Dot(const Napi::CallbackInfo& info);          // (a, b)
+Napi::Value Norm(const Napi::CallbackInfo& info);         // (a)
+Napi::Value Distance(const Napi::CallbackInfo& info);     // (a, b)
+Napi::Value DotBatch(const Napi::CallbackInfo& info);     // (q, candidates[])
+Napi::Value Round(const Napi::CallbackInfo& info);        // (tt, {tolerance, maxRank?})
+
+}  // namespace tts_addon

@@ -1,0 +1,61 @@
+// compress(data, dtype, shape, {tolerance, maxRank?, layout?}) -> Promise<CompressResult>.
+// The input bytes are read in place on the worker thread; the cores come back in one external
+// ArrayBuffer (Float32Array cores when the core chose float32, else Float64Array).
+#include "bindings.hpp"
+#include "worker.hpp"
+
+namespace tts_addon {
+namespace {
+
+class CompressWorker : public PromiseWorker {
+ public:
+  CompressWorker(Napi::Env env, Bytes data, tts::DType dtype, tts::QttLayout layout, tts::SvdOptions opt)
+      : PromiseWorker(env, "ttstore.compress"), data_(data), dtype_(dtype), layout_(std::move(layout)), opt_(opt) {}
+  using PromiseWorker::keep_;
+
+ protected:
+  void Run() override {
+    tts::ArrayView a{data_.data, dtype_, layout_.numel()};
+    tts::CompressResult r = tts::compress(a, layout_, opt_);
+    fingerprint_ = r.fingerprint;
+    compressible_ = r.compressible;
+    stored_bytes_ = r.tt.stored_bytes();
+    packed_ = PackedTrain::Pack(r.tt);
+  }
+
+  Napi::Value Result(Napi::Env env) override {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("tt", packed_.ToJs(env));
+    o.Set("layout", tts::layout_name(layout_.kind));
+    o.Set("fingerprint", FingerprintToJs(env, fingerprint_));
+    o.Set("storedCoreBytes", Napi::Number::New(env, static_cast<double>(stored_bytes_)));
+    o.Set("compressible", Napi::Boolean::New(env, compressible_));
+    return o;
+  }
+
+ private:
+  Bytes data_;
+  tts::DType dtype_;
+  tts::QttLayout layout_;
+  tts::SvdOptions opt_;
+  tts::Fingerprint fingerprint_;
+  bool compressible_ = false;
+  int64_t stored_bytes_ = 0;
+  PackedTrain packed_;
+};
+
+}  // namespace
+
+Napi::Value Compress(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  tts::DType dtype = ToDType(env, info[1]);
+  std::vector<int64_t> shape = ToShape(env, info[2]);
+  Bytes data = ToArrayBytes(env, info[0], "data", dtype, shape);
+  tts::SvdOptions opt = ToSvdOptions(env, info[3]);
+  tts::QttLayout layout = ToLayout(env, shape, info[3].As<Napi::Object>().Get("layout"));
+  auto w = std::make_unique<CompressWorker>(env, data, dtype, std::move(layout), opt);
+  w->keep_.Add(env, info[0]);
+  return Launch(std::move(w));
+}
+
+}  // namespace tts_addon

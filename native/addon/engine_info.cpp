@@ -1,0 +1,39 @@
+// The synchronous entry points: cheap, no array data.
+#include "args.hpp"
+#include "bindings.hpp"
+
+namespace tts_addon {
+
+Napi::Value Info(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  tts::EngineInfo e = tts::engine_info();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("version", e.version);
+  o.Set("backend", e.backend);
+  o.Set("blas", e.blas);
+  o.Set("threads", Napi::Number::New(env, e.threads));
+  o.Set("cudaDevices", Napi::Number::New(env, 0));  // the CPU core has no devices to report
+  return o;
+}
+
+Napi::Value LayoutFor(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::vector<int64_t> shape = ToShape(env, info[0]);
+  tts::QttLayout layout = ToLayout(env, shape, info[1]);
+  Napi::Array modes = Napi::Array::New(env, layout.modes.size());
+  for (uint32_t i = 0; i < layout.modes.size(); ++i) {
+    modes.Set(i, Napi::Number::New(env, static_cast<double>(layout.modes[i])));
+  }
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("layout", tts::layout_name(layout.kind));
+  o.Set("modes", modes);
+  return o;
+}
+
+Napi::Value SetThreads(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  tts::set_threads(static_cast<int>(ToInteger(env, info[0], "threads", 0, 4096)));
+  return env.Undefined();
+}
+
+}  // namespace tts_addon

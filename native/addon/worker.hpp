@@ -1,0 +1,69 @@
+// The one shape every asynchronous call takes: validate on the main thread, run the core on a libuv
+// worker thread, settle a Promise back on the main thread. Nothing the core throws escapes: an
+// InvalidArgument rejects with a RangeError (code ERR_TTS_INVALID), anything else with an Error
+// (code ERR_TTS_INTERNAL).
+#pragma once
+
+#include <napi.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "args.hpp"
+#include "ttstore/tt.hpp"
+
+namespace tts_addon {
+
+class PromiseWorker : public Napi::AsyncWorker {
+ public:
+  PromiseWorker(Napi::Env env, const char* name);
+  // Queues the work and hands back its Promise. The worker deletes itself once settled.
+  Napi::Promise Start();
+
+ protected:
+  virtual void Run() = 0;                              // worker thread: no JS values here
+  virtual Napi::Value Result(Napi::Env env) = 0;       // main thread, after a successful Run
+  KeepAlive keep_;                                     // inputs and outputs the worker touches
+
+ private:
+  enum class Failure { None, Invalid, Internal };
+  void Execute() final;
+  void OnOK() final;
+  void OnError(const Napi::Error& e) final;
+
+  Napi::Promise::Deferred deferred_;
+  Failure failure_ = Failure::None;
+  std::string message_;
+};
+
+// Queues a worker built by the caller; if queueing fails the worker is freed, not leaked.
+template <typename W>
+Napi::Promise Launch(std::unique_ptr<W> w) {
+  Napi::Promise p = w->Start();
+  w.release();  // deletes itself after settling
+  return p;
+}
+
+// An Error with a code, for rejections and for exceptions thrown by the sync entry points.
+Napi::Error MakeError(Napi::Env env, bool invalid, const std::string& message);
+
+// A tensor train's cores packed on the worker thread into one heap block of float32 or float64,
+// so that the main thread only wraps it (no copy there): one external ArrayBuffer, one view per core.
+struct PackedTrain {
+  std::vector<int64_t> modes, ranks;
+  std::vector<size_t> offsets;  // element offset of each core; offsets[d] = total elements
+  bool f32 = false;
+  struct Free {
+    void operator()(void* p) const;
+  };
+  std::unique_ptr<void, Free> block;
+
+  static PackedTrain Pack(const tts::TensorTrain& tt);
+  Napi::Object ToJs(Napi::Env env);  // gives the block to the ArrayBuffer
+};
+
+Napi::Object FingerprintToJs(Napi::Env env, const tts::Fingerprint& fp);
+
+}  // namespace tts_addon
