@@ -1,0 +1,94 @@
+// The typed, asynchronous face of the native engine (DESIGN.md: src/engine). Every method that
+// touches array data or core values runs on a worker thread and returns a Promise; argument errors
+// reject (never throw synchronously) with a TypeError or RangeError whose code is ERR_TTS_INVALID.
+import { loadAddon } from './load.js';
+import type { NativeAddon } from './native.js';
+import type {
+  ArrayBytes, CompressOptions, CompressResult, DType, Engine, EngineInfo, Fingerprint, LayoutName, TensorTrain,
+} from './types.js';
+
+export * from './types.js';
+export { addonCandidates, packageRoot } from './load.js';
+
+/** Error codes the engine sets on what it throws or rejects with. */
+export const ENGINE_INVALID = 'ERR_TTS_INVALID';
+export const ENGINE_INTERNAL = 'ERR_TTS_INTERNAL';
+
+export type EngineError = Error & { code: typeof ENGINE_INVALID | typeof ENGINE_INTERNAL };
+
+/** True for the engine's "bad input" errors (a 400 at the HTTP edge), false for anything else. */
+export function isInvalidInput(err: unknown): err is EngineError {
+  return err instanceof Error && (err as { code?: unknown }).code === ENGINE_INVALID;
+}
+
+let addon: NativeAddon | undefined;
+
+/** The loaded addon (loaded on first use, so importing this module never fails on its own). */
+export function native(): NativeAddon {
+  addon ??= loadAddon();
+  return addon;
+}
+
+// Runs `call` so that a synchronous throw from the addon's argument checks becomes a rejection.
+async function settle<T>(call: () => Promise<T>): Promise<T> {
+  return call();
+}
+
+export const engine: Engine = {
+  /** Backend facts (version, BLAS, OpenMP threads); synchronous, microseconds. */
+  info(): EngineInfo {
+    return native().info();
+  },
+
+  /** Layout for a shape (default: the engine's choice) and its QTT mode sizes; synchronous, cheap. */
+  layoutFor(shape: number[], layout?: LayoutName): { layout: LayoutName; modes: number[] } {
+    return native().layoutFor(shape, layout);
+  },
+
+  /** QTT-SVD of a dense array (read in place, never copied); O(numel * r^2) on the worker pool. */
+  compress(data: ArrayBytes, dtype: DType, shape: number[], opts: CompressOptions): Promise<CompressResult> {
+    return settle(() => native().compress(data, dtype, shape, opts));
+  },
+
+  /** Dense array of `dtype` as bytes (numel * item size, fresh buffer); O(numel * r^2), off-thread. */
+  reconstruct(
+    tt: TensorTrain, shape: number[], layout: LayoutName, dtype: DType, reference?: ArrayBytes,
+  ): Promise<{ data: Uint8Array; fingerprint?: Fingerprint }> {
+    return settle(() => native().reconstruct(tt, shape, layout, dtype, reference));
+  },
+
+  /** Errors of tt against `reference` without materialising the array; O(numel * r^2), off-thread. */
+  fingerprint(tt: TensorTrain, shape: number[], layout: LayoutName, reference: ArrayBytes, dtype: DType): Promise<Fingerprint> {
+    return settle(() => native().fingerprint(tt, shape, layout, reference, dtype));
+  },
+
+  /** <a, b> from the cores; O(d n r^3), independent of the dense size. */
+  dot(a: TensorTrain, b: TensorTrain): Promise<number> {
+    return settle(() => native().dot(a, b));
+  },
+
+  /** ||a||_2 from the cores; O(d n r^3). */
+  norm(a: TensorTrain): Promise<number> {
+    return settle(() => native().norm(a));
+  },
+
+  /** ||a - b||_2 from the cores (>= 0); O(d n r^3). */
+  distance(a: TensorTrain, b: TensorTrain): Promise<number> {
+    return settle(() => native().distance(a, b));
+  },
+
+  /** <q, c_j> for every candidate in one call, parallel over candidates; O(k d n r^3). */
+  dotBatch(q: TensorTrain, candidates: TensorTrain[]): Promise<Float64Array> {
+    return settle(() => native().dotBatch(q, candidates));
+  },
+
+  /** TT rounding to a relative tolerance and rank cap; Float64Array cores; O(d n r^3). */
+  round(tt: TensorTrain, opts: { tolerance: number; maxRank?: number }): Promise<TensorTrain> {
+    return settle(() => native().round(tt, opts));
+  },
+};
+
+/** OpenMP threads for later calls (0: all cores); synchronous. Not part of Engine (process-wide). */
+export function setThreads(n: number): void {
+  native().setThreads(n);
+}

@@ -1,0 +1,22 @@
+// The raw shape of the compiled addon (native/addon). Only src/engine talks to it; everything else
+// goes through `engine` (index.ts), which adds the types and turns synchronous throws into rejections.
+import type { ArrayBytes, CompressResult, DType, EngineInfo, Fingerprint, LayoutName, TensorTrain } from './types.js';
+
+export interface NativeAddon {
+  info(): EngineInfo;
+  layoutFor(shape: number[], layout?: LayoutName): { layout: LayoutName; modes: number[] };
+  setThreads(n: number): void;
+  compress(
+    data: ArrayBytes, dtype: DType, shape: number[],
+    opts: { tolerance: number; maxRank?: number; layout?: LayoutName },
+  ): Promise<CompressResult>;
+  reconstruct(
+    tt: TensorTrain, shape: number[], layout: LayoutName, dtype: DType, reference?: ArrayBytes,
+  ): Promise<{ data: Uint8Array; fingerprint?: Fingerprint }>;
+  fingerprint(tt: TensorTrain, shape: number[], layout: LayoutName, reference: ArrayBytes, dtype: DType): Promise<Fingerprint>;
+  dot(a: TensorTrain, b: TensorTrain): Promise<number>;
+  norm(a: TensorTrain): Promise<number>;
+  distance(a: TensorTrain, b: TensorTrain): Promise<number>;
+  dotBatch(q: TensorTrain, candidates: TensorTrain[]): Promise<Float64Array>;
+  round(tt: TensorTrain, opts: { tolerance: number; maxRank?: number }): Promise<TensorTrain>;
+}
