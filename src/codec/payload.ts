@@ -1,0 +1,23 @@
+// A put's payload (CONTRACT.md section 2): an .npy array, or any other bytes as a 1-D uint8 blob.
+import type { DType } from '../engine/types.js';
+import { decodeNpy, isNpy } from './npy.js';
+
+export interface Payload {
+  kind: 'array' | 'blob';
+  dtype: DType;
+  shape: number[];
+  /** C-order little-endian element bytes; a blob's bytes as given. */
+  data: Buffer;
+}
+
+/**
+ * Classify and decode `bytes` (ownership passes to the payload: conversions happen in place).
+ * `forceBlob`: the binary form's application/octet-stream, a blob even when the bytes look like .npy.
+ */
+export async function decodePayload(bytes: Buffer, forceBlob = false): Promise<Payload> {
+  if (!forceBlob && isNpy(bytes)) {
+    const a = await decodeNpy(bytes);
+    return { kind: 'array', dtype: a.dtype, shape: a.shape, data: a.data };
+  }
+  return { kind: 'blob', dtype: 'uint8', shape: [bytes.length], data: bytes };
+}
