@@ -1,0 +1,102 @@
+import { expect } from 'chai';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { BlobStore } from '../../src/store/blobs.js';
+import { decodeCores, encodeCores } from '../../src/store/cores.js';
+import { ProblemError } from '../../src/errors.js';
+
+describe('blob store', () => {
+  let dir: string;
+  let store: BlobStore;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'ttstore-blobs-'));
+    store = await BlobStore.open(path.join(dir, 'blobs'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('writes a blob under a random id and reads back the same bytes', async () => {
+    const payload = Buffer.from('some bytes \u0000\u00ff');
+    const ref = await store.write('raw', payload);
+    expect(ref.id).to.match(/^[0-9a-f]{32}$/);
+    expect(ref.checksum).to.match(/^[0-9a-f]{64}$/);
+    const back = await store.read(ref.id, 'raw', ref.checksum);
+    expect(back.equals(payload)).to.equal(true);
+    expect(back.byteOffset % 8).to.equal(0);
+  });
+
+  it('answers a flipped byte, a wrong expected checksum, a wrong kind or a missing file with data_corrupted', async () => {
+    const ref = await store.write('raw', Buffer.alloc(1000, 7));
+    const expectCorrupt = async (p: Promise<unknown>) => {
+      try {
+        await p;
+        expect.fail('read succeeded');
+      } catch (err) {
+        expect(err).to.be.instanceOf(ProblemError);
+        expect((err as ProblemError).status).to.equal(500);
+        expect((err as ProblemError).code).to.equal('data_corrupted');
+      }
+    };
+    await expectCorrupt(store.read(ref.id, 'raw', 'f'.repeat(64)));
+    await expectCorrupt(store.read(ref.id, 'cores', ref.checksum));
+    const file = store.pathOf(ref.id);
+    const bytes = await readFile(file);
+    bytes[64 + 500] ^= 1;
+    await writeFile(file, bytes);
+    await expectCorrupt(store.read(ref.id, 'raw', ref.checksum));
+    await writeFile(file, bytes.subarray(0, 100));
+    await expectCorrupt(store.read(ref.id, 'raw', ref.checksum));
+    await store.remove(ref.id);
+    await expectCorrupt(store.read(ref.id, 'raw', ref.checksum));
+  });
+
+  it('hashes large payloads off the event loop and still verifies them', async () => {
+    const big = Buffer.alloc(6 << 20, 3);
+    const ref = await store.write('raw', big);
+    expect((await store.read(ref.id, 'raw', ref.checksum)).equals(big)).to.equal(true);
+  });
+
+  it('sweeps temp files and blobs nobody claims, keeping the live ones', async () => {
+    const live = await store.write('raw', Buffer.from('live'));
+    const orphan = await store.write('raw', Buffer.from('orphan'));
+    const tmp = path.join(store.dir, 'ab', `${'ab'.padEnd(32, '0')}.tmp`);
+    await writeFile(tmp, 'half');
+    const swept = await store.sweep((id) => id === live.id);
+    expect(swept).to.deep.equal({ orphans: 1, temps: 1 });
+    expect(await readdir(path.dirname(tmp))).to.not.include(path.basename(tmp));
+    expect((await store.read(live.id, 'raw', live.checksum)).toString()).to.equal('live');
+    try {
+      await store.read(orphan.id, 'raw', orphan.checksum);
+      expect.fail('orphan still there');
+    } catch (err) {
+      expect((err as ProblemError).code).to.equal('data_corrupted');
+    }
+  });
+});
+
+describe('cores payload', () => {
+  it('round-trips float32 and float64 trains', () => {
+    for (const Arr of [Float32Array, Float64Array]) {
+      const tt = {
+        modes: [2, 3, 2],
+        ranks: [1, 2, 3, 1],
+        cores: [Arr.from({ length: 4 }, (_, i) => i + 0.5), Arr.from({ length: 18 }, (_, i) => -i), Arr.from({ length: 6 }, (_, i) => i * i)],
+      } as never;
+      const buf = encodeCores(tt);
+      const aligned = Buffer.alloc(buf.length);
+      buf.copy(aligned);
+      const back = decodeCores(aligned);
+      expect(back.modes).to.deep.equal([2, 3, 2]);
+      expect(back.ranks).to.deep.equal([1, 2, 3, 1]);
+      expect(back.cores[1]).to.be.instanceOf(Arr);
+      expect([...back.cores[2]!]).to.deep.equal([0, 1, 4, 9, 16, 25]);
+    }
+  });
+  it('refuses damaged payloads', () => {
+    const buf = encodeCores({ modes: [2], ranks: [1, 1], cores: [new Float64Array([1, 2])] });
+    expect(() => decodeCores(buf.subarray(0, buf.length - 1))).to.throw();
+    expect(() => decodeCores(Buffer.concat([buf, Buffer.alloc(8)]))).to.throw();
+  });
+});
