@@ -79,10 +79,11 @@ describe('blob store', () => {
 describe('cores payload', () => {
   it('round-trips float32 and float64 trains', () => {
     for (const Arr of [Float32Array, Float64Array]) {
+      const make = (n: number, f: (i: number) => number) => new Arr(Array.from({ length: n }, (_, i) => f(i)));
       const tt = {
         modes: [2, 3, 2],
         ranks: [1, 2, 3, 1],
-        cores: [Arr.from({ length: 4 }, (_, i) => i + 0.5), Arr.from({ length: 18 }, (_, i) => -i), Arr.from({ length: 6 }, (_, i) => i * i)],
+        cores: [make(4, (i) => i + 0.5), make(18, (i) => -i), make(6, (i) => i * i)],
       } as never;
       const buf = encodeCores(tt);
       const aligned = Buffer.alloc(buf.length);

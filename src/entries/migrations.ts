@@ -1,0 +1,71 @@
+// Schema of the storage component. Entries are addressed by (tenant, namespace, key, version); the
+// per-key row keeps the version counter (so a number is never reused, also across deletes and purges)
+// and the live version, which makes list a walk over one index.
+import type { Migration } from '../store/db.js';
+
+export const ENTRY_MIGRATIONS: Migration[] = [
+  {
+    component: 'entries',
+    version: 1,
+    sql: `
+      CREATE TABLE entries (
+        id                INTEGER PRIMARY KEY,
+        tenant_id         TEXT NOT NULL,
+        namespace         TEXT NOT NULL,
+        key               TEXT NOT NULL,
+        version           INTEGER NOT NULL,
+        kind              TEXT NOT NULL,              -- array | blob
+        dtype             TEXT NOT NULL,
+        shape             TEXT NOT NULL,              -- JSON list
+        layout            TEXT NOT NULL,              -- row_major | interleaved
+        modes             TEXT NOT NULL,              -- JSON list (empty when passthrough)
+        ranks             TEXT NOT NULL,              -- JSON list r_0..r_d (empty when passthrough)
+        core_dtype        TEXT,                       -- float32 | float64 | NULL (passthrough)
+        verdict           TEXT NOT NULL,
+        compressed        INTEGER NOT NULL,
+        original_bytes    INTEGER NOT NULL,
+        stored_core_bytes INTEGER NOT NULL,
+        frobenius_error   REAL NOT NULL,
+        max_abs_error     REAL NOT NULL,
+        relative_error    REAL NOT NULL,
+        tolerance         REAL NOT NULL,
+        max_rank_request  INTEGER,
+        domain            TEXT NOT NULL,
+        source            TEXT NOT NULL,              -- put | put_cores
+        passthrough_reason TEXT,
+        metadata          TEXT NOT NULL,              -- JSON object
+        norm              REAL,                       -- ||what serve returns||_2 (NULL when not finite)
+        created_at        REAL NOT NULL,
+        blob_id           TEXT NOT NULL,
+        blob_kind         TEXT NOT NULL,              -- raw | cores
+        checksum          TEXT NOT NULL,              -- hex SHA-256 of the blob payload
+        deleted_at        REAL,
+        UNIQUE (tenant_id, namespace, key, version)
+      );
+      CREATE INDEX entries_tombstones ON entries (deleted_at) WHERE deleted_at IS NOT NULL;
+      CREATE INDEX entries_tenant ON entries (tenant_id);
+
+      CREATE TABLE entry_keys (
+        tenant_id    TEXT NOT NULL,
+        namespace    TEXT NOT NULL,
+        key          TEXT NOT NULL,
+        last_version INTEGER NOT NULL,
+        live_id      INTEGER REFERENCES entries (id) ON DELETE SET NULL,
+        PRIMARY KEY (tenant_id, namespace, key)
+      ) WITHOUT ROWID;
+
+      -- Top-level metadata values (canonical JSON) of every entry, for metadata search and filters.
+      CREATE TABLE entry_metadata (
+        entry_id   INTEGER NOT NULL REFERENCES entries (id) ON DELETE CASCADE,
+        tenant_id  TEXT NOT NULL,
+        namespace  TEXT NOT NULL,
+        key        TEXT NOT NULL,
+        version    INTEGER NOT NULL,
+        name       TEXT NOT NULL,
+        value_json TEXT NOT NULL,
+        PRIMARY KEY (entry_id, name)
+      ) WITHOUT ROWID;
+      CREATE INDEX entry_metadata_lookup ON entry_metadata (tenant_id, namespace, name, value_json);
+    `,
+  },
+];

@@ -1,0 +1,148 @@
+// The Oracle's policy (CONTRACT.md section 3): which fidelity target a put asks for, and which of the
+// four verdicts the measured reconstruction earns. It compresses, measures, and decides; it never
+// assumes a verdict. Whatever would lose data beyond the target is stored as it is (passthrough).
+import { badRequest } from '../errors.js';
+import { ITEM_SIZE, type CompressResult, type DType, type Engine, type Fingerprint, type LayoutName, type TensorTrain } from '../engine/types.js';
+
+export const DOMAIN_TOLERANCE = {
+  structured_data: 1e-6,
+  simulation: 1e-5,
+  timeseries: 1e-4,
+  embedding: 1e-3,
+  image: 1e-3,
+  lossless: 0,
+} as const;
+export type Domain = keyof typeof DOMAIN_TOLERANCE;
+export const DEFAULT_DOMAIN: Domain = 'structured_data';
+export const MAX_RANK_LIMIT = 4096;
+
+export type Verdict = 'exact' | 'safe' | 'weak' | 'passthrough';
+
+/** What a put asks for: the domain, the tolerance in force, and the caller's rank budget. */
+export interface Target {
+  domain: Domain;
+  tolerance: number;
+  maxRank?: number;
+}
+
+/** Validate domain / tolerance / max_rank (400 naming the field); `tolerance` wins over the domain's. */
+export function resolveTarget(domain: unknown, tolerance: unknown, maxRank: unknown): Target {
+  let d: Domain = DEFAULT_DOMAIN;
+  if (domain !== undefined && domain !== null) {
+    if (typeof domain !== 'string' || !Object.hasOwn(DOMAIN_TOLERANCE, domain)) {
+      throw badRequest(`unknown domain ${JSON.stringify(domain)}; valid domains: ${Object.keys(DOMAIN_TOLERANCE).join(', ')}`, {
+        valid_domains: Object.keys(DOMAIN_TOLERANCE),
+      });
+    }
+    d = domain as Domain;
+  }
+  let t: number = DOMAIN_TOLERANCE[d];
+  if (tolerance !== undefined && tolerance !== null) {
+    if (typeof tolerance !== 'number' || !Number.isFinite(tolerance) || tolerance < 0 || tolerance >= 1) {
+      throw badRequest('tolerance must be a number with 0 <= tolerance < 1');
+    }
+    t = tolerance;
+  }
+  let r: number | undefined;
+  if (maxRank !== undefined && maxRank !== null) {
+    if (typeof maxRank !== 'number' || !Number.isSafeInteger(maxRank) || maxRank < 1 || maxRank > MAX_RANK_LIMIT) {
+      throw badRequest(`max_rank must be an integer in [1, ${MAX_RANK_LIMIT}]`);
+    }
+    r = maxRank;
+  }
+  return r === undefined ? { domain: d, tolerance: t } : { domain: d, tolerance: t, maxRank: r };
+}
+
+export const ZERO_FINGERPRINT: Fingerprint = Object.freeze({ frobenius_error: 0, max_abs_error: 0, relative_error: 0 });
+
+export type PassthroughReason =
+  | 'below_threshold' | 'non_finite' | 'engine_rejected' | 'not_compressible' | 'over_tolerance' | 'blob_not_exact'
+  | 'too_small';
+
+export type Representation =
+  | { compressed: false; verdict: 'passthrough'; reason: PassthroughReason }
+  | {
+      compressed: true;
+      verdict: Exclude<Verdict, 'passthrough'>;
+      tt: TensorTrain;
+      layout: LayoutName;
+      fingerprint: Fingerprint;
+      storedCoreBytes: number;
+    };
+
+/** The data of a put as the Oracle sees it. */
+export interface OracleInput {
+  kind: 'array' | 'blob';
+  dtype: DType;
+  shape: number[];
+  /** C-order little-endian element bytes (a blob: its bytes). */
+  data: Buffer;
+}
+
+// Dtypes whose every value float64 holds exactly: for them a zero max_abs_error (measured after the
+// cast back) already proves a bit-exact round trip. Floats (signed zeros), 64-bit integers (beyond
+// 2^53) and bools (bytes other than 0/1) are compared byte for byte instead.
+const EXACT_BY_ERROR = new Set<DType>(['int8', 'int16', 'int32', 'uint8', 'uint16', 'uint32']);
+
+/**
+ * Blob target: with ||x|| <= 255 sqrt(n), a relative Frobenius error below this keeps every element
+ * within 0.45 of its byte, so the rounding cast back gives every byte exactly.
+ */
+export function blobTolerance(length: number): number {
+  return 0.45 / (255 * Math.sqrt(Math.max(1, length)));
+}
+
+export interface OracleOptions {
+  engine: Engine;
+  compressionThresholdBytes: number;
+  /** Bounds concurrent compressions (each one already uses every core). */
+  run?: <T>(work: () => Promise<T>) => Promise<T>;
+}
+
+/**
+ * Decide how to store `input`: compress, measure, and give the verdict the reconstruction earns.
+ * Rejects only on engine failures other than bad input (those are 500s).
+ */
+export async function chooseRepresentation(input: OracleInput, target: Target, opts: OracleOptions): Promise<Representation> {
+  const pass = (reason: PassthroughReason): Representation => ({ compressed: false, verdict: 'passthrough', reason });
+  const originalBytes = input.data.length;
+  if (originalBytes < opts.compressionThresholdBytes || originalBytes === 0) return pass('below_threshold');
+  const n = originalBytes / ITEM_SIZE[input.dtype];
+  if (n < 2) return pass('too_small');
+
+  const blob = input.kind === 'blob';
+  const tolerance = blob ? blobTolerance(originalBytes) : target.tolerance;
+  const run = opts.run ?? (<T>(work: () => Promise<T>) => work());
+  let result: CompressResult;
+  try {
+    const compressOpts = blob || target.maxRank === undefined ? { tolerance } : { tolerance, maxRank: target.maxRank };
+    result = await run(() => opts.engine.compress(input.data, input.dtype, input.shape, compressOpts));
+  } catch (err) {
+    // The engine rejects non-finite input (NaN, Inf) as invalid; such data is kept as it is (and so is
+    // anything else it declines: storing the bytes as they are never loses data).
+    if ((err as { code?: unknown }).code === 'ERR_TTS_INVALID') {
+      return pass(/finite|nan|inf/i.test((err as Error).message) ? 'non_finite' : 'engine_rejected');
+    }
+    throw err;
+  }
+  if (!result.compressible) return pass('not_compressible');
+
+  const compressed = (verdict: Exclude<Verdict, 'passthrough'>): Representation => ({
+    compressed: true, verdict, tt: result.tt, layout: result.layout, fingerprint: result.fingerprint,
+    storedCoreBytes: result.storedCoreBytes,
+  });
+
+  const fp = result.fingerprint;
+  if (fp.max_abs_error === 0) {
+    let identical = EXACT_BY_ERROR.has(input.dtype);
+    if (!identical) {
+      const back = await run(() => opts.engine.reconstruct(result.tt, input.shape, result.layout, input.dtype));
+      identical = Buffer.from(back.data.buffer, back.data.byteOffset, back.data.byteLength).equals(input.data);
+    }
+    if (identical) return compressed('exact');
+  }
+  if (blob) return pass('blob_not_exact');
+  if (fp.relative_error <= target.tolerance) return compressed('safe');
+  if (target.maxRank !== undefined) return compressed('weak');
+  return pass('over_tolerance');
+}

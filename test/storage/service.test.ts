@@ -1,0 +1,144 @@
+// The entries service on a temporary database, without HTTP: versions, tombstones, compaction with a
+// clock the test controls, tenant purge, orphan sweep at start.
+import { expect } from 'chai';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Database } from '../../src/store/db.js';
+import { BlobStore } from '../../src/store/blobs.js';
+import { EntryService, globPrefix } from '../../src/entries/service.js';
+import { ENTRY_MIGRATIONS } from '../../src/entries/migrations.js';
+import { resolveTarget } from '../../src/entries/oracle.js';
+import { engine } from '../../src/engine/index.js';
+import { ProblemError } from '../../src/errors.js';
+
+const silent = { info() {}, warn() {}, error() {} };
+const DAY = 86400;
+
+async function countBlobs(dir: string): Promise<number> {
+  let n = 0;
+  for (const sub of await readdir(dir)) n += (await readdir(path.join(dir, sub))).filter((f) => f.endsWith('.blob')).length;
+  return n;
+}
+
+describe('entries service (no HTTP)', () => {
+  let dir: string;
+  let db: Database;
+  let blobs: BlobStore;
+  let clock: number;
+  let svc: EntryService;
+
+  const open = async () => {
+    db = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS);
+    blobs = await BlobStore.open(path.join(dir, 'blobs'));
+    svc = new EntryService({ db, blobs, engine, compressionThresholdBytes: 4096, retentionDays: 30, log: silent, now: () => clock });
+  };
+  const put = (key: string, text: string, tenantId = 't1', namespace = 'default') =>
+    svc.put({
+      tenantId, namespace, key, metadata: { text },
+      payload: { kind: 'blob', dtype: 'uint8', shape: [text.length], data: Buffer.from(text) },
+      target: resolveTarget(undefined, undefined, undefined),
+    });
+
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'ttstore-svc-'));
+    clock = 1_700_000_000;
+    await open();
+  });
+  afterEach(async () => {
+    svc.stop();
+    await db.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('numbers versions per (tenant, namespace, key) and never reuses one across delete and purge', async () => {
+    expect((await put('k', 'a')).version).to.equal(1);
+    expect((await put('k', 'b')).version).to.equal(2);
+    expect((await put('k', 'x', 't2')).version).to.equal(1);
+    expect((await put('k', 'y', 't1', 'other')).version).to.equal(1);
+    const del = await svc.delete('t1', 'default', 'k');
+    expect(del.versions).to.equal(2);
+    expect(del.purgeAfter).to.equal(clock + 30 * DAY);
+    expect(await svc.find('t1', 'default', 'k')).to.equal(undefined);
+    expect(await svc.find('t1', 'default', 'k', 1)).to.equal(undefined);
+    expect((await svc.find('t2', 'default', 'k'))!.version).to.equal(1);
+    clock += 31 * DAY;
+    expect(await svc.compact()).to.equal(2);
+    expect((await put('k', 'c')).version).to.equal(3);
+    expect(await svc.find('t1', 'default', 'k', 2)).to.equal(undefined);
+    expect(Buffer.from(await svc.readDense((await svc.find('t1', 'default', 'k'))!)).toString()).to.equal('c');
+  });
+
+  it('purges tombstones only after the retention period, rows and blobs together', async () => {
+    await put('gone', 'data-1');
+    await put('kept', 'data-2');
+    await svc.delete('t1', 'default', 'gone');
+    expect(await countBlobs(blobs.dir)).to.equal(2);
+    expect(await svc.compact(clock + 29 * DAY)).to.equal(0);
+    expect(await countBlobs(blobs.dir)).to.equal(1 + 1);
+    expect(await svc.compact(clock + 30 * DAY + 1)).to.equal(1);
+    expect(await countBlobs(blobs.dir)).to.equal(1);
+    const rows = await db.all('SELECT key FROM entries');
+    expect(rows).to.deep.equal([{ key: 'kept' }]);
+    expect(await db.all('SELECT key FROM entry_metadata')).to.deep.equal([{ key: 'kept' }]);
+  });
+
+  it('runs compaction at start and removes orphan blobs and temp files', async () => {
+    await put('gone', 'old');
+    await put('live', 'new');
+    await svc.delete('t1', 'default', 'gone');
+    const orphan = await blobs.write('raw', Buffer.from('no row'));
+    await writeFile(path.join(blobs.dir, '00', `${'0'.repeat(32)}.tmp`), 'half');
+    svc.stop();
+    await db.close();
+    clock += 40 * DAY;
+    await open();
+    await svc.start();
+    expect(await countBlobs(blobs.dir)).to.equal(1);
+    expect(await readdir(path.join(blobs.dir, '00'))).to.not.include(`${'0'.repeat(32)}.tmp`);
+    expect(await db.all('SELECT key FROM entries')).to.deep.equal([{ key: 'live' }]);
+    expect(orphan.id).to.be.a('string');
+  });
+
+  it('purges every entry of a tenant and leaves others alone', async () => {
+    await put('a', '1', 'gone');
+    await put('b', '2', 'gone');
+    await put('a', '3', 'stays');
+    expect(await svc.purgeTenant('gone')).to.equal(2);
+    expect(await svc.find('gone', 'default', 'a')).to.equal(undefined);
+    expect((await svc.find('stays', 'default', 'a'))!.version).to.equal(1);
+    expect(await countBlobs(blobs.dir)).to.equal(1);
+  });
+
+  it('answers deleting an unknown or deleted key with 404', async () => {
+    await put('k', 'a');
+    await svc.delete('t1', 'default', 'k');
+    for (const key of ['k', 'never']) {
+      try {
+        await svc.delete('t1', 'default', key);
+        expect.fail('deleted');
+      } catch (err) {
+        expect((err as ProblemError).status).to.equal(404);
+      }
+    }
+  });
+
+  it('lists latest live versions in byte order with prefix, limit, offset and total', async () => {
+    for (const k of ['b', 'a', 'a*x', 'a[1]', 'ab', 'é', 'Z', 'a?']) await put(k, k);
+    await put('ab', 'v2');
+    await put('dead', 'x');
+    await svc.delete('t1', 'default', 'dead');
+    const all = await svc.list('t1', 'default', '', 100, 0);
+    expect(all.rows.map((r) => r.key)).to.deep.equal(['Z', 'a', 'a*x', 'a?', 'a[1]', 'ab', 'b', 'é']);
+    expect(all.total).to.equal(8);
+    expect(all.rows.find((r) => r.key === 'ab')!.version).to.equal(2);
+    const a = await svc.list('t1', 'default', 'a', 2, 1);
+    expect(a.rows.map((r) => r.key)).to.deep.equal(['a*x', 'a?']);
+    expect(a.total).to.equal(5);
+    expect((await svc.list('t1', 'default', 'a*', 10, 0)).rows.map((r) => r.key)).to.deep.equal(['a*x']);
+    expect((await svc.list('t1', 'default', 'a[', 10, 0)).rows.map((r) => r.key)).to.deep.equal(['a[1]']);
+    const past = await svc.list('t1', 'default', '', 10, 50);
+    expect(past).to.deep.equal({ rows: [], total: 8 });
+    expect(globPrefix('a*?[')).to.equal('a[*][?][[]*');
+  });
+});
