@@ -4,6 +4,9 @@ import { createLogger } from './log.js';
 import { startServer } from './server.js';
 
 async function main(): Promise<void> {
+  // Engine calls run on libuv's pool, which SQLite and file I/O share: give it room so a few long
+  // compressions never starve metadata reads. Must be set before the pool's first use.
+  process.env.UV_THREADPOOL_SIZE ??= '16';
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
     process.stdout.write(helpText());
     return;
