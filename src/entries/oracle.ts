@@ -23,6 +23,8 @@ export interface Target {
   domain: Domain;
   tolerance: number;
   maxRank?: number;
+  /** The caller chose domain, tolerance or max_rank (as opposed to all defaults). */
+  explicit?: boolean;
 }
 
 /** Validate domain / tolerance / max_rank (400 naming the field); `tolerance` wins over the domain's. */
@@ -50,17 +52,18 @@ export function resolveTarget(domain: unknown, tolerance: unknown, maxRank: unkn
     }
     r = maxRank;
   }
-  return r === undefined ? { domain: d, tolerance: t } : { domain: d, tolerance: t, maxRank: r };
+  const explicit = [domain, tolerance, maxRank].some((v) => v !== undefined && v !== null);
+  return r === undefined ? { domain: d, tolerance: t, explicit } : { domain: d, tolerance: t, maxRank: r, explicit };
 }
 
 export const ZERO_FINGERPRINT: Fingerprint = Object.freeze({ frobenius_error: 0, max_abs_error: 0, relative_error: 0 });
 
 export type PassthroughReason =
   | 'below_threshold' | 'non_finite' | 'engine_rejected' | 'not_compressible' | 'over_tolerance' | 'blob_not_exact'
-  | 'too_small';
+  | 'too_small' | 'integers_not_exact';
 
 export type Representation =
-  | { compressed: false; verdict: 'passthrough'; reason: PassthroughReason }
+  | { compressed: false; verdict: 'passthrough'; reason: PassthroughReason; inputNorm?: number | null }
   | {
       compressed: true;
       verdict: Exclude<Verdict, 'passthrough'>;
@@ -83,6 +86,18 @@ export interface OracleInput {
 // cast back) already proves a bit-exact round trip. Floats (signed zeros), 64-bit integers (beyond
 // 2^53) and bools (bytes other than 0/1) are compared byte for byte instead.
 const EXACT_BY_ERROR = new Set<DType>(['int8', 'int16', 'int32', 'uint8', 'uint16', 'uint32']);
+const INTEGER_LIKE = new Set<DType>(['int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'bool']);
+
+/**
+ * Integer and bool arrays stored with every setting at its default are kept exact (a user storing ids
+ * or counts expects them back): the engine is asked for an error small enough that rounding restores
+ * every element (max |x - y| <= ||x - y||_2 <= t ||x||_2 < 0.5), and a result that is not exact is
+ * stored as it is. A caller who names a domain, a tolerance or max_rank gets the verdicts of
+ * CONTRACT.md section 3 as they stand (a uint8 image under `image` may be safe).
+ */
+export function exactOnly(input: { kind: 'array' | 'blob'; dtype: DType }, target: Target): boolean {
+  return input.kind === 'array' && INTEGER_LIKE.has(input.dtype) && !target.explicit;
+}
 
 /**
  * Blob target: with ||x|| <= 255 sqrt(n), a relative Frobenius error below this keeps every element
@@ -95,6 +110,8 @@ export function blobTolerance(length: number): number {
 export interface OracleOptions {
   engine: Engine;
   compressionThresholdBytes: number;
+  /** ||x||_2 of the input (computed off the event loop for large inputs); null when not finite. */
+  norm: (input: OracleInput) => Promise<number | null>;
   /** Bounds concurrent compressions (each one already uses every core). */
   run?: <T>(work: () => Promise<T>) => Promise<T>;
 }
@@ -104,18 +121,26 @@ export interface OracleOptions {
  * Rejects only on engine failures other than bad input (those are 500s).
  */
 export async function chooseRepresentation(input: OracleInput, target: Target, opts: OracleOptions): Promise<Representation> {
-  const pass = (reason: PassthroughReason): Representation => ({ compressed: false, verdict: 'passthrough', reason });
+  const early = (reason: PassthroughReason): Representation => ({ compressed: false, verdict: 'passthrough', reason });
   const originalBytes = input.data.length;
-  if (originalBytes < opts.compressionThresholdBytes || originalBytes === 0) return pass('below_threshold');
+  if (originalBytes < opts.compressionThresholdBytes || originalBytes === 0) return early('below_threshold');
   const n = originalBytes / ITEM_SIZE[input.dtype];
-  if (n < 2) return pass('too_small');
+  if (n < 2) return early('too_small');
 
   const blob = input.kind === 'blob';
-  const tolerance = blob ? blobTolerance(originalBytes) : target.tolerance;
+  const exactMode = exactOnly(input, target);
+  let tolerance = blob ? blobTolerance(originalBytes) : target.tolerance;
+  let inputNorm: number | null | undefined;
+  if (exactMode) {
+    inputNorm = await opts.norm(input);
+    if (inputNorm !== null && inputNorm > 0) tolerance = Math.min(tolerance, 0.45 / inputNorm);
+  }
+  const pass = (reason: PassthroughReason): Representation =>
+    ({ compressed: false, verdict: 'passthrough', reason, ...(inputNorm !== undefined ? { inputNorm } : {}) });
   const run = opts.run ?? (<T>(work: () => Promise<T>) => work());
   let result: CompressResult;
   try {
-    const compressOpts = blob || target.maxRank === undefined ? { tolerance } : { tolerance, maxRank: target.maxRank };
+    const compressOpts = blob || exactMode || target.maxRank === undefined ? { tolerance } : { tolerance, maxRank: target.maxRank };
     result = await run(() => opts.engine.compress(input.data, input.dtype, input.shape, compressOpts));
   } catch (err) {
     // The engine rejects non-finite input (NaN, Inf) as invalid; such data is kept as it is (and so is
@@ -142,6 +167,7 @@ export async function chooseRepresentation(input: OracleInput, target: Target, o
     if (identical) return compressed('exact');
   }
   if (blob) return pass('blob_not_exact');
+  if (exactMode) return pass('integers_not_exact');
   if (fp.relative_error <= target.tolerance) return compressed('safe');
   if (target.maxRank !== undefined) return compressed('weak');
   return pass('over_tolerance');

@@ -8,7 +8,7 @@ import { coreBytes, coreDtypeOf, decodeCores, encodeCores } from '../store/cores
 import { notFound } from '../errors.js';
 import { ITEM_SIZE, type DType, type Engine, type LayoutName, type TensorTrain } from '../engine/types.js';
 import type { Payload } from '../codec/payload.js';
-import { chooseRepresentation, ZERO_FINGERPRINT, type Representation, type Target } from './oracle.js';
+import { chooseRepresentation, ZERO_FINGERPRINT, type Target } from './oracle.js';
 import { canonicalJson, type EntryRow, type ListRow, shapeOf } from './entry.js';
 import { denseNorm } from './norm.js';
 import { limiter } from './limiter.js';
@@ -102,12 +102,15 @@ export class EntryService {
   /** Compress (or not) as the Oracle decides, store durably, and return the committed row. */
   async put(input: PutInput): Promise<EntryRow> {
     const { payload, target } = input;
+    const shapeLayout = layoutForShape(this.engine, payload.shape);
+    const normOf = (p: Payload) => denseNorm(this.engine, p.data, p.dtype, p.shape, shapeLayout.layout, shapeLayout.modes);
     const rep = await chooseRepresentation(payload, target, {
       engine: this.engine,
       compressionThresholdBytes: this.opts.compressionThresholdBytes,
       run: this.runCompression,
+      norm: normOf,
     });
-    const layout = this.layoutOf(payload.shape, rep);
+    const layout = rep.compressed ? { layout: rep.layout, modes: rep.tt.modes } : shapeLayout;
     let norm: number | null;
     if (rep.compressed) {
       norm = await this.engine.norm(rep.tt);
@@ -115,7 +118,7 @@ export class EntryService {
     } else if (rep.reason === 'non_finite') {
       norm = null;
     } else {
-      norm = await denseNorm(this.engine, payload.data, payload.dtype, payload.shape, layout.layout, layout.modes);
+      norm = rep.inputNorm !== undefined ? rep.inputNorm : await normOf(payload);
     }
     const blob = rep.compressed
       ? await this.blobs.write('cores', encodeCores(rep.tt))
@@ -360,13 +363,6 @@ export class EntryService {
     return total;
   }
 
-  // -------------------------------------------------------------------------------------------
-
-  /** The layout of an entry: the engine's (compressed) or the engine's choice for its shape. */
-  private layoutOf(shape: number[], rep: Representation): { layout: LayoutName; modes: number[] } {
-    if (rep.compressed) return { layout: rep.layout, modes: rep.tt.modes };
-    return layoutForShape(this.engine, shape);
-  }
 }
 
 /** The engine's layout for a shape; shapes it cannot lay out (empty arrays) report row_major, no modes. */

@@ -1,0 +1,175 @@
+// GET /v1/get/{namespace}/{key}, POST /v1/serve, DELETE /v1/delete/{namespace}/{key},
+// GET /v1/list/{namespace}. Path segments are percent-encoded (a key `a/b` travels as `a%2Fb`) and are
+// decoded here exactly once, from the raw path.
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { Context, Middleware } from 'koa';
+import { badRequest, ProblemError } from '../errors.js';
+import { encodeNpyHeader } from '../codec/npy.js';
+import type { GateState } from '../gate/context.js';
+import { getView, listItemView, shapeOf, ranksOf, fingerprintOf, type EntryRow } from '../entries/entry.js';
+import {
+  decodePathSegment, queryInt, queryValue, validateKey, validateNamespace, validatePrefix, validateVersion,
+} from '../entries/identifiers.js';
+import { encodeNpy } from '../codec/npy.js';
+import { bodyObject, jsonParser, readJson } from './storage-body.js';
+import type { StorageDeps } from './storage.js';
+
+export const LIST_DEFAULT_LIMIT = 1000;
+export const LIST_MAX_LIMIT = 10000;
+const DEVICE_RE = /^cuda:(0|[1-9]\d{0,8})$/;
+
+function gateOf(ctx: Context): GateState {
+  return ctx.state as GateState;
+}
+
+/** The raw (still percent-encoded) path segments after `prefix`, e.g. ['ns', 'a%2Fb']. */
+function rawSegments(ctx: Context, prefix: string, count: number): string[] {
+  const rest = ctx.path.slice(prefix.length).replace(/\/$/, '');
+  const parts = rest.split('/');
+  if (parts.length !== count) throw badRequest(`expected ${count} path segments after ${prefix}`);
+  return parts;
+}
+
+function namespaceAndKey(ctx: Context, prefix: string): { namespace: string; key: string } {
+  const [ns, key] = rawSegments(ctx, prefix, 2) as [string, string];
+  return {
+    namespace: validateNamespace(decodePathSegment(ns, 'namespace')),
+    key: validateKey(decodePathSegment(key, 'key')),
+  };
+}
+
+/** A strong validator, unique per (tenant, namespace, key, version) and stable for that version. */
+export function etagOf(row: EntryRow): string {
+  const h = createHash('sha256')
+    .update(`${row.tenant_id}\u0000${row.namespace}\u0000${row.key}\u0000${row.version}\u0000${row.id}\u0000${row.created_at}`)
+    .digest('base64url')
+    .slice(0, 27);
+  return `"${h}-v${row.version}"`;
+}
+
+function matchesIfNoneMatch(header: string, etag: string): boolean {
+  if (header.trim() === '*') return true;
+  return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
+}
+
+export function getHandler(deps: StorageDeps): Middleware {
+  return async function get(ctx: Context): Promise<void> {
+    const { tenant, gate } = gateOf(ctx);
+    const { namespace, key } = namespaceAndKey(ctx, '/v1/get/');
+    const version = queryInt(ctx.query, 'version', 1, Number.MAX_SAFE_INTEGER);
+    await gate.authorize(namespace, 'get');
+    const row = await deps.entries.require(tenant.tenantId, namespace, key, version);
+    const etag = etagOf(row);
+    ctx.set('ETag', etag);
+    ctx.set('Cache-Control', version !== undefined ? 'private, max-age=31536000, immutable' : 'private, no-cache');
+    const inm = ctx.get('If-None-Match');
+    if (inm && matchesIfNoneMatch(inm, etag)) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.body = getView(row);
+  };
+}
+
+function headerSafe(v: string): string {
+  return encodeURIComponent(v);
+}
+
+export function serveHandler(deps: StorageDeps): Middleware {
+  const parse = jsonParser(deps.jsonLimit);
+  return async function serve(ctx: Context): Promise<void> {
+    const { tenant, gate } = gateOf(ctx);
+    await readJson(ctx, parse);
+    const body = bodyObject(ctx);
+    const key = validateKey(body.key);
+    const namespace = validateNamespace(body.namespace);
+    const version = validateVersion(body.version);
+    const target = body.target ?? 'dense';
+    if (target !== 'dense' && target !== 'gpu' && target !== 'cores') throw badRequest('target must be dense, gpu or cores');
+    let device = 'cuda:0';
+    if (target === 'gpu' && body.device !== undefined && body.device !== null) {
+      if (typeof body.device !== 'string' || !DEVICE_RE.test(body.device)) throw badRequest('device must look like cuda:<int>, e.g. cuda:0');
+      device = body.device;
+    }
+    await gate.authorize(namespace, target === 'dense' ? 'serve_dense' : target === 'gpu' ? 'serve_gpu' : 'serve_cores');
+    const row = await deps.entries.require(tenant.tenantId, namespace, key, version);
+
+    if (target === 'gpu') {
+      if (deps.engine.info().backend !== 'cuda') {
+        throw new ProblemError(501, 'gpu_unsupported', `this build has no CUDA backend, so ${device} cannot be used; serve with target dense or cores`);
+      }
+      throw new ProblemError(503, 'gpu_unavailable', `GPU placement is not available on this server (${device})`);
+    }
+
+    if (target === 'cores') {
+      if (!row.compressed) {
+        throw new ProblemError(409, 'not_compressed', `entry ${JSON.stringify(key)} version ${row.version} is stored uncompressed (passthrough) and has no cores`);
+      }
+      const tt = await deps.entries.readCores(row);
+      const coreDtype = row.core_dtype ?? 'float32';
+      ctx.body = {
+        key, namespace, version: row.version, target, dtype: row.dtype, shape: shapeOf(row), layout: row.layout,
+        ranks: ranksOf(row),
+        cores: tt.cores.map((c, k) => {
+          const shape = [tt.ranks[k]!, tt.modes[k]!, tt.ranks[k + 1]!];
+          return { shape, data_b64: encodeNpy(coreDtype, shape, new Uint8Array(c.buffer, c.byteOffset, c.byteLength)).toString('base64') };
+        }),
+      };
+      return;
+    }
+
+    const data = await deps.entries.readDense(row);
+    const shape = shapeOf(row);
+    const accept = ctx.accepts('application/json', 'application/x-npy', 'application/octet-stream');
+    if (accept === 'application/x-npy' || accept === 'application/octet-stream') {
+      // Raw bodies: no base64, no JSON; the facts go in headers (the key percent-encoded).
+      ctx.set('X-Ttstore-Key', headerSafe(key));
+      ctx.set('X-Ttstore-Namespace', namespace);
+      ctx.set('X-Ttstore-Version', String(row.version));
+      ctx.set('X-Ttstore-Verdict', row.verdict);
+      ctx.set('X-Ttstore-Kind', row.kind);
+      ctx.set('X-Ttstore-Dtype', row.dtype);
+      ctx.set('X-Ttstore-Shape', shape.join(','));
+      ctx.set('X-Ttstore-Layout', row.layout);
+      const dataBuf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+      const parts = accept === 'application/x-npy' ? [encodeNpyHeader(row.dtype, shape), dataBuf] : [dataBuf];
+      const length = parts.reduce((a, p) => a + p.length, 0);
+      ctx.type = accept;
+      ctx.body = Readable.from(parts, { objectMode: false });
+      ctx.length = length;
+      return;
+    }
+    const out = row.kind === 'blob'
+      ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+      : encodeNpy(row.dtype, shape, data);
+    ctx.body = {
+      key, namespace, version: row.version, target, kind: row.kind, dtype: row.dtype, shape, layout: row.layout,
+      verdict: row.verdict, fingerprint: fingerprintOf(row), data_b64: out.toString('base64'),
+    };
+  };
+}
+
+export function deleteHandler(deps: StorageDeps): Middleware {
+  return async function del(ctx: Context): Promise<void> {
+    const { tenant, gate } = gateOf(ctx);
+    const { namespace, key } = namespaceAndKey(ctx, '/v1/delete/');
+    await gate.authorize(namespace, 'delete');
+    const r = await deps.entries.delete(tenant.tenantId, namespace, key);
+    ctx.body = { key, namespace, deleted: true, versions: r.versions, purge_after: r.purgeAfter };
+  };
+}
+
+export function listHandler(deps: StorageDeps): Middleware {
+  return async function list(ctx: Context): Promise<void> {
+    const { tenant, gate } = gateOf(ctx);
+    const [ns] = rawSegments(ctx, '/v1/list/', 1) as [string];
+    const namespace = validateNamespace(decodePathSegment(ns, 'namespace'));
+    const prefix = validatePrefix(queryValue(ctx.query, 'prefix'));
+    const limit = queryInt(ctx.query, 'limit', 1, LIST_MAX_LIMIT) ?? LIST_DEFAULT_LIMIT;
+    const offset = queryInt(ctx.query, 'offset', 0, Number.MAX_SAFE_INTEGER) ?? 0;
+    await gate.authorize(namespace, 'list');
+    const { rows, total } = await deps.entries.list(tenant.tenantId, namespace, prefix, limit, offset);
+    ctx.body = { namespace, prefix, keys: rows.map(listItemView), count: rows.length, total, limit, offset };
+  };
+}
