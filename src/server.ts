@@ -11,6 +11,10 @@ import type { Logger } from './log.js';
 import { Database, type Migration } from './store/db.js';
 import { engine } from './engine/index.js';
 import { registerHealthRoutes } from './routes/health.js';
+// storage (entries): schema, blob store, service, routes
+import { ENTRY_MIGRATIONS } from './entries/migrations.js';
+import { EntryService } from './entries/service.js';
+import { BlobStore } from './store/blobs.js';
 import { VERSION } from './version.js';
 
 export interface RunningServer {
@@ -25,8 +29,17 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   await mkdir(config.dataDir, { recursive: true });
   if (config.engineThreads > 0) engine.setThreads?.(config.engineThreads);
 
-  const migrations: Migration[] = [];
+  const migrations: Migration[] = [...ENTRY_MIGRATIONS];
   const db = await Database.open(path.join(config.dataDir, 'ttstore.db'), migrations);
+
+  // storage: blob files under <dataDir>/blobs; start() sweeps orphans and runs compaction (then hourly)
+  const blobs = await BlobStore.open(path.join(config.dataDir, 'blobs'));
+  const entries = new EntryService({
+    db, blobs, engine, log,
+    compressionThresholdBytes: config.compressionThresholdBytes,
+    retentionDays: config.retentionDays,
+  });
+  await entries.start();
 
   const router = new Router();
   registerHealthRoutes(router, { db, engine, version: VERSION, startedAt });
@@ -53,6 +66,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         const grace = setTimeout(() => server.closeAllConnections(), config.shutdownGraceS * 1000);
         await stopped;
         clearTimeout(grace);
+        entries.stop();
         await db.close();
       })();
       return closing;
