@@ -16,6 +16,11 @@ import { ENTRY_MIGRATIONS } from './entries/migrations.js';
 import { EntryService } from './entries/service.js';
 import { BlobStore } from './store/blobs.js';
 import { VERSION } from './version.js';
+// gate: tenants, keys, rate limits, metering; admin routes
+import { createGate, gateMigrations } from './gate/index.js';
+import { TenantPurger } from './gate/purge.js';
+import { registerAdminRoutes } from './routes/admin.js';
+import { registerStorageRoutes } from './routes/storage.js';
 
 export interface RunningServer {
   port: number;
@@ -29,7 +34,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   await mkdir(config.dataDir, { recursive: true });
   if (config.engineThreads > 0) engine.setThreads?.(config.engineThreads);
 
-  const migrations: Migration[] = [...ENTRY_MIGRATIONS];
+  const migrations: Migration[] = [...ENTRY_MIGRATIONS, ...gateMigrations];
   const db = await Database.open(path.join(config.dataDir, 'ttstore.db'), migrations);
 
   // storage: blob files under <dataDir>/blobs; start() sweeps orphans and runs compaction (then hourly)
@@ -41,8 +46,16 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   });
   await entries.start();
 
+  // gate: registry + limiter + meter; tenantGate goes first on every /v1 route
+  const gate = await createGate({ db, config, log });
+  const tenantGate = gate.tenantGate;
+  const purger = new TenantPurger(gate.registry, (tenantId) => entries.purgeTenant(tenantId), log);
+  purger.start();
+
   const router = new Router();
   registerHealthRoutes(router, { db, engine, version: VERSION, startedAt });
+  registerAdminRoutes(router, gate);
+  registerStorageRoutes(router, { tenantGate, entries, engine, config });
 
   const app = createApp({ log, router });
   const server = http.createServer(app.callback());
@@ -67,6 +80,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         await stopped;
         clearTimeout(grace);
         entries.stop();
+        purger.stop();
         await db.close();
       })();
       return closing;

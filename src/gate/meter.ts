@@ -1,0 +1,203 @@
+// CU metering and the monthly quota (CONTRACT.md section 5).
+//
+// Reserve before the work, settle after: reserve() checks used + reserved + cost <= quota and holds
+// the cost in memory (so concurrent requests can never overshoot); charge() on a 2xx moves it to
+// `used` and persists it; release() drops it. Amounts are integers in thousandths of a CU, so 0.1 +
+// 0.2 is exactly 0.3.
+//
+// Durability: charge() resolves once the CU are committed to gate_usage, and the gate awaits it
+// before the response leaves, so a restart (or crash) loses no charged CU. Charges that arrive while
+// a write is queued join it: one UPSERT per (tenant, period, bucket) per database transaction, riding
+// the store's group commit, however many requests it covers.
+import { ProblemError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Database } from '../store/db.js';
+import { BREAKDOWN_KEYS, OPERATIONS, type BreakdownKey, type Operation } from './operations.js';
+import type { TenantRecord } from './registry.js';
+
+export const MILLI = 1000;
+
+/** The UTC calendar month of `at`, `YYYY-MM`. */
+export function periodOf(at: Date = new Date()): string {
+  return at.toISOString().slice(0, 7);
+}
+
+export const PERIOD_RE = /^\d{4}-(0[1-9]|1[0-2])$/;
+
+export interface Reservation {
+  readonly tenantId: string;
+  readonly period: string;
+  readonly bucket: BreakdownKey;
+  readonly milli: number;
+}
+
+export interface UsageFigures {
+  cusUsed: number;
+  breakdown: Record<BreakdownKey, number>;
+}
+
+interface TenantUsage {
+  period: string;
+  usedMilli: number;
+  reservedMilli: number;
+  breakdownMilli: Record<BreakdownKey, number>;
+}
+
+const emptyBreakdown = (): Record<BreakdownKey, number> =>
+  Object.fromEntries(BREAKDOWN_KEYS.map((k) => [k, 0])) as Record<BreakdownKey, number>;
+
+const toCu = (milli: number): number => milli / MILLI;
+
+export class Meter {
+  /** Current-period usage of every tenant seen, charged or reserved. */
+  private readonly usage = new Map<string, TenantUsage>();
+  /** Charges not yet handed to a database write: "tenant\0period\0bucket" -> milli. */
+  private pending = new Map<string, number>();
+  private flushing: Promise<void> | null = null;
+  private chargedMilliTotal = 0;
+
+  constructor(private readonly db: Database, private readonly log: Logger) {}
+
+  /** Load the current period's usage of every tenant not yet in memory (start-up and reload). */
+  async load(): Promise<void> {
+    const period = periodOf();
+    const rows = await this.db.all<{ tenant_id: string; bucket: string; cu_milli: number }>(
+      'SELECT tenant_id, bucket, cu_milli FROM gate_usage WHERE period = ?', [period]);
+    const loaded = new Map<string, TenantUsage>();
+    for (const row of rows) {
+      if (this.usage.get(row.tenant_id)?.period === period) continue; // memory is ahead of the disk
+      let u = loaded.get(row.tenant_id);
+      if (!u) loaded.set(row.tenant_id, (u = { period, usedMilli: 0, reservedMilli: 0, breakdownMilli: emptyBreakdown() }));
+      if ((BREAKDOWN_KEYS as readonly string[]).includes(row.bucket)) u.breakdownMilli[row.bucket as BreakdownKey] += row.cu_milli;
+      u.usedMilli += row.cu_milli;
+    }
+    for (const [id, u] of loaded) this.usage.set(id, u);
+  }
+
+  /**
+   * Hold `op`'s CU for `tenant` in the current period; 402 quota_exceeded when used + reserved + cost
+   * would pass `quota` (CU).
+   */
+  reserve(tenant: TenantRecord, op: Operation, quota: number): Reservation {
+    const { cu, bucket } = OPERATIONS[op];
+    const milli = Math.round(cu * MILLI);
+    const u = this.current(tenant.tenantId);
+    const quotaMilli = Math.round(quota * MILLI);
+    if (u.usedMilli + u.reservedMilli + milli > quotaMilli) {
+      throw new ProblemError(402, 'quota_exceeded',
+        `this ${op} (${cu} CU) would take tenant ${tenant.tenantId} past its monthly quota of ${quota} CU for ${u.period}`,
+        { period: u.period, monthly_quota: quota, cus_used: toCu(u.usedMilli), cost: cu });
+    }
+    u.reservedMilli += milli;
+    return { tenantId: tenant.tenantId, period: u.period, bucket, milli };
+  }
+
+  release(r: Reservation): void {
+    const u = this.usage.get(r.tenantId);
+    if (u && u.period === r.period) u.reservedMilli = Math.max(0, u.reservedMilli - r.milli);
+  }
+
+  /** Turn reservations into usage; resolves once the CU are durable. */
+  charge(rs: readonly Reservation[]): Promise<void> {
+    for (const r of rs) {
+      const u = this.usage.get(r.tenantId);
+      if (u && u.period === r.period) {
+        u.reservedMilli = Math.max(0, u.reservedMilli - r.milli);
+        u.usedMilli += r.milli;
+        u.breakdownMilli[r.bucket] += r.milli;
+      }
+      const k = `${r.tenantId}\0${r.period}\0${r.bucket}`;
+      this.pending.set(k, (this.pending.get(k) ?? 0) + r.milli);
+      this.chargedMilliTotal += r.milli;
+    }
+    return this.flush();
+  }
+
+  /** CU charged by this process since start (for metrics). */
+  get chargedTotal(): number {
+    return toCu(this.chargedMilliTotal);
+  }
+
+  /** Usage of one tenant in `period` (default current): memory for the current period, else the disk. */
+  async usageOf(tenantId: string, period = periodOf()): Promise<UsageFigures> {
+    if (period === periodOf()) {
+      const u = this.usage.get(tenantId);
+      return u && u.period === period ? figures(u.usedMilli, u.breakdownMilli) : figures(0, emptyBreakdown());
+    }
+    const rows = await this.db.all<{ bucket: string; cu_milli: number }>(
+      'SELECT bucket, cu_milli FROM gate_usage WHERE tenant_id = ? AND period = ?', [tenantId, period]);
+    const b = emptyBreakdown();
+    let total = 0;
+    for (const row of rows) {
+      if ((BREAKDOWN_KEYS as readonly string[]).includes(row.bucket)) b[row.bucket as BreakdownKey] += row.cu_milli;
+      total += row.cu_milli;
+    }
+    return figures(total, b);
+  }
+
+  /** CU used by every tenant with usage in `period`. */
+  async usageAll(period = periodOf()): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (period === periodOf()) {
+      for (const [id, u] of this.usage) if (u.period === period) out.set(id, toCu(u.usedMilli));
+      return out;
+    }
+    const rows = await this.db.all<{ tenant_id: string; milli: number }>(
+      'SELECT tenant_id, SUM(cu_milli) AS milli FROM gate_usage WHERE period = ? GROUP BY tenant_id', [period]);
+    for (const row of rows) out.set(row.tenant_id, toCu(row.milli));
+    return out;
+  }
+
+  private current(tenantId: string): TenantUsage {
+    const period = periodOf();
+    let u = this.usage.get(tenantId);
+    if (!u || u.period !== period) {
+      // A new month starts from zero (reservations of the old month settle against the old one).
+      u = { period, usedMilli: 0, reservedMilli: 0, breakdownMilli: emptyBreakdown() };
+      this.usage.set(tenantId, u);
+    }
+    return u;
+  }
+
+  /**
+   * Persist the pending charges. A write already queued (not yet started) takes the new ones too;
+   * otherwise a new write is queued. The promise settles when the write holding them commits.
+   */
+  private flush(): Promise<void> {
+    if (this.flushing) return this.flushing;
+    let batch: Map<string, number> | null = null;
+    const job = this.db.write(async (tx) => {
+      // From here on, new charges go to the next write.
+      this.flushing = null;
+      batch = this.pending;
+      this.pending = new Map();
+      for (const [k, milli] of batch) {
+        const [tenantId, period, bucket] = k.split('\0') as [string, string, string];
+        await tx.run(
+          `INSERT INTO gate_usage (tenant_id, period, bucket, cu_milli) VALUES (?, ?, ?, ?)
+           ON CONFLICT (tenant_id, period, bucket) DO UPDATE SET cu_milli = cu_milli + excluded.cu_milli`,
+          [tenantId, period, bucket, milli]);
+      }
+    });
+    this.flushing = job;
+    job.catch((err) => {
+      if (this.flushing === job) this.flushing = null;
+      if (batch) this.requeue(batch);
+      this.log.error({ err }, 'could not persist metered CU; retrying in 1 s');
+      setTimeout(() => {
+        if (this.pending.size > 0) this.flush().catch(() => undefined);
+      }, 1000).unref();
+    });
+    return job;
+  }
+
+  private requeue(batch: Map<string, number>): void {
+    for (const [k, milli] of batch) this.pending.set(k, (this.pending.get(k) ?? 0) + milli);
+  }
+}
+
+function figures(usedMilli: number, breakdownMilli: Record<BreakdownKey, number>): UsageFigures {
+  const breakdown = emptyBreakdown();
+  for (const k of BREAKDOWN_KEYS) breakdown[k] = toCu(breakdownMilli[k]);
+  return { cusUsed: toCu(usedMilli), breakdown };
+}

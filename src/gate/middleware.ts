@@ -1,0 +1,136 @@
+// The two gates, as Koa middleware put first on a route's chain.
+//
+// tenantGate (every /v1 route): authenticate (401) -> rate limit (429) -> hand the route an
+// Authorizer (ACL 403, quota 402, called by the route after validation) -> run the route -> charge
+// the reserved CU on a 2xx and release them otherwise. X-RateLimit-* go on every response of a
+// request that carried a valid tenant key, errors included.
+//
+// adminGate (/gate/admin/*, /gate/onboard/*, /gate/metrics): the service key as Bearer only.
+import type { Context, Middleware, Next } from 'koa';
+import { ProblemError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Authorizer, RequestTenant } from './context.js';
+import { apiKeyHeader, bearerToken, digestsEqual, presentedTenantKey, sha256 } from './keys.js';
+import type { Meter, Reservation } from './meter.js';
+import type { Operation } from './operations.js';
+import { effectiveQuota, effectiveRateLimit, type GateLimitsConfig } from './plans.js';
+import type { SlidingWindowLimiter } from './rate-limit.js';
+import type { TenantRegistry } from './registry.js';
+
+const CHALLENGE = 'Bearer realm="ttstore"';
+
+export const missingKey = (detail: string): ProblemError =>
+  new ProblemError(401, 'missing_api_key', detail, {}, { 'WWW-Authenticate': CHALLENGE });
+export const invalidKey = (detail: string): ProblemError =>
+  new ProblemError(401, 'invalid_api_key', detail, {}, { 'WWW-Authenticate': `${CHALLENGE}, error="invalid_token"` });
+
+/** Counters for /gate/metrics. */
+export interface GateCounters {
+  admitted: number;
+  rateLimited: number;
+  unauthenticated: number;
+  forbidden: number;
+  quotaExceeded: number;
+}
+
+export interface TenantGateDeps {
+  registry: TenantRegistry;
+  limiter: SlidingWindowLimiter;
+  meter: Meter;
+  limits: GateLimitsConfig;
+  log: Logger;
+  counters: GateCounters;
+}
+
+export function createTenantGate(deps: TenantGateDeps): Middleware {
+  const { registry, limiter, meter, limits, log, counters } = deps;
+
+  return async function tenantGate(ctx: Context, next: Next): Promise<void> {
+    const key = presentedTenantKey(ctx);
+    if (key === null) {
+      counters.unauthenticated++;
+      throw missingKey('send the API key as X-Api-Key or Authorization: Bearer');
+    }
+    const tenant = registry.authenticate(key);
+    if (!tenant) {
+      counters.unauthenticated++;
+      throw invalidKey('the API key is unknown, rotated out or belongs to a deactivated tenant');
+    }
+    const requestTenant: RequestTenant = { tenantId: tenant.tenantId, plan: tenant.plan, namespaces: tenant.namespaces };
+    ctx.state.tenant = requestTenant;
+
+    const rate = effectiveRateLimit(tenant, limits);
+    const d = await limiter.hit(tenant.tenantId, rate);
+    ctx.set('X-RateLimit-Limit', String(d.limit));
+    ctx.set('X-RateLimit-Remaining', String(d.remaining));
+    ctx.set('X-RateLimit-Reset', String(Math.ceil(d.resetAtMs / 1000)));
+    if (!d.admitted) {
+      counters.rateLimited++;
+      const retryAfterS = Math.max(1, Math.ceil(d.retryAfterMs / 1000));
+      throw new ProblemError(429, 'rate_limited',
+        `tenant ${tenant.tenantId} is over its limit of ${d.limit} requests per ${d.windowS} s; retry in ${retryAfterS} s`,
+        { limit: d.limit, window_s: d.windowS, retry_after_s: retryAfterS },
+        { 'Retry-After': String(retryAfterS) });
+    }
+    counters.admitted++;
+
+    const reservations: Reservation[] = [];
+    const gate: Authorizer = {
+      async authorize(namespace: string | null, op: Operation): Promise<void> {
+        if (namespace !== null && !tenant.namespaceSet.has(namespace)) {
+          counters.forbidden++;
+          throw new ProblemError(403, 'namespace_forbidden',
+            `the key of tenant ${tenant.tenantId} may not use namespace ${namespace}`, { namespace });
+        }
+        try {
+          reservations.push(meter.reserve(tenant, op, effectiveQuota(tenant, limits)));
+        } catch (err) {
+          if (err instanceof ProblemError && err.code === 'quota_exceeded') counters.quotaExceeded++;
+          throw err;
+        }
+      },
+    };
+    ctx.state.gate = gate;
+
+    let succeeded = false;
+    try {
+      await next();
+      succeeded = ctx.status >= 200 && ctx.status < 300;
+    } finally {
+      if (succeeded && reservations.length > 0) {
+        ctx.state.cuCharged = reservations.reduce((sum, r) => sum + r.milli, 0) / 1000;
+        try {
+          await meter.charge(reservations); // durable before the response leaves
+        } catch (err) {
+          log.error({ err, requestId: ctx.state.requestId, tenant_id: tenant.tenantId }, 'metering write failed');
+        }
+      } else {
+        for (const r of reservations) meter.release(r);
+      }
+    }
+  };
+}
+
+export interface AdminGateDeps {
+  registry: TenantRegistry;
+  serviceKey: string;
+}
+
+export function createAdminGate({ registry, serviceKey }: AdminGateDeps): Middleware {
+  const serviceDigest = sha256(serviceKey);
+  return async function adminGate(ctx: Context, next: Next): Promise<void> {
+    const bearer = bearerToken(ctx);
+    if (bearer !== null && digestsEqual(sha256(bearer), serviceDigest)) {
+      await next();
+      return;
+    }
+    const xApiKey = apiKeyHeader(ctx);
+    if ((bearer !== null && registry.authenticate(bearer)) || (xApiKey !== null && registry.authenticate(xApiKey))) {
+      throw new ProblemError(403, 'admin_only', 'admin endpoints take the service key, not a tenant key');
+    }
+    if (bearer === null && xApiKey === null) {
+      throw missingKey('send the service key as Authorization: Bearer <SERVICE_KEY>');
+    }
+    throw invalidKey('the service key is wrong (it is accepted only as Authorization: Bearer)');
+  };
+}

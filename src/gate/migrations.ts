@@ -1,0 +1,35 @@
+// The gate's tables: the tenant registry and the monthly usage ledger.
+import type { Migration } from '../store/db.js';
+
+export const gateMigrations: Migration[] = [
+  {
+    component: 'gate',
+    version: 1,
+    sql: `
+      CREATE TABLE gate_tenants (
+        tenant_id TEXT PRIMARY KEY,
+        plan TEXT NOT NULL CHECK (plan IN ('starter', 'builder', 'pro', 'enterprise')),
+        namespaces TEXT NOT NULL DEFAULT '["default"]',  -- JSON array of namespace names
+        email TEXT,
+        active INTEGER NOT NULL DEFAULT 1,
+        key_hash TEXT NOT NULL UNIQUE,                   -- lowercase hex SHA-256 of the API key
+        rate_limit_requests INTEGER,                     -- NULL: SVC_GATE_DEFAULT_RATE_LIMIT_*
+        rate_limit_window_s INTEGER,
+        monthly_quota REAL,                              -- NULL: the plan's (enterprise: env) quota
+        created_at REAL NOT NULL,                        -- unix seconds
+        key_rotated_at REAL,
+        deactivated_at REAL,
+        purge_after REAL,
+        purged_at REAL
+      );
+      -- CU per (tenant, UTC month, breakdown bucket), in thousandths of a CU so sums are exact.
+      CREATE TABLE gate_usage (
+        tenant_id TEXT NOT NULL,
+        period TEXT NOT NULL,
+        bucket TEXT NOT NULL,
+        cu_milli INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (tenant_id, period, bucket)
+      ) WITHOUT ROWID;
+    `,
+  },
+];

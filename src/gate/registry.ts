@@ -1,0 +1,244 @@
+// The tenant registry: rows in SQLite (gate_tenants), served from an in-memory cache keyed by the
+// SHA-256 of each active tenant's key. Every change commits to the database first and then replaces
+// the cached record, so a rotated or deactivated key fails for every request that starts after the
+// admin response. reload() re-reads the whole table (rows written by another process included).
+import { ProblemError, notFound } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Database, Tx } from '../store/db.js';
+import { PLANS, type Plan } from './context.js';
+import { API_KEY_RE, digestsEqual, generateApiKey, sha256 } from './keys.js';
+import { limitsForPlan, type RateLimit } from './plans.js';
+
+/** One tenant as the gate knows it. Immutable: a change replaces the object. */
+export interface TenantRecord {
+  readonly tenantId: string;
+  readonly plan: Plan;
+  readonly namespaces: readonly string[];
+  readonly namespaceSet: ReadonlySet<string>;
+  readonly email: string | null;
+  readonly active: boolean;
+  readonly keyHash: Buffer;
+  /** Stored limits; null: see plans.ts (effectiveRateLimit, effectiveQuota). */
+  readonly rateLimit: RateLimit | null;
+  readonly monthlyQuota: number | null;
+  readonly createdAt: number;
+  readonly keyRotatedAt: number | null;
+  readonly deactivatedAt: number | null;
+  readonly purgeAfter: number | null;
+}
+
+interface TenantRow {
+  tenant_id: string;
+  plan: string;
+  namespaces: string;
+  email: string | null;
+  active: number;
+  key_hash: string;
+  rate_limit_requests: number | null;
+  rate_limit_window_s: number | null;
+  monthly_quota: number | null;
+  created_at: number;
+  key_rotated_at: number | null;
+  deactivated_at: number | null;
+  purge_after: number | null;
+}
+
+const SELECT = `SELECT tenant_id, plan, namespaces, email, active, key_hash, rate_limit_requests,
+  rate_limit_window_s, monthly_quota, created_at, key_rotated_at, deactivated_at, purge_after FROM gate_tenants`;
+
+function toRecord(row: TenantRow): TenantRecord {
+  if (!(PLANS as readonly string[]).includes(row.plan)) throw new Error(`unknown plan "${row.plan}"`);
+  const namespaces = JSON.parse(row.namespaces) as unknown;
+  if (!Array.isArray(namespaces) || !namespaces.every((n) => typeof n === 'string')) {
+    throw new Error('namespaces is not a JSON array of strings');
+  }
+  if (!/^[0-9a-f]{64}$/i.test(row.key_hash)) throw new Error('key_hash is not a hex SHA-256 digest');
+  const hasLimit = row.rate_limit_requests !== null && row.rate_limit_window_s !== null
+    && row.rate_limit_requests >= 1 && row.rate_limit_window_s >= 1;
+  return Object.freeze({
+    tenantId: row.tenant_id,
+    plan: row.plan as Plan,
+    namespaces: Object.freeze([...namespaces] as string[]),
+    namespaceSet: new Set(namespaces as string[]),
+    email: row.email,
+    active: row.active !== 0,
+    keyHash: Buffer.from(row.key_hash, 'hex'),
+    rateLimit: hasLimit ? { requests: Math.floor(row.rate_limit_requests!), window_s: Math.floor(row.rate_limit_window_s!) } : null,
+    monthlyQuota: row.monthly_quota,
+    createdAt: row.created_at,
+    keyRotatedAt: row.key_rotated_at,
+    deactivatedAt: row.deactivated_at,
+    purgeAfter: row.purge_after,
+  });
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  return /SQLITE_CONSTRAINT/.test(String((err as Error)?.message ?? err));
+}
+
+export interface CreateTenantInput {
+  tenantId: string;
+  plan: Plan;
+  namespaces: string[];
+  email: string | null;
+  rateLimit?: RateLimit;
+  monthlyQuota?: number;
+}
+
+const nowS = (): number => Date.now() / 1000;
+
+export class TenantRegistry {
+  private byId = new Map<string, TenantRecord>();
+  /** Active tenants only, by hex SHA-256 of the key. */
+  private byHash = new Map<string, TenantRecord>();
+
+  constructor(private readonly db: Database, private readonly log: Logger) {}
+
+  /** (Re)read every tenant from the database and swap the cache in one step; returns the count. */
+  async reload(): Promise<number> {
+    const rows = await this.db.all<TenantRow>(`${SELECT} ORDER BY tenant_id`);
+    const byId = new Map<string, TenantRecord>();
+    const byHash = new Map<string, TenantRecord>();
+    for (const row of rows) {
+      let rec: TenantRecord;
+      try {
+        rec = toRecord(row);
+      } catch (err) {
+        this.log.error({ tenant_id: row.tenant_id, reason: (err as Error).message }, 'skipping an unreadable tenant row');
+        continue;
+      }
+      byId.set(rec.tenantId, rec);
+      if (rec.active) byHash.set(row.key_hash.toLowerCase(), rec);
+    }
+    this.byId = byId;
+    this.byHash = byHash;
+    return byId.size;
+  }
+
+  /** The active tenant holding this API key, or undefined. Cost: one SHA-256 and a map lookup. */
+  authenticate(apiKey: string): TenantRecord | undefined {
+    if (!API_KEY_RE.test(apiKey)) return undefined;
+    const digest = sha256(apiKey);
+    const rec = this.byHash.get(digest.toString('hex'));
+    return rec && rec.active && digestsEqual(digest, rec.keyHash) ? rec : undefined;
+  }
+
+  get(tenantId: string): TenantRecord | undefined {
+    return this.byId.get(tenantId);
+  }
+
+  /** Every tenant, ordered by tenant_id. */
+  list(): TenantRecord[] {
+    return [...this.byId.values()].sort((a, b) => (a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : 0));
+  }
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  /** Create an active tenant and its key; 409 tenant_exists when the id is taken (even if deactivated). */
+  async create(input: CreateTenantInput): Promise<{ record: TenantRecord; apiKey: string }> {
+    const apiKey = generateApiKey();
+    const limits = limitsForPlan(input.plan, input);
+    let row: TenantRow;
+    try {
+      row = await this.db.write(async (tx) => {
+        await tx.run(
+          `INSERT INTO gate_tenants (tenant_id, plan, namespaces, email, active, key_hash, rate_limit_requests,
+             rate_limit_window_s, monthly_quota, created_at) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?)`,
+          [input.tenantId, input.plan, JSON.stringify(input.namespaces), input.email, sha256(apiKey).toString('hex'),
+            limits.rateLimit?.requests ?? null, limits.rateLimit?.window_s ?? null, limits.monthlyQuota, nowS()],
+        );
+        return readRow(tx, input.tenantId);
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) {
+        throw new ProblemError(409, 'tenant_exists', `tenant ${input.tenantId} already exists`, { tenant_id: input.tenantId });
+      }
+      throw err;
+    }
+    return { record: this.install(row), apiKey };
+  }
+
+  /** Issue a new key; the old one stops working before this resolves. */
+  async rotateKey(tenantId: string): Promise<{ record: TenantRecord; apiKey: string }> {
+    const apiKey = generateApiKey();
+    const row = await this.mutateActive(tenantId, (tx) => tx.run(
+      'UPDATE gate_tenants SET key_hash = ?, key_rotated_at = ? WHERE tenant_id = ?',
+      [sha256(apiKey).toString('hex'), nowS(), tenantId],
+    ));
+    return { record: this.install(row), apiKey };
+  }
+
+  /** Add a namespace to the ACL (no-op when present). */
+  async addNamespace(tenantId: string, namespace: string): Promise<TenantRecord> {
+    const row = await this.mutateActive(tenantId, async (tx, current) => {
+      const list = JSON.parse(current.namespaces) as string[];
+      if (!list.includes(namespace)) {
+        list.push(namespace);
+        await tx.run('UPDATE gate_tenants SET namespaces = ? WHERE tenant_id = ?', [JSON.stringify(list), tenantId]);
+      }
+    });
+    return this.install(row);
+  }
+
+  /** Change the plan; its limits apply to the next request (custom values: enterprise only). */
+  async updateTier(tenantId: string, plan: Plan, custom: { rateLimit?: RateLimit; monthlyQuota?: number }): Promise<TenantRecord> {
+    const limits = limitsForPlan(plan, custom);
+    const row = await this.mutateActive(tenantId, (tx) => tx.run(
+      'UPDATE gate_tenants SET plan = ?, rate_limit_requests = ?, rate_limit_window_s = ?, monthly_quota = ? WHERE tenant_id = ?',
+      [plan, limits.rateLimit?.requests ?? null, limits.rateLimit?.window_s ?? null, limits.monthlyQuota, tenantId],
+    ));
+    return this.install(row);
+  }
+
+  /** Soft-delete: the key fails at once; data is kept until purge_after. Idempotent. */
+  async deactivate(tenantId: string, retentionDays: number): Promise<TenantRecord> {
+    const row = await this.db.write(async (tx) => {
+      const current = await readRow(tx, tenantId);
+      if (current.active !== 0) {
+        const at = nowS();
+        await tx.run('UPDATE gate_tenants SET active = 0, deactivated_at = ?, purge_after = ? WHERE tenant_id = ?',
+          [at, at + retentionDays * 86_400, tenantId]);
+      }
+      return readRow(tx, tenantId);
+    });
+    return this.install(row);
+  }
+
+  /** Deactivated tenants whose retention has run out and whose data was not purged yet. */
+  async duePurges(at = nowS()): Promise<string[]> {
+    const rows = await this.db.all<{ tenant_id: string }>(
+      'SELECT tenant_id FROM gate_tenants WHERE active = 0 AND purge_after <= ? AND purged_at IS NULL ORDER BY tenant_id', [at]);
+    return rows.map((r) => r.tenant_id);
+  }
+
+  async markPurged(tenantId: string): Promise<void> {
+    await this.db.write((tx) => tx.run('UPDATE gate_tenants SET purged_at = ? WHERE tenant_id = ?', [nowS(), tenantId]));
+  }
+
+  private async mutateActive(tenantId: string, change: (tx: Tx, current: TenantRow) => Promise<unknown>): Promise<TenantRow> {
+    return this.db.write(async (tx) => {
+      const current = await readRow(tx, tenantId);
+      if (current.active === 0) throw notFound(`tenant ${tenantId} is deactivated`);
+      await change(tx, current);
+      return readRow(tx, tenantId);
+    });
+  }
+
+  /** Put a committed row into the cache (called after the commit, never before). */
+  private install(row: TenantRow): TenantRecord {
+    const rec = toRecord(row);
+    const previous = this.byId.get(rec.tenantId);
+    if (previous) this.byHash.delete(previous.keyHash.toString('hex'));
+    this.byId.set(rec.tenantId, rec);
+    if (rec.active) this.byHash.set(rec.keyHash.toString('hex'), rec);
+    return rec;
+  }
+}
+
+async function readRow(tx: Tx, tenantId: string): Promise<TenantRow> {
+  const row = await tx.get<TenantRow>(`${SELECT} WHERE tenant_id = ?`, [tenantId]);
+  if (!row) throw notFound(`no tenant ${tenantId}`);
+  return row;
+}
