@@ -1,0 +1,88 @@
+// compress(): TT-SVD, then the storage precision (float32 or float64 cores) chosen by a measured
+// fingerprint. Every fingerprint returned here comes from a real reconstruction.
+#include <cfloat>
+#include <cmath>
+
+#include "qtt_svd_run.hpp"
+#include "ttstore/tt.hpp"
+
+namespace tts {
+namespace {
+
+// float32 rounding moves each core value by up to 2^-24 relative; through d (mostly orthogonal)
+// cores the reconstruction moves by about sqrt(d) of that. Try float32 cores only when that
+// estimate leaves most of the budget to the decomposition.
+bool f32_worth_trying(double tol, int d) {
+  if (tol == 0) return true;  // lossless: float32 may still round back exactly (integers)
+  return 4.0 * std::ldexp(1.0, -24) * std::sqrt(static_cast<double>(d)) <= 0.5 * tol;
+}
+
+bool better(const Fingerprint& a, const Fingerprint& b) {  // a strictly more accurate than b
+  return a.frobenius_error < b.frobenius_error;
+}
+
+}  // namespace
+
+CompressResult compress(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
+                        const ProgressFn& progress) {
+  detail::check_svd_options(opt);
+  detail::check_array(a, layout, "array");
+  const int64_t original_bytes = a.numel * static_cast<int64_t>(dtype_size(a.dtype));
+
+  // The dtype cast of the reconstruction (integer rounding, float16) can push the measured error
+  // past tol although the decomposition met it; then decompose again, tighter (at most twice).
+  CompressResult res;
+  SvdOptions o = opt;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    detail::SvdRun run;
+    run.abort_core_bytes = original_bytes;
+    ProgressFn step_progress;
+    if (progress) {
+      step_progress = [&](double f) { progress(0.9 * (attempt + f) / (attempt + 1)); };
+    }
+    TensorTrain tt = detail::qtt_svd_run(a, layout, o, step_progress, run);
+    if (run.aborted) {
+      // The cores already outgrow the input: nothing is kept, the caller stores the input itself.
+      CompressResult none;
+      none.compressible = false;
+      none.fingerprint.reference_norm = run.norm;
+      if (progress) progress(1.0);
+      return none;
+    }
+
+    Fingerprint fp;
+    bool have = false;
+    if (f32_worth_trying(opt.tol, tt.d())) {
+      TensorTrain t32 = to_f32(tt);
+      Fingerprint f32fp = fingerprint(t32, layout, a);
+      const bool ok = opt.tol > 0 ? f32fp.relative_error <= opt.tol : f32fp.frobenius_error == 0;
+      if (ok) {
+        fp = f32fp;
+        tt = std::move(t32);
+        have = true;
+      } else {
+        Fingerprint f64fp = fingerprint(tt, layout, a);
+        if (opt.tol == 0 && !better(f64fp, f32fp)) {
+          fp = f32fp;
+          tt = std::move(t32);
+        } else {
+          fp = f64fp;
+        }
+        have = true;
+      }
+    }
+    if (!have) fp = fingerprint(tt, layout, a);
+
+    res.tt = std::move(tt);
+    res.fingerprint = fp;
+    res.compressible = res.tt.stored_bytes() < original_bytes;
+    const bool met = opt.tol > 0 ? fp.relative_error <= opt.tol : fp.frobenius_error == 0;
+    // Retry only when tightening can help: tol is the binding constraint, not the rank cap.
+    if (met || run.capped || opt.tol == 0 || !res.compressible) break;
+    o.tol = o.tol * 0.1;
+  }
+  if (progress) progress(1.0);
+  return res;
+}
+
+}  // namespace tts

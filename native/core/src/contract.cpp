@@ -1,0 +1,138 @@
+// Inner products of tensor trains by left-to-right contraction, O(d n r^3), never a dense rebuild.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "linalg.hpp"
+#include "tt_checks.hpp"
+#include "unfolding.hpp"
+#include "ttstore/tt.hpp"
+
+namespace tts {
+namespace {
+
+// M_k = sum_i A_k[:, i, :]^T M_{k-1} B_k[:, i, :], two GEMMs per core.
+double dot_unchecked(const TensorTrain& a, const TensorTrain& b) {
+  std::vector<double> M{1.0}, T, next;
+  for (int k = 0; k < a.d(); ++k) {
+    const int64_t ra0 = a.ranks[k], ra1 = a.ranks[k + 1], rb0 = b.ranks[k], rb1 = b.ranks[k + 1];
+    const int64_t n = a.modes[k];
+    // T = M (ra0 x rb0) * B_k (rb0 x n*rb1), read as (ra0*n) x rb1.
+    T.resize(static_cast<std::size_t>(ra0 * n * rb1));
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ra0, n * rb1, rb0, 1.0, M.data(), rb0,
+                b.cores[k].data(), n * rb1, 0.0, T.data(), n * rb1);
+    // M' = A_k^T ((ra0*n) x ra1)^T * T ((ra0*n) x rb1).
+    next.resize(static_cast<std::size_t>(ra1 * rb1));
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ra1, rb1, ra0 * n, 1.0, a.cores[k].data(),
+                ra1, T.data(), rb1, 0.0, next.data(), rb1);
+    M.swap(next);
+  }
+  return M[0];
+}
+
+// Largest GEMM (m*n*k) that the contraction of a with b issues.
+double max_gemm(const TensorTrain& a, const TensorTrain& b) {
+  double g = 0;
+  for (int k = 0; k < a.d(); ++k) {
+    const double n = static_cast<double>(a.modes[k]);
+    const double ra0 = a.ranks[k], ra1 = a.ranks[k + 1], rb0 = b.ranks[k], rb1 = b.ranks[k + 1];
+    g = std::max({g, ra0 * n * rb1 * rb0, ra1 * rb1 * ra0 * n});
+  }
+  return g;
+}
+
+// a - b as one train: block-diagonal cores, ranks add.
+TensorTrain difference(const TensorTrain& a, const TensorTrain& b) {
+  const int d = a.d();
+  TensorTrain c;
+  c.modes = a.modes;
+  c.ranks.resize(d + 1);
+  c.ranks[0] = c.ranks[d] = 1;
+  for (int k = 1; k < d; ++k) c.ranks[k] = a.ranks[k] + b.ranks[k];
+  c.cores.resize(d);
+  if (d == 1) {
+    c.cores[0] = a.cores[0];
+    for (std::size_t i = 0; i < c.cores[0].size(); ++i) c.cores[0][i] -= b.cores[0][i];
+    return c;
+  }
+  for (int k = 0; k < d; ++k) {
+    const int64_t n = a.modes[k];
+    const int64_t ra0 = a.ranks[k], ra1 = a.ranks[k + 1], rb0 = b.ranks[k], rb1 = b.ranks[k + 1];
+    const int64_t r0 = c.ranks[k], r1 = c.ranks[k + 1];
+    auto& G = c.cores[k];
+    G.assign(static_cast<std::size_t>(r0 * n * r1), 0.0);
+    // a's block at (row 0, col 0); b's block below/right of it; first core side by side, last
+    // core stacked (with b negated there).
+    const int64_t bro = (k == 0) ? 0 : ra0;      // row offset of b's block
+    const int64_t bco = (k == d - 1) ? 0 : ra1;  // column offset of b's block
+    const double sign = (k == d - 1) ? -1.0 : 1.0;
+    for (int64_t x = 0; x < ra0; ++x) {
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t y = 0; y < ra1; ++y) G[(x * n + i) * r1 + y] = a.cores[k][(x * n + i) * ra1 + y];
+      }
+    }
+    for (int64_t x = 0; x < rb0; ++x) {
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t y = 0; y < rb1; ++y) {
+          G[((x + bro) * n + i) * r1 + y + bco] = sign * b.cores[k][(x * n + i) * rb1 + y];
+        }
+      }
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+double dot(const TensorTrain& a, const TensorTrain& b) {
+  detail::check_structure(a, "first tensor train");
+  detail::check_structure(b, "second tensor train");
+  detail::check_same_modes(a, b, "dot");
+  return dot_unchecked(a, b);
+}
+
+double norm(const TensorTrain& a) {
+  detail::check_structure(a, "tensor train");
+  return std::sqrt(std::max(dot_unchecked(a, a), 0.0));
+}
+
+double distance(const TensorTrain& a, const TensorTrain& b) {
+  detail::check_structure(a, "first tensor train");
+  detail::check_structure(b, "second tensor train");
+  detail::check_same_modes(a, b, "distance");
+  // ||a||^2 + ||b||^2 - 2<a,b> loses everything below sqrt(eps) ||a|| when a ~ b. Orthogonalising
+  // the difference train moves the cancellation into one small core, where it is exact to eps.
+  if (a.max_rank() + b.max_rank() <= 512) {
+    TensorTrain c = difference(a, b);
+    orthogonalize_left(c);
+    double s = 0;
+    for (double v : c.cores.back()) s += v * v;
+    return std::sqrt(s);
+  }
+  const double aa = dot_unchecked(a, a), bb = dot_unchecked(b, b), ab = dot_unchecked(a, b);
+  return std::sqrt(std::max(aa + bb - 2 * ab, 0.0));
+}
+
+std::vector<double> dot_batch(const TensorTrain& q, const std::vector<const TensorTrain*>& cands) {
+  detail::check_structure(q, "query tensor train");
+  double g = 0;
+  for (std::size_t j = 0; j < cands.size(); ++j) {
+    const std::string name = "candidate " + std::to_string(j);
+    if (!cands[j]) throw InvalidArgument(name + " is null");
+    detail::check_structure(*cands[j], name);
+    detail::check_same_modes(q, *cands[j], name);
+    g = std::max(g, max_gemm(q, *cands[j]));
+  }
+  std::vector<double> out(cands.size());
+  const int64_t nc = static_cast<int64_t>(cands.size());
+  if (g <= detail::kBlasTinyMNK && nc > 1) {
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int64_t j = 0; j < nc; ++j) out[j] = dot_unchecked(q, *cands[j]);
+  } else {
+    for (int64_t j = 0; j < nc; ++j) out[j] = dot_unchecked(q, *cands[j]);
+  }
+  return out;
+}
+
+}  // namespace tts

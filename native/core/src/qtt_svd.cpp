@@ -1,0 +1,198 @@
+// TT-SVD over a QTT layout (left to right) with one float64 working buffer.
+//
+// The working buffer W holds the current unfolding C (m x K, row-major) in its first m*K entries.
+// Each step finds the left singular vectors of C without an SVD of the wide matrix (Gram/eigen or a
+// streaming TSQR of C^T, then an SVD of an m x m matrix), keeps U_r as the core and overwrites W
+// with U_r^T C chunk by chunk. Threading: OpenBLAS (pthread build) contends badly when called from
+// several OpenMP threads at once, so BLAS/LAPACK run from OpenMP threads only on blocks small
+// enough that OpenBLAS keeps them single-threaded; big blocks go to one threaded BLAS call.
+#include <omp.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "dtype_io.hpp"
+#include "linalg.hpp"
+#include "qtt_svd_run.hpp"
+#include "rank_select.hpp"
+#include "unfolding.hpp"
+
+namespace tts {
+namespace detail {
+
+void check_svd_options(const SvdOptions& opt) {
+  if (!(opt.tol >= 0.0 && opt.tol < 1.0)) {
+    throw InvalidArgument("tol must be in [0, 1), got " + std::to_string(opt.tol));
+  }
+  if (opt.max_rank < 0) {
+    throw InvalidArgument("max_rank must be >= 0 (0: no cap), got " + std::to_string(opt.max_rank));
+  }
+}
+
+void check_array(const ArrayView& a, const QttLayout& layout, const char* what) {
+  if (layout.modes.empty() || layout.modes.size() != layout.weights.size()) {
+    throw InvalidArgument("layout has no modes (build it with make_layout)");
+  }
+  if (a.numel <= 0) {
+    throw InvalidArgument(std::string(what) + " is empty (numel " + std::to_string(a.numel) + ")");
+  }
+  if (a.numel != layout.numel()) {
+    throw InvalidArgument(std::string(what) + " has " + std::to_string(a.numel) +
+                          " elements but the layout's shape holds " + std::to_string(layout.numel()));
+  }
+  if (a.data == nullptr) throw InvalidArgument(std::string(what) + " has no data");
+  dtype_size(a.dtype);  // throws on an unknown dtype code
+}
+
+namespace {
+
+std::string index_text(const QttLayout& layout, int64_t flat) {
+  std::string s = std::to_string(flat) + " (index [";
+  std::vector<int64_t> idx(layout.shape.size());
+  int64_t rest = flat;
+  for (int j = static_cast<int>(layout.shape.size()) - 1; j >= 0; --j) {
+    idx[j] = rest % layout.shape[j];
+    rest /= layout.shape[j];
+  }
+  for (std::size_t j = 0; j < idx.size(); ++j) s += (j ? ", " : "") + std::to_string(idx[j]);
+  return s + "])";
+}
+
+// W[t] = A[offset(t)] as float64 in mode order; returns sum of squares. Throws on NaN/Inf,
+// naming the first bad element in C order.
+double gather(const ArrayView& a, const QttLayout& layout, double* W) {
+  const OffsetTables T = offsets_split(layout);
+  const unsigned char* src = static_cast<const unsigned char*>(a.data);
+  const std::size_t sz = dtype_size(a.dtype);
+  const int64_t n_hi = T.n_hi, n_lo = T.n_lo;
+  const int64_t* hi = T.hi.data();
+  const int64_t* lo = T.lo.data();
+  double sumsq = 0;
+  int64_t bad = std::numeric_limits<int64_t>::max();
+  dispatch(a.dtype, [&](auto e) {
+    using E = decltype(e);
+#pragma omp parallel for schedule(static) reduction(+ : sumsq) reduction(min : bad)
+    for (int64_t h = 0; h < n_hi; ++h) {
+      const int64_t base = hi[h];
+      double* dst = W + h * n_lo;
+      double s = 0;
+      for (int64_t j = 0; j < n_lo; ++j) {
+        const double v = E::load(src + static_cast<std::size_t>(base + lo[j]) * sz);
+        dst[j] = v;
+        s += v * v;
+      }
+      if (!std::isfinite(s)) {
+        for (int64_t j = 0; j < n_lo; ++j) {
+          if (!std::isfinite(dst[j])) bad = std::min(bad, base + lo[j]);
+        }
+      }
+      sumsq += s;
+    }
+    return 0;
+  });
+  if (bad != std::numeric_limits<int64_t>::max()) {
+    const double v = dispatch(a.dtype, [&](auto e) {
+      return decltype(e)::load(src + static_cast<std::size_t>(bad) * sz);
+    });
+    throw InvalidArgument(std::string("array holds a non-finite value (") +
+                          (std::isnan(v) ? "NaN" : (v > 0 ? "Inf" : "-Inf")) + ") at flat index " +
+                          index_text(layout, bad) + "; only finite values can be decomposed");
+  }
+  return sumsq;
+}
+
+// Scales W by a power of two (exact) when squares would overflow or underflow; returns the factor.
+double rescale(double* W, int64_t n, double& sumsq) {
+  if (std::isfinite(sumsq) && sumsq > 1e-250 && sumsq < 1e250) return 1.0;
+  double maxabs = 0;
+#pragma omp parallel for schedule(static) reduction(max : maxabs)
+  for (int64_t i = 0; i < n; ++i) maxabs = std::max(maxabs, std::fabs(W[i]));
+  if (maxabs == 0) return 1.0;
+  const double f = std::ldexp(1.0, -std::ilogb(maxabs));
+  double s = 0;
+#pragma omp parallel for schedule(static) reduction(+ : s)
+  for (int64_t i = 0; i < n; ++i) {
+    W[i] *= f;
+    s += W[i] * W[i];
+  }
+  sumsq = s;
+  return f;
+}
+
+}  // namespace
+
+TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
+                        const ProgressFn& progress, SvdRun& run) {
+  check_svd_options(opt);
+  check_array(a, layout, "array");
+  const int d = static_cast<int>(layout.modes.size());
+  const int64_t N = a.numel;
+
+  TensorTrain tt;
+  tt.modes = layout.modes;
+  tt.ranks.assign(1, 1);
+  tt.f32 = false;
+
+  DoubleBuffer W(N);
+  double sumsq = gather(a, layout, W.data());
+  if (sumsq == 0) {  // all zeros: rank 1 everywhere, zero cores
+    tt.ranks.assign(d + 1, 1);
+    for (int k = 0; k < d; ++k) tt.cores.emplace_back(static_cast<std::size_t>(layout.modes[k]), 0.0);
+    run.norm = 0;
+    if (progress) progress(1.0);
+    return tt;
+  }
+  const double scale = rescale(W.data(), N, sumsq);
+  run.norm = std::sqrt(sumsq) / scale;
+
+  // Per-step threshold: (d-1) steps of delta^2 add up to (tol ||A||)^2. tol = 0 still drops
+  // singular values at the float64 rounding floor (16 eps ||A|| per step).
+  const double norm_s = std::sqrt(sumsq);
+  const double delta = opt.tol > 0 ? opt.tol * norm_s / std::sqrt(std::max(1, d - 1))
+                                   : 16 * DBL_EPSILON * norm_s;
+  const double delta_sq = delta * delta;
+
+  int64_t r = 1, P = N, core_elems = 0;
+  double disc_sq = 0;
+  for (int k = 0; k + 1 < d; ++k) {
+    const int64_t n = layout.modes[k], m = r * n, K = P / n;
+    StepResult s = factor_unfolding(W.data(), m, K, delta_sq, sumsq, opt.max_rank);
+    disc_sq += s.choice.discarded_sq;
+    run.capped = run.capped || s.choice.capped;
+    run.gram_steps += s.used_gram;
+    r = s.choice.r;
+    P = K;
+    tt.ranks.push_back(r);
+    core_elems += static_cast<int64_t>(s.core.size());
+    tt.cores.push_back(std::move(s.core));
+    if (run.abort_core_bytes > 0 && core_elems * 4 >= run.abort_core_bytes) {
+      run.aborted = true;
+      break;
+    }
+    if (progress) progress(static_cast<double>(k + 1) / d);
+  }
+  if (!run.aborted) {
+    tt.cores.emplace_back(W.data(), W.data() + r * P);  // last core: r x n_d
+    tt.ranks.push_back(1);
+  }
+  W = DoubleBuffer();
+  if (scale != 1.0 && !tt.cores.empty()) {
+    for (double& v : tt.cores.back()) v /= scale;
+  }
+  run.discarded_sq = disc_sq / (scale * scale);
+  if (progress) progress(1.0);
+  return tt;
+}
+
+}  // namespace detail
+
+TensorTrain qtt_svd(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
+                    const ProgressFn& progress) {
+  detail::SvdRun run;
+  return detail::qtt_svd_run(a, layout, opt, progress, run);
+}
+
+}  // namespace tts

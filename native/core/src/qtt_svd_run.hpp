@@ -1,0 +1,26 @@
+// Private: the TT-SVD sweep with the extra facts compress() needs (error bound, cap, early stop).
+#pragma once
+
+#include "ttstore/tt.hpp"
+
+namespace tts::detail {
+
+struct SvdRun {
+  // In: > 0 stops the sweep as soon as the cores hold this many bytes at float32 (4 bytes an
+  // element), since the train can then never be smaller than the input; `aborted` says so.
+  int64_t abort_core_bytes = 0;
+  // Out.
+  double norm = 0;          // ||A||_F
+  double discarded_sq = 0;  // sum of the discarded sigma^2 over the steps: ||A - TT||^2 in exact arithmetic
+  bool capped = false;      // the rank cap cut a rank below what tol asked for
+  bool aborted = false;     // stopped early by abort_core_bytes; the train is incomplete
+  int gram_steps = 0;       // unfoldings factored through the Gram matrix (the rest: TSQR or direct SVD)
+};
+
+void check_svd_options(const SvdOptions& opt);
+void check_array(const ArrayView& a, const QttLayout& layout, const char* what);
+
+TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
+                        const ProgressFn& progress, SvdRun& run);
+
+}  // namespace tts::detail

@@ -1,0 +1,184 @@
+// Fused reconstruction: blocks of (left interface x right interface), cast, scattered to the array's
+// C order through the offset tables, and compared with a reference in the same pass.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "dtype_io.hpp"
+#include "linalg.hpp"
+#include "qtt_svd_run.hpp"
+#include "tt_checks.hpp"
+#include "ttstore/tt.hpp"
+
+namespace tts {
+namespace {
+
+// Split point p: L = cores [0, p) as (n_1..n_p) x r_p, R = cores [p, d) as r_p x (n_p+1..n_d).
+int choose_split(const TensorTrain& tt) {
+  const int d = tt.d();
+  const double N = static_cast<double>(tt.numel());
+  int best = 0;
+  double best_cost = std::numeric_limits<double>::infinity(), nl = 1;
+  for (int p = 0; p <= d; ++p) {
+    const double rp = static_cast<double>(tt.ranks[p]);
+    const double nr = N / nl;
+    // Interface memory, with a mild preference for balanced halves (short rows waste the GEMM).
+    const double cost = (nl + nr) * rp + std::fabs(std::log2(nl) - std::log2(nr));
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = p;
+    }
+    if (p < d) nl *= static_cast<double>(tt.modes[p]);
+  }
+  return best;
+}
+
+// Rows: (n_1..n_p) in mode order, columns r_p.
+std::vector<double> left_interface(const TensorTrain& tt, int p) {
+  std::vector<double> L{1.0};
+  int64_t rows = 1;
+  for (int k = 0; k < p; ++k) {
+    const int64_t r0 = tt.ranks[k], n = tt.modes[k], r1 = tt.ranks[k + 1];
+    std::vector<double> next(static_cast<std::size_t>(rows * n * r1));
+    // (rows x r0) * (r0 x n*r1) = rows x (n*r1) = (rows*n) x r1 in row-major mode order.
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, n * r1, r0, 1.0, L.data(), r0,
+                tt.cores[k].data(), n * r1, 0.0, next.data(), n * r1);
+    L.swap(next);
+    rows *= n;
+  }
+  return L;
+}
+
+// r_p x (n_{p+1}..n_d), columns in mode order.
+std::vector<double> right_interface(const TensorTrain& tt, int p) {
+  const int d = tt.d();
+  std::vector<double> R{1.0};
+  int64_t cols = 1;
+  for (int k = d - 1; k >= p; --k) {
+    const int64_t r0 = tt.ranks[k], n = tt.modes[k], r1 = tt.ranks[k + 1];
+    std::vector<double> next(static_cast<std::size_t>(r0 * n * cols));
+    // (r0*n x r1) * (r1 x cols) = r0 x (n*cols).
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r0 * n, cols, r1, 1.0, tt.cores[k].data(),
+                r1, R.data(), cols, 0.0, next.data(), cols);
+    R.swap(next);
+    cols *= n;
+  }
+  return R;
+}
+
+struct Accum {
+  double err_sq = 0, max_abs = 0, ref_sq = 0;
+};
+
+Fingerprint fused(const TensorTrain& tt, const QttLayout& layout, const MutableArrayView& out,
+                  const ArrayView& ref) {
+  detail::check_structure(tt, "tensor train");
+  if (tt.modes != layout.modes) {
+    throw InvalidArgument("the tensor train's modes do not match the layout's");
+  }
+  if (!out.data && !ref.data) throw InvalidArgument("reconstruct needs an output or a reference");
+  const int64_t N = layout.numel();
+  if (out.data && out.numel != N) {
+    throw InvalidArgument("output has " + std::to_string(out.numel) + " elements, expected " +
+                          std::to_string(N));
+  }
+  if (ref.data) detail::check_array(ref, layout, "reference");
+  const DType ydt = out.data ? out.dtype : ref.dtype;
+  const std::size_t osz = out.data ? dtype_size(out.dtype) : 0;
+  const std::size_t rsz = ref.data ? dtype_size(ref.dtype) : 0;
+
+  const int p = choose_split(tt);
+  const OffsetTables T = offsets_split_at(layout, p);
+  const std::vector<double> L = left_interface(tt, p);
+  const std::vector<double> R = right_interface(tt, p);
+  const int64_t rp = tt.ranks[p], nL = T.n_hi, nR = T.n_lo;
+  const int64_t* lo = T.lo.data();
+
+  // One threaded GEMM per block of ~1M values (rows x column range), then an OpenMP pass over
+  // pieces of its rows: cast, scatter, compare.
+  constexpr int64_t kBlock = int64_t{1} << 20, kPiece = 4096;
+  const int64_t cw = std::min(nR, kBlock);
+  const int64_t bsz = std::min(nL, std::max<int64_t>(1, kBlock / cw));
+  detail::DoubleBuffer Y(bsz * cw);
+  unsigned char* dst = static_cast<unsigned char*>(out.data);
+  const unsigned char* src = static_cast<const unsigned char*>(ref.data);
+  Accum acc;
+  for (int64_t i0 = 0; i0 < nL; i0 += bsz) {
+    const int64_t b = std::min(bsz, nL - i0);
+    for (int64_t j0 = 0; j0 < nR; j0 += cw) {
+      const int64_t c = std::min(cw, nR - j0);
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, b, c, rp, 1.0, L.data() + i0 * rp, rp,
+                  R.data() + j0, nR, 0.0, Y.data(), c);
+      const int64_t pieces = (c + kPiece - 1) / kPiece;
+      double e2 = 0, mx = 0, x2 = 0;
+#pragma omp parallel for schedule(static) reduction(+ : e2, x2) reduction(max : mx)
+      for (int64_t task = 0; task < b * pieces; ++task) {
+        const int64_t i = task / pieces, q0 = (task % pieces) * kPiece;
+        const int64_t q1 = std::min(c, q0 + kPiece);
+        double* y = Y.data() + i * c;
+        const int64_t base = T.hi[i0 + i];
+        const int64_t* lj = lo + j0;
+        detail::dispatch(ydt, [&](auto e) {
+          using E = decltype(e);
+          if (dst) {
+            for (int64_t j = q0; j < q1; ++j) {
+              unsigned char* q = dst + static_cast<std::size_t>(base + lj[j]) * osz;
+              E::store(q, y[j]);
+              y[j] = E::load(q);
+            }
+          } else {
+            for (int64_t j = q0; j < q1; ++j) y[j] = E::cast_value(y[j]);
+          }
+          return 0;
+        });
+        if (src) {
+          detail::dispatch(ref.dtype, [&](auto e) {
+            using E = decltype(e);
+            double s = 0, m = 0, xs = 0;
+            for (int64_t j = q0; j < q1; ++j) {
+              const double x = E::load(src + static_cast<std::size_t>(base + lj[j]) * rsz);
+              const double dlt = x - y[j];
+              s += dlt * dlt;
+              xs += x * x;
+              m = std::max(m, std::fabs(dlt));
+            }
+            e2 += s;
+            x2 += xs;
+            mx = std::max(mx, m);
+            return 0;
+          });
+        }
+      }
+      acc.err_sq += e2;
+      acc.ref_sq += x2;
+      acc.max_abs = std::max(acc.max_abs, mx);
+    }
+  }
+  Fingerprint f;
+  if (!src) return f;
+  f.frobenius_error = std::sqrt(acc.err_sq);
+  f.max_abs_error = acc.max_abs;
+  f.reference_norm = std::sqrt(acc.ref_sq);
+  if (f.reference_norm > 0) {
+    f.relative_error = f.frobenius_error / f.reference_norm;
+  } else {
+    f.relative_error = f.frobenius_error == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+  }
+  return f;
+}
+
+}  // namespace
+
+Fingerprint reconstruct(const TensorTrain& tt, const QttLayout& layout, const MutableArrayView& out,
+                        const ArrayView& ref) {
+  return fused(tt, layout, out, ref);
+}
+
+Fingerprint fingerprint(const TensorTrain& tt, const QttLayout& layout, const ArrayView& ref) {
+  if (!ref.data) throw InvalidArgument("fingerprint needs a reference array");
+  return fused(tt, layout, MutableArrayView{}, ref);
+}
+
+}  // namespace tts

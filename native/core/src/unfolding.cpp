@@ -1,0 +1,225 @@
+// One step of the left-to-right TT-SVD: left singular vectors of a wide unfolding without an SVD
+// of the wide matrix, then the in-place projection U_r^T C.
+#include "unfolding.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+
+#include "linalg.hpp"
+
+namespace tts::detail {
+namespace {
+
+// Left singular vectors and values of the wide C (m < K).
+struct LeftSvd {
+  std::vector<double> sigma;  // m values, descending
+  std::vector<double> U;      // m x m row-major: U[j*m + i] = component j of u_i
+};
+
+// G = C C^T (dsyrk), eigen-decomposed. Exact enough only when the threshold sits far above the
+// Gram matrix's rounding (the caller decides).
+LeftSvd gram_route(const double* C, int64_t m, int64_t K) {
+  std::vector<double> G(static_cast<std::size_t>(m * m), 0.0);
+  const int nt = omp_get_max_threads();
+  if (m <= 16 && nt > 1 && K >= 8192) {
+    // Tiny m: memory-bound; per-thread partial Grams over column chunks, each call single-threaded.
+    const int64_t b = 4096;
+    std::vector<std::vector<double>> part(nt, std::vector<double>(static_cast<std::size_t>(m * m), 0.0));
+#pragma omp parallel num_threads(nt)
+    {
+      double* Gt = part[omp_get_thread_num()].data();
+#pragma omp for schedule(static)
+      for (int64_t k0 = 0; k0 < K; k0 += b) {
+        const int64_t bb = std::min(b, K - k0);
+        cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, m, bb, 1.0, C + k0, K, 1.0, Gt, m);
+      }
+    }
+    for (const auto& p : part) {
+      for (std::size_t i = 0; i < G.size(); ++i) G[i] += p[i];
+    }
+  } else {
+    cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, m, K, 1.0, C, K, 0.0, G.data(), m);
+  }
+  std::vector<double> w(static_cast<std::size_t>(m));
+  lapack_check(LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'U', m, G.data(), m, w.data()), "dsyevd");
+  LeftSvd out;
+  out.sigma.resize(m);
+  out.U.resize(static_cast<std::size_t>(m * m));
+  for (int64_t i = 0; i < m; ++i) {
+    const int64_t src = m - 1 - i;  // eigenvalues ascend
+    out.sigma[i] = std::sqrt(std::max(w[src], 0.0));
+    for (int64_t j = 0; j < m; ++j) out.U[j * m + i] = G[j * m + src];
+  }
+  return out;
+}
+
+// R factor (m x m, column-major, upper) of C^T (K x m) by streaming over column chunks of C:
+// QR of [R; chunk^T], keep R. `col0, col1` restrict to a column range.
+void tsqr_range(const double* C, int64_t m, int64_t K, int64_t col0, int64_t col1, int64_t b,
+                double* R) {
+  std::vector<double> Y(static_cast<std::size_t>((b + m) * m)), tau(static_cast<std::size_t>(m));
+  bool first = true;
+  std::fill(R, R + m * m, 0.0);
+  for (int64_t k0 = col0; k0 < col1; k0 += b) {
+    const int64_t bb = std::min(b, col1 - k0);
+    const int64_t top = first ? 0 : m;
+    const int64_t rows = top + bb, ld = rows;
+    for (int64_t j = 0; j < m; ++j) {
+      double* y = Y.data() + j * ld;
+      if (top) std::memcpy(y, R + j * m, sizeof(double) * m);
+      std::memcpy(y + top, C + j * K + k0, sizeof(double) * bb);
+    }
+    lapack_check(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, rows, m, Y.data(), ld, tau.data()), "dgeqrf");
+    for (int64_t j = 0; j < m; ++j) {
+      for (int64_t i = 0; i < m; ++i) R[i + j * m] = (i <= j && i < rows) ? Y[i + j * ld] : 0.0;
+    }
+    first = false;
+  }
+}
+
+LeftSvd tsqr_route(const double* C, int64_t m, int64_t K) {
+  std::vector<double> R(static_cast<std::size_t>(m * m));
+  const int nt = omp_get_max_threads();
+  // Per-thread streams only while each chunk's QR stays below OpenBLAS's threading threshold
+  // (level-2 Householder on (b+m) x m); otherwise one stream with threaded BLAS inside.
+  const int64_t b_small = std::max<int64_t>(4 * m, 8192 / std::max<int64_t>(m, 1) - m);
+  if (nt > 1 && m <= 16 && (b_small + m) * m <= 9216 && K >= 4 * b_small * nt) {
+    std::vector<double> Rs(static_cast<std::size_t>(nt * m * m));
+#pragma omp parallel num_threads(nt)
+    {
+      const int t = omp_get_thread_num();
+      const int64_t c0 = K * t / nt, c1 = K * (t + 1) / nt;
+      tsqr_range(C, m, K, c0, c1, b_small, Rs.data() + t * m * m);
+    }
+    // Stack the per-thread R's and factor once more.
+    const int64_t rows = nt * m;
+    std::vector<double> S(static_cast<std::size_t>(rows * m)), tau(static_cast<std::size_t>(m));
+    for (int t = 0; t < nt; ++t) {
+      for (int64_t j = 0; j < m; ++j) {
+        for (int64_t i = 0; i < m; ++i) S[t * m + i + j * rows] = Rs[t * m * m + i + j * m];
+      }
+    }
+    lapack_check(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, rows, m, S.data(), rows, tau.data()), "dgeqrf");
+    for (int64_t j = 0; j < m; ++j) {
+      for (int64_t i = 0; i < m; ++i) R[i + j * m] = (i <= j) ? S[i + j * rows] : 0.0;
+    }
+  } else {
+    const int64_t b = std::clamp<int64_t>((int64_t{1} << 19) / m, m, std::max<int64_t>(K, m));
+    tsqr_range(C, m, K, 0, K, b, R.data());
+  }
+  // C = R^T Q^T and R = U_R S V_R^T, so C = V_R S (Q U_R)^T: C's left vectors are R's right ones.
+  LeftSvd out;
+  out.sigma.resize(m);
+  std::vector<double> UR(static_cast<std::size_t>(m * m)), VT(static_cast<std::size_t>(m * m));
+  lapack_check(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'S', m, m, R.data(), m, out.sigma.data(), UR.data(),
+                              m, VT.data(), m),
+               "dgesdd");
+  out.U = std::move(VT);  // VT column-major (i, j) at i + j*m = u_i[j] = row-major U[j*m + i]
+  return out;
+}
+
+// W[0, r*K) = Ut (r x m) * C (m x K), in place: each column chunk of C is copied out before
+// its first r rows are overwritten, so no chunk reads what another wrote.
+void project_in_place(double* W, int64_t m, int64_t K, const double* Ut, int64_t r) {
+  const int nt = omp_get_max_threads();
+  const double mnk_col = static_cast<double>(r) * static_cast<double>(m);
+  const int64_t b_tiny = static_cast<int64_t>(kBlasTinyMNK / mnk_col);
+  if (nt > 1 && b_tiny >= 256 && K >= 2 * b_tiny) {
+    const int64_t b = std::min<int64_t>(b_tiny, 8192);
+#pragma omp parallel num_threads(nt)
+    {
+      std::vector<double> T(static_cast<std::size_t>(m * b));
+#pragma omp for schedule(static)
+      for (int64_t k0 = 0; k0 < K; k0 += b) {
+        const int64_t bb = std::min(b, K - k0);
+        for (int64_t j = 0; j < m; ++j) std::memcpy(T.data() + j * bb, W + j * K + k0, sizeof(double) * bb);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, bb, m, 1.0, Ut, m, T.data(), bb,
+                    0.0, W + k0, K);
+      }
+    }
+  } else {
+    const int64_t b = std::clamp<int64_t>((int64_t{1} << 18) / m, 64, K);
+    std::vector<double> T(static_cast<std::size_t>(m * b));
+    for (int64_t k0 = 0; k0 < K; k0 += b) {
+      const int64_t bb = std::min(b, K - k0);
+      for (int64_t j = 0; j < m; ++j) std::memcpy(T.data() + j * bb, W + j * K + k0, sizeof(double) * bb);
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, bb, m, 1.0, Ut, m, T.data(), bb, 0.0,
+                  W + k0, K);
+    }
+  }
+}
+
+// Tall or square C (m >= K): a direct SVD of C^T (K x m column-major = C's memory), in place.
+StepResult direct_step(double* W, int64_t m, int64_t K, double delta_sq, int64_t max_rank) {
+  // C^T = U' S VT'  =>  C = VT'^T S U'^T: u_i = row i of VT', C_next = S_r U'_r^T.
+  std::vector<double> s(static_cast<std::size_t>(K)), Ub, VTb;
+  const double* VTp;  // VT'(i, j) at VTp[i + j*ldvt]
+  int64_t ldvt;
+  const double* Up;   // U'(c, i) at Up[c + i*K]
+  double dummy = 0;
+  if (K < m) {
+    // jobz 'O' with M < N: the first M rows of VT' overwrite A, U' goes to Ub.
+    Ub.resize(static_cast<std::size_t>(K * K));
+    lapack_check(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'O', K, m, W, K, s.data(), Ub.data(), K, &dummy, 1),
+                 "dgesdd");
+    VTp = W;
+    ldvt = K;
+    Up = Ub.data();
+  } else {
+    // Square: U' overwrites A, VT' goes to VTb.
+    VTb.resize(static_cast<std::size_t>(m * m));
+    lapack_check(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'O', K, m, W, K, s.data(), &dummy, 1, VTb.data(), m),
+                 "dgesdd");
+    VTp = VTb.data();
+    ldvt = m;
+    Up = W;
+  }
+  StepResult out;
+  out.choice = choose_rank(s.data(), K, delta_sq, max_rank);
+  const int64_t r = out.choice.r;
+  out.core.resize(static_cast<std::size_t>(m * r));
+  for (int64_t j = 0; j < m; ++j) {
+    for (int64_t i = 0; i < r; ++i) out.core[j * r + i] = VTp[i + j * ldvt];
+  }
+  if (Up == W) {
+    for (int64_t i = 0; i < r; ++i) {  // row i of C_next is column i of U' in place
+      for (int64_t c = 0; c < K; ++c) W[i * K + c] *= s[i];
+    }
+  } else {
+    for (int64_t i = 0; i < r; ++i) {
+      for (int64_t c = 0; c < K; ++c) W[i * K + c] = s[i] * Up[c + i * K];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+StepResult factor_unfolding(double* W, int64_t m, int64_t K, double delta_sq, double norm_sq,
+                            int64_t max_rank) {
+  if (m >= K) return direct_step(W, m, K, delta_sq, max_rank);
+  // The Gram matrix's eigenvalues carry absolute errors ~ m eps ||C||^2; trust them only when the
+  // threshold is a thousand times larger.
+  const bool gram = delta_sq >= 1e3 * static_cast<double>(m) * DBL_EPSILON * norm_sq;
+  LeftSvd f = gram ? gram_route(W, m, K) : tsqr_route(W, m, K);
+  StepResult out;
+  out.used_gram = gram;
+  out.choice = choose_rank(f.sigma.data(), m, delta_sq, max_rank);
+  const int64_t r = out.choice.r;
+  out.core.resize(static_cast<std::size_t>(m * r));
+  std::vector<double> Ut(static_cast<std::size_t>(r * m));
+  for (int64_t j = 0; j < m; ++j) {
+    for (int64_t i = 0; i < r; ++i) {
+      out.core[j * r + i] = f.U[j * m + i];
+      Ut[i * m + j] = f.U[j * m + i];
+    }
+  }
+  project_in_place(W, m, K, Ut.data(), r);
+  return out;
+}
+
+}  // namespace tts::detail

@@ -1,0 +1,27 @@
+// Private: one truncation step of the TT-SVD sweep, in place on the working buffer.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "rank_select.hpp"
+
+namespace tts::detail {
+
+struct StepResult {
+  RankChoice choice;
+  std::vector<double> core;  // U_r, m x r row-major (core shape r_prev x n x r)
+  bool used_gram = false;
+};
+
+// W[0, m*K) holds C (m x K, row-major). Finds the rank-r truncation of C (threshold delta_sq on
+// the discarded sum of sigma^2, rank cap max_rank, 0: none), returns U_r and leaves U_r^T C
+// (r x K, row-major) in W[0, r*K). norm_sq bounds ||C||_F^2 (it decides Gram vs TSQR).
+StepResult factor_unfolding(double* W, int64_t m, int64_t K, double delta_sq, double norm_sq,
+                            int64_t max_rank);
+
+// OpenBLAS keeps a GEMM with m*n*k at or below this single-threaded, so such calls are safe from
+// inside OpenMP threads (larger ones contend for its thread pool).
+constexpr double kBlasTinyMNK = 262144.0;
+
+}  // namespace tts::detail

@@ -1,0 +1,117 @@
+// round() recompresses inflated trains back to their minimal ranks; orthogonalisation sweeps leave
+// orthonormal cores and an unchanged tensor.
+#include "check.hpp"
+#include "tt_testing.hpp"
+
+using namespace tts;
+
+// a + a as a train with doubled ranks (block-diagonal cores).
+static TensorTrain sum_of(const TensorTrain& a, const TensorTrain& b) {
+  const int d = a.d();
+  TensorTrain c;
+  c.modes = a.modes;
+  c.ranks.resize(d + 1);
+  c.ranks[0] = c.ranks[d] = 1;
+  for (int k = 1; k < d; ++k) c.ranks[k] = a.ranks[k] + b.ranks[k];
+  for (int k = 0; k < d; ++k) {
+    const int64_t n = a.modes[k], r0 = c.ranks[k], r1 = c.ranks[k + 1];
+    std::vector<double> G(static_cast<std::size_t>(r0 * n * r1), 0.0);
+    const int64_t bro = k == 0 ? 0 : a.ranks[k], bco = k == d - 1 ? 0 : a.ranks[k + 1];
+    for (int64_t x = 0; x < a.ranks[k]; ++x)
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t y = 0; y < a.ranks[k + 1]; ++y)
+          G[(x * n + i) * r1 + y] = a.cores[k][(x * n + i) * a.ranks[k + 1] + y];
+    for (int64_t x = 0; x < b.ranks[k]; ++x)
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t y = 0; y < b.ranks[k + 1]; ++y)
+          G[((x + bro) * n + i) * r1 + y + bco] = b.cores[k][(x * n + i) * b.ranks[k + 1] + y];
+    c.cores.push_back(std::move(G));
+  }
+  return c;
+}
+
+TEST(round_recovers_minimal_ranks) {
+  // a sine field (QTT rank 2) compressed, then doubled by a + a: ranks 4 -> round -> 2
+  const int64_t n = 1 << 12;
+  std::vector<double> x(n);
+  for (int64_t i = 0; i < n; ++i) x[i] = std::sin(0.01 * i + 0.5);
+  const QttLayout L = make_layout({n}, LayoutKind::RowMajor);
+  const TensorTrain a = qtt_svd(ttt::view(x), L, SvdOptions{1e-12, 0});
+  CHECK_EQ(a.max_rank(), int64_t{2});
+  const TensorTrain s = sum_of(a, a);
+  CHECK_EQ(s.max_rank(), int64_t{4});
+  const TensorTrain r = round(s, SvdOptions{1e-10, 0});
+  CHECK_EQ(r.max_rank(), int64_t{2});
+  CHECK(!r.f32);
+  r.validate();
+  const auto ys = ttt::dense_mode_order(s), yr = ttt::dense_mode_order(r);
+  CHECK(ttt::diff_norm(ys, yr) <= 1e-10 * ttt::norm2(ys));
+}
+
+TEST(round_meets_tolerance_and_cap_on_random_trains) {
+  const TensorTrain t = ttt::random_tt({2, 3, 2, 2, 2, 3, 2}, {1, 2, 6, 7, 8, 6, 2, 1}, 4);
+  const auto y = ttt::dense_mode_order(t);
+  for (double tol : {0.3, 0.1, 1e-2}) {
+    const TensorTrain r = round(t, SvdOptions{tol, 0});
+    const auto yr = ttt::dense_mode_order(r);
+    CHECK_MSG(ttt::diff_norm(y, yr) <= tol * ttt::norm2(y) * (1 + 1e-12), "tol " + check::num(tol));
+  }
+  const TensorTrain c = round(t, SvdOptions{1e-12, 3});
+  CHECK(c.max_rank() <= 3);
+  const TensorTrain z = round(t, SvdOptions{0.0, 0});  // lossless: same tensor
+  CHECK(ttt::diff_norm(y, ttt::dense_mode_order(z)) <= 1e-12 * ttt::norm2(y));
+}
+
+// For each core k in [k0, k1): unfolding^T unfolding = I (left) or unfolding unfolding^T = I (right).
+static double orthogonality_defect(const TensorTrain& t, int k, bool left) {
+  const int64_t r0 = t.ranks[k], n = t.modes[k], r1 = t.ranks[k + 1];
+  const auto& G = t.cores[k];
+  double worst = 0;
+  if (left) {
+    for (int64_t a = 0; a < r1; ++a)
+      for (int64_t b = 0; b < r1; ++b) {
+        double s = 0;
+        for (int64_t row = 0; row < r0 * n; ++row) s += G[row * r1 + a] * G[row * r1 + b];
+        worst = std::max(worst, std::fabs(s - (a == b)));
+      }
+  } else {
+    for (int64_t a = 0; a < r0; ++a)
+      for (int64_t b = 0; b < r0; ++b) {
+        double s = 0;
+        for (int64_t col = 0; col < n * r1; ++col) s += G[a * n * r1 + col] * G[b * n * r1 + col];
+        worst = std::max(worst, std::fabs(s - (a == b)));
+      }
+  }
+  return worst;
+}
+
+TEST(orthogonalization_sweeps) {
+  const TensorTrain t = ttt::random_tt({2, 3, 2, 4, 2, 2}, {1, 2, 6, 5, 7, 2, 1}, 9);
+  const auto y = ttt::dense_mode_order(t);
+  TensorTrain l = t;
+  orthogonalize_left(l);
+  l.validate();
+  for (int k = 0; k + 1 < l.d(); ++k) CHECK_MSG(orthogonality_defect(l, k, true) < 1e-12, "left core " + std::to_string(k));
+  CHECK(ttt::diff_norm(y, ttt::dense_mode_order(l)) <= 1e-12 * ttt::norm2(y));
+  CHECK_REL(ttt::norm2(l.cores.back()), ttt::norm2(y), 1e-12);
+  CHECK(l.ranks[1] <= 2);  // a 1 x 2 x 2 core cannot carry more than rank 2
+  TensorTrain r = t;
+  orthogonalize_right(r);
+  r.validate();
+  for (int k = 1; k < r.d(); ++k) CHECK_MSG(orthogonality_defect(r, k, false) < 1e-12, "right core " + std::to_string(k));
+  CHECK(ttt::diff_norm(y, ttt::dense_mode_order(r)) <= 1e-12 * ttt::norm2(y));
+  CHECK_REL(ttt::norm2(r.cores.front()), ttt::norm2(y), 1e-12);
+}
+
+TEST(to_f32_rounds_values) {
+  const TensorTrain t = ttt::random_tt({2, 2, 2}, {1, 2, 2, 1}, 1);
+  const TensorTrain f = to_f32(t);
+  CHECK(f.f32);
+  CHECK_EQ(f.stored_bytes() * 2, t.stored_bytes());
+  f.validate();
+  for (int k = 0; k < 3; ++k)
+    for (std::size_t i = 0; i < t.cores[k].size(); ++i)
+      CHECK(f.cores[k][i] == static_cast<double>(static_cast<float>(t.cores[k][i])));
+}
+
+TEST_MAIN()
