@@ -12,11 +12,23 @@ export function validateMetadata(v: unknown, field = 'metadata'): Record<string,
   return v as Record<string, unknown>;
 }
 
-/** Metadata of the binary form: a JSON object in the X-Ttstore-Metadata header (UTF-8). */
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Metadata of the binary form: a JSON object in the X-Ttstore-Metadata header. ASCII JSON (non-ASCII
+ * as \u escapes) is the portable form; raw UTF-8 bytes are accepted, and so are latin1 bytes (what
+ * fetch sends for characters up to U+00FF) when they are not valid UTF-8.
+ */
 export function metadataFromHeader(raw: string | undefined): Record<string, unknown> {
   if (raw === undefined || raw === '') return {};
-  // Node hands header values over as latin1; take the bytes back as the UTF-8 they were sent as.
-  const text = Buffer.from(raw, 'latin1').toString('utf8');
+  // Node hands header values over as latin1, one character per byte: recover the bytes.
+  const bytes = Buffer.from(raw, 'latin1');
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    text = raw;
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -1,0 +1,143 @@
+// npm run bench:storage — the storage path end to end over HTTP against the engine's own time for the
+// same array, measured in the same run:
+//   1. a 16 MiB float32 field put, binary (application/x-npy) and JSON (data_b64), vs engine.compress
+//      (bar: binary put <= 1.5x the engine time);
+//   2. serve dense of that entry as application/x-npy (bar: >= 300 MB/s);
+//   3. GET metadata latency at 200 concurrent requests (bar: p99 <= 20 ms).
+import { engine } from '../src/engine/index.js';
+import { encodeNpy } from '../src/codec/npy.js';
+import { startServer } from '../test/helpers/server.js';
+import { createTenant } from '../test/helpers/tenants.js';
+
+const N = 2048; // 2048 x 2048 float32 = 16 MiB
+const REPS = 3;
+
+function field(): Float32Array {
+  const out = new Float32Array(N * N);
+  for (let i = 0; i < N; i++) {
+    const x = i / (N - 1);
+    for (let j = 0; j < N; j++) {
+      const y = j / (N - 1);
+      out[i * N + j] = Math.sin(3 * x + 2 * y) + Math.exp(-x) * Math.cos(2 * y);
+    }
+  }
+  return out;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+};
+const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
+
+async function main(): Promise<void> {
+  const data = field();
+  const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  const npy = encodeNpy('float32', [N, N], bytes);
+  const MiB = bytes.length / 2 ** 20;
+
+  // Baseline: the engine alone, in this process, on the same array (default domain tolerance 1e-6).
+  await engine.compress(bytes, 'float32', [N, N], { tolerance: 1e-6 }); // warm-up
+  const engineTimes: number[] = [];
+  let ranks: number[] = [];
+  for (let r = 0; r < REPS; r++) {
+    const t0 = process.hrtime.bigint();
+    const res = await engine.compress(bytes, 'float32', [N, N], { tolerance: 1e-6 });
+    engineTimes.push(ms(t0));
+    ranks = res.tt.ranks;
+  }
+  const reconstructTimes: number[] = [];
+  {
+    const res = await engine.compress(bytes, 'float32', [N, N], { tolerance: 1e-6 });
+    for (let r = 0; r < REPS; r++) {
+      const t0 = process.hrtime.bigint();
+      await engine.reconstruct(res.tt, [N, N], res.layout, 'float32');
+      reconstructTimes.push(ms(t0));
+    }
+  }
+
+  const server = await startServer({ env: { SVC_GATE_DEFAULT_RATE_LIMIT_REQUESTS: '10000000', SVC_GATE_LOG_LEVEL: 'warn' } });
+  try {
+    const t = await createTenant(server, { plan: 'enterprise', namespaces: ['default'] });
+    const auth = { 'X-Api-Key': t.api_key };
+
+    const binTimes: number[] = [];
+    let putBody: { verdict?: string; compression_ratio?: number; fingerprint?: { relative_error: number } } = {};
+    for (let r = 0; r < REPS + 1; r++) {
+      const t0 = process.hrtime.bigint();
+      const res = await fetch(`${server.url}/v1/put?key=bench%2Ffield`, { method: 'POST', headers: { ...auth, 'content-type': 'application/x-npy' }, body: npy });
+      putBody = await res.json() as typeof putBody;
+      if (res.status !== 200) throw new Error(`binary put: ${res.status} ${JSON.stringify(putBody)}`);
+      if (r > 0) binTimes.push(ms(t0)); // the first one warms the server up
+    }
+    const jsonTimes: number[] = [];
+    const b64 = npy.toString('base64');
+    for (let r = 0; r < REPS; r++) {
+      const t0 = process.hrtime.bigint();
+      const body = JSON.stringify({ key: 'bench/field-json', data_b64: b64 });
+      const res = await fetch(`${server.url}/v1/put`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`JSON put: ${res.status}`);
+      jsonTimes.push(ms(t0));
+    }
+
+    const serveTimes: number[] = [];
+    for (let r = 0; r < 6; r++) {
+      const t0 = process.hrtime.bigint();
+      const res = await fetch(`${server.url}/v1/serve`, {
+        method: 'POST', headers: { ...auth, 'content-type': 'application/json', Accept: 'application/x-npy' },
+        body: JSON.stringify({ key: 'bench/field' }),
+      });
+      const got = await res.arrayBuffer();
+      if (res.status !== 200 || got.byteLength !== npy.length) throw new Error(`serve: ${res.status} ${got.byteLength}`);
+      if (r > 0) serveTimes.push(ms(t0));
+    }
+
+    // GET latency: 200 requests in flight at once, several rounds.
+    const lat: number[] = [];
+    const CONC = 200;
+    const ROUNDS = 10;
+    const one = async () => {
+      const t0 = process.hrtime.bigint();
+      const res = await fetch(`${server.url}/v1/get/default/bench%2Ffield`, { headers: auth });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`get: ${res.status}`);
+      lat.push(ms(t0));
+    };
+    await Promise.all(Array.from({ length: CONC }, one)); // warm: connections, caches
+    lat.length = 0;
+    for (let r = 0; r < ROUNDS; r++) await Promise.all(Array.from({ length: CONC }, one));
+
+    const eng = median(engineTimes);
+    const bin = median(binTimes);
+    const json = median(jsonTimes);
+    const serve = median(serveTimes);
+    const serveMBs = npy.length / 1e6 / (serve / 1e3);
+    const p50 = pct(lat, 50);
+    const p99 = pct(lat, 99);
+    const row = (name: string, value: string, baseline: string, bar: string, ok: boolean | null) =>
+      `  ${name.padEnd(40)} ${value.padStart(14)}   ${baseline.padEnd(34)} ${bar.padEnd(18)} ${ok === null ? '' : ok ? 'PASS' : 'FAIL'}`;
+    const lines = [
+      `storage bench: ${N}x${N} float32 field (${MiB.toFixed(0)} MiB), engine ${engine.info().backend} (${engine.info().blas}, ${engine.info().threads} threads)`,
+      `  put verdict ${putBody.verdict}, ratio ${putBody.compression_ratio?.toFixed(1)}, relative_error ${putBody.fingerprint?.relative_error.toExponential(2)}, max rank ${Math.max(...ranks)}`,
+      '',
+      `  ${'measure'.padEnd(40)} ${'value'.padStart(14)}   ${'baseline (same run)'.padEnd(34)} ${'bar'.padEnd(18)}`,
+      row('engine.compress (in process)', `${eng.toFixed(1)} ms`, '-', '-', null),
+      row('binary put over HTTP (x-npy)', `${bin.toFixed(1)} ms`, `${(bin / eng).toFixed(2)}x engine`, '<= 1.5x engine', bin <= 1.5 * eng),
+      row('JSON put over HTTP (data_b64)', `${json.toFixed(1)} ms`, `${(json / eng).toFixed(2)}x engine`, '-', null),
+      row('engine.reconstruct (in process)', `${median(reconstructTimes).toFixed(1)} ms`, '-', '-', null),
+      row('serve dense as x-npy', `${serveMBs.toFixed(0)} MB/s`, `${serve.toFixed(1)} ms per request`, '>= 300 MB/s', serveMBs >= 300),
+      row(`GET metadata p50 (${CONC} concurrent)`, `${p50.toFixed(2)} ms`, `${lat.length} requests`, '-', null),
+      row(`GET metadata p99 (${CONC} concurrent)`, `${p99.toFixed(2)} ms`, `max ${Math.max(...lat).toFixed(2)} ms`, '<= 20 ms', p99 <= 20),
+    ];
+    process.stdout.write(lines.join('\n') + '\n');
+  } finally {
+    await server.destroy();
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});
