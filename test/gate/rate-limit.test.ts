@@ -1,0 +1,166 @@
+// CONTRACT.md section 5: a true sliding window per tenant. Windows are short custom enterprise
+// limits so the suite stays quick.
+import { expect } from 'chai';
+import { SlidingWindowLimiter } from '../../src/gate/rate-limit.js';
+import { http, startServer, type Reply, type TestServer } from '../helpers/server.js';
+import { admin, createTenant, tenantHeaders, type CreatedTenant } from '../helpers/tenants.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sleepUntil = (t: number) => sleep(Math.max(0, t - Date.now()));
+
+describe('gate: SlidingWindowLimiter (in process)', () => {
+  it('admits exactly `requests` per window, counting only admitted requests, with exact retry and reset', async () => {
+    const rl = new SlidingWindowLimiter();
+    const limit = { requests: 3, window_s: 1 };
+    const t0 = Date.now();
+    const first = await Promise.all(Array.from({ length: 5 }, () => rl.hit('a', limit)));
+    expect(first.map((d) => d.admitted)).to.deep.equal([true, true, true, false, false]);
+    expect(first.map((d) => d.remaining)).to.deep.equal([2, 1, 0, 0, 0]);
+    for (const d of first) expect(d.resetAtMs).to.be.within(t0 + 1000, Date.now() + 1000);
+    expect(first[3]!.retryAfterMs).to.be.within(1, 1000);
+    // rejected requests took nothing: once the first three leave, three are admitted again
+    await sleepUntil(first[3]!.resetAtMs + 20);
+    const again = await Promise.all(Array.from({ length: 4 }, () => rl.hit('a', limit)));
+    expect(again.map((d) => d.admitted)).to.deep.equal([true, true, true, false]);
+  });
+
+  it('keys are independent', async () => {
+    const rl = new SlidingWindowLimiter();
+    const limit = { requests: 1, window_s: 5 };
+    expect((await rl.hit('x', limit)).admitted).to.equal(true);
+    expect((await rl.hit('x', limit)).admitted).to.equal(false);
+    expect((await rl.hit('y', limit)).admitted).to.equal(true);
+  });
+
+  it('slides: admissions leave one by one, in the order they came', async () => {
+    const rl = new SlidingWindowLimiter();
+    const limit = { requests: 2, window_s: 1 };
+    const a = await rl.hit('s', limit);
+    await sleep(400);
+    const b = await rl.hit('s', limit);
+    expect(b.remaining).to.equal(0);
+    expect(b.resetAtMs).to.equal(a.resetAtMs); // the oldest counted request decides Reset
+    await sleepUntil(a.resetAtMs + 20); // a has left, b has not
+    const c = await rl.hit('s', limit);
+    expect(c.admitted).to.equal(true);
+    expect(c.remaining).to.equal(0);
+    const d = await rl.hit('s', limit);
+    expect(d.admitted).to.equal(false);
+    expect(c.resetAtMs).to.be.within(a.resetAtMs + 350, a.resetAtMs + 600); // now b is the oldest
+    expect(d.retryAfterMs).to.be.within(1, c.resetAtMs - Date.now() + 5);
+  });
+
+  it('a new limit applies at once and keeps the requests already in the window', async () => {
+    const rl = new SlidingWindowLimiter();
+    for (let i = 0; i < 3; i++) expect((await rl.hit('p', { requests: 3, window_s: 60 })).admitted).to.equal(true);
+    expect((await rl.hit('p', { requests: 3, window_s: 60 })).admitted).to.equal(false);
+    const up = await rl.hit('p', { requests: 5, window_s: 60 });
+    expect(up).to.include({ admitted: true, remaining: 1, limit: 5 });
+    expect((await rl.hit('p', { requests: 5, window_s: 60 })).admitted).to.equal(true);
+    expect((await rl.hit('p', { requests: 5, window_s: 60 })).admitted).to.equal(false);
+    // down to 2: the window already holds 5
+    const down = await rl.hit('p', { requests: 2, window_s: 60 });
+    expect(down).to.include({ admitted: false, remaining: 0, limit: 2 });
+    // a shorter window lets old requests out
+    const shorter = await rl.hit('p', { requests: 2, window_s: 1 });
+    expect(shorter.admitted).to.equal(false);
+    await sleep(1050);
+    expect((await rl.hit('p', { requests: 2, window_s: 1 })).admitted).to.equal(true);
+  });
+});
+
+describe('gate: rate limits over HTTP', () => {
+  let server: TestServer;
+  const list = (t: CreatedTenant) => http(server.url, 'GET', '/v1/list/default', { headers: tenantHeaders(t) });
+  const burst = (t: CreatedTenant, n: number) => Promise.all(Array.from({ length: n }, () => list(t)));
+  const statuses = (rs: Reply[]) => rs.map((r) => r.status);
+  const count = (rs: Reply[], s: number) => rs.filter((r) => r.status === s).length;
+
+  before(async () => {
+    server = await startServer();
+  });
+  after(async () => {
+    await server.destroy();
+  });
+
+  it('30 concurrent requests of a starter tenant give exactly 10 successes and 20 429s', async () => {
+    const t = await createTenant(server, { plan: 'starter' });
+    const rs = await burst(t, 30);
+    expect(count(rs, 200), statuses(rs).join(',')).to.equal(10);
+    expect(count(rs, 429)).to.equal(20);
+    // each admitted request saw its own Remaining, 9 down to 0
+    const remaining = rs.filter((r) => r.status === 200).map((r) => Number(r.headers.get('x-ratelimit-remaining'))).sort((a, b) => b - a);
+    expect(remaining).to.deep.equal([9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+    for (const r of rs) {
+      expect(r.headers.get('x-ratelimit-limit')).to.equal('10');
+      expect(r.headers.get('x-ratelimit-reset')).to.match(/^\d+$/);
+    }
+    const rejected = rs.find((r) => r.status === 429)!;
+    expect(rejected.headers.get('content-type')).to.match(/^application\/problem\+json/);
+    expect(rejected.body).to.include({ code: 'rate_limited', limit: 10, window_s: 60 });
+    const retry = Number(rejected.headers.get('retry-after'));
+    expect(Number.isInteger(retry)).to.equal(true);
+    expect(retry).to.be.within(59, 60);
+    expect(rejected.body.retry_after_s).to.equal(retry);
+    expect(rejected.headers.get('x-ratelimit-remaining')).to.equal('0');
+    // the 429s cost nothing
+    const usage = await admin(server, 'GET', `/gate/admin/usage/${t.tenant_id}`);
+    expect(usage.body.cus_used).to.be.closeTo(1.0, 1e-9);
+  });
+
+  it('the headers count down one request at a time and Reset is when the oldest request leaves', async () => {
+    const t = await createTenant(server, { rate_limit: { requests: 4, window_s: 30 } });
+    const started = Date.now() / 1000;
+    const seen: Array<[string | null, string | null]> = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await list(t);
+      seen.push([r.headers.get('x-ratelimit-remaining'), r.headers.get('x-ratelimit-reset')]);
+    }
+    expect(seen.map((s) => s[0])).to.deep.equal(['3', '2', '1', '0', '0']);
+    const reset = Number(seen[0]![1]);
+    expect(seen.every((s) => Number(s[1]) === reset)).to.equal(true);
+    expect(reset).to.be.within(Math.floor(started + 30), Math.ceil(started + 31));
+  });
+
+  it('no full burst at a window boundary; after a quiet window the whole limit is back', async () => {
+    const t = await createTenant(server, { rate_limit: { requests: 5, window_s: 2 } });
+    const t0 = Date.now();
+    expect((await list(t)).status).to.equal(200); // opens a fixed window at t0, were this a fixed window
+    await sleepUntil(t0 + 1500);
+    const late = await burst(t, 4); // late in that window: now 5 in the last 2 s
+    expect(statuses(late)).to.deep.equal([200, 200, 200, 200]);
+    await sleepUntil(t0 + 2250); // past the boundary: the first request has left, the 4 late ones have not
+    const edge = await burst(t, 5);
+    expect(count(edge, 200), statuses(edge).join(',')).to.be.at.most(1);
+    expect(count(edge, 200)).to.equal(1);
+    const rejected = edge.find((r) => r.status === 429)!;
+    expect(rejected.body).to.include({ limit: 5, window_s: 2 });
+    expect(Number(rejected.headers.get('retry-after'))).to.be.within(1, 2);
+    await sleep(2100); // a full quiet window
+    const fresh = await burst(t, 6);
+    expect(count(fresh, 200)).to.equal(5);
+    expect(count(fresh, 429)).to.equal(1);
+  });
+
+  it('changing the plan changes the limit at once', async () => {
+    const t = await createTenant(server, { plan: 'starter' });
+    expect(count(await burst(t, 11), 200)).to.equal(10);
+    expect((await list(t)).status).to.equal(429);
+    await admin(server, 'POST', '/gate/onboard/update-tier', { tenant_id: t.tenant_id, plan: 'builder' });
+    const r = await list(t);
+    expect(r.status).to.equal(200);
+    expect(r.headers.get('x-ratelimit-limit')).to.equal('100');
+    expect(r.headers.get('x-ratelimit-remaining')).to.equal('89');
+    await admin(server, 'POST', '/gate/onboard/update-tier', { tenant_id: t.tenant_id, plan: 'starter' });
+    const down = await list(t);
+    expect(down.status).to.equal(429);
+    expect(down.headers.get('x-ratelimit-limit')).to.equal('10');
+  });
+
+  it('limits are per tenant: one tenant at its limit does not slow another', async () => {
+    const a = await createTenant(server, { rate_limit: { requests: 2, window_s: 60 } });
+    const b = await createTenant(server, { rate_limit: { requests: 2, window_s: 60 } });
+    expect(count(await burst(a, 4), 200)).to.equal(2);
+    expect(count(await burst(b, 2), 200)).to.equal(2);
+  });
+});
