@@ -1,0 +1,206 @@
+import { expect } from 'chai';
+
+import { engine, ITEM_SIZE } from '../../src/engine/index.js';
+import type { DType, LayoutName, TensorTrain } from '../../src/engine/index.js';
+import {
+  castBytes, denseArray, fromFloat64, jsFingerprint, jsLayout, maxRank, relDiff, rng, sample1d, sampleGrid, toFloat64,
+} from './helpers.js';
+
+function expectWellFormed(tt: TensorTrain): void {
+  expect(tt.ranks).to.have.length(tt.modes.length + 1);
+  expect(tt.ranks[0]).to.equal(1);
+  expect(tt.ranks[tt.ranks.length - 1]).to.equal(1);
+  expect(tt.cores).to.have.length(tt.modes.length);
+  tt.cores.forEach((c, k) => expect(c.length).to.equal(tt.ranks[k]! * tt.modes[k]! * tt.ranks[k + 1]!));
+}
+
+function coreElements(tt: TensorTrain): number {
+  return tt.cores.reduce((s, c) => s + c.length, 0);
+}
+
+// The engine's fingerprint agrees with one computed in JS from the returned cores.
+function expectFingerprintAgrees(
+  x: Float64Array, tt: TensorTrain, shape: number[], layout: LayoutName, dtype: DType,
+  fp: { frobenius_error: number; max_abs_error: number; relative_error: number },
+): void {
+  const y = toFloat64(castBytes(denseArray(tt, shape, layout), dtype), dtype);
+  const js = jsFingerprint(x, y);
+  const norm = Math.sqrt(x.reduce((s, v) => s + v * v, 0));
+  const slack = 1e-12 * norm + 1e-300;
+  expect(Math.abs(js.frobenius_error - fp.frobenius_error)).to.be.at.most(1e-6 * js.frobenius_error + slack);
+  expect(Math.abs(js.max_abs_error - fp.max_abs_error)).to.be.at.most(1e-6 * js.max_abs_error + slack);
+  expect(Math.abs(js.relative_error - fp.relative_error)).to.be.at.most(1e-6 * js.relative_error + slack / norm);
+}
+
+describe('engine: compress', function () {
+  it('finds rank 1 for exp(x) and rank 2 for sin(x) on 2^20 points', async function () {
+    const n = 2 ** 20;
+    const e = await engine.compress(sample1d(n, Math.exp), 'float64', [n], { tolerance: 1e-6 });
+    expect(e.layout).to.equal('row_major');
+    expect(e.tt.modes).to.deep.equal(new Array(20).fill(2));
+    expect(maxRank(e.tt)).to.equal(1);
+    expect(e.fingerprint.relative_error).to.be.at.most(1e-6);
+
+    const s = await engine.compress(sample1d(n, (x) => Math.sin(10 * x)), 'float64', [n], { tolerance: 1e-6 });
+    expect(maxRank(s.tt)).to.equal(2);
+    expect(s.fingerprint.relative_error).to.be.at.most(1e-6);
+    expect(s.compressible).to.equal(true);
+  });
+
+  it('meets the error target for every tolerance from 1e-2 to 1e-9, as measured independently', async function () {
+    const n = 2 ** 16;
+    const x = sample1d(n, (t) =>
+      Math.sin(40 * t) + 0.5 * Math.exp(-(((t - 0.3) / 0.02) ** 2)) + 0.3 * Math.tanh((t - 0.71) / 1e-2));
+    let previousRank = 0;
+    for (const tol of [1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9]) {
+      const res = await engine.compress(x, 'float64', [n], { tolerance: tol });
+      expectWellFormed(res.tt);
+      expect(res.fingerprint.relative_error, `tol ${tol}`).to.be.at.most(tol);
+      expectFingerprintAgrees(x, res.tt, [n], res.layout, 'float64', res.fingerprint);
+      expect(maxRank(res.tt), `rank grows as tol shrinks (tol ${tol})`).to.be.at.least(previousRank);
+      previousRank = maxRank(res.tt);
+    }
+  });
+
+  it('reports stored core bytes from the core element type and says whether that is smaller', async function () {
+    const n = 2 ** 14;
+    const res = await engine.compress(sample1d(n, (t) => Math.cos(3 * t)), 'float64', [n], { tolerance: 1e-4 });
+    const per = res.tt.cores[0] instanceof Float32Array ? 4 : 8;
+    res.tt.cores.forEach((c) => expect(c.BYTES_PER_ELEMENT).to.equal(per));
+    expect(res.storedCoreBytes).to.equal(coreElements(res.tt) * per);
+    expect(res.compressible).to.equal(res.storedCoreBytes < n * 8);
+    // A loose tolerance on smooth data is met by float32 cores (half the bytes).
+    expect(per).to.equal(4);
+  });
+
+  it('says when the cores would not be smaller than the input (random data), and keeps no cores then', async function () {
+    const n = 2 ** 14;
+    const r = rng(5);
+    const x = sample1d(n, () => r());
+    const res = await engine.compress(x, 'float64', [n], { tolerance: 1e-6 });
+    expect(res.compressible).to.equal(false);
+    // The engine may stop as soon as the cores outgrow the input: then the train is empty.
+    if (res.tt.cores.length === 0) {
+      expect(res.storedCoreBytes).to.equal(0);
+    } else {
+      expect(res.storedCoreBytes).to.be.at.least(n * 8);
+    }
+  });
+
+  it('honours maxRank', async function () {
+    const n = 2 ** 14;
+    const r = rng(3);
+    const x = sample1d(n, () => r());
+    const res = await engine.compress(x, 'float64', [n], { tolerance: 1e-6, maxRank: 3 });
+    expect(maxRank(res.tt)).to.be.at.most(3);
+    expect(res.fingerprint.relative_error).to.be.greaterThan(1e-6);  // the cap, not the tolerance, decided
+  });
+
+  describe('round trip of every dtype', function () {
+    const n = 4096;
+    // Exactly low-rank data (functions of the low and high six bits of the index, in range for each
+    // dtype and exactly representable in it), so that at tol 1e-9 every dtype compresses and rounds back.
+    const lo = (i: number): number => i % 64;
+    const hi = (i: number): number => Math.floor(i / 64);
+    const make = (f: (l: number, h: number) => number): Float64Array => Float64Array.from({ length: n }, (_, i) => f(lo(i), hi(i)));
+    const values: Record<DType, Float64Array> = {
+      float64: make((l, h) => 1e3 * Math.sin(l / 7) * Math.cos(h / 5) + l),
+      float32: make((l, h) => l * 0.5 + h * 0.25),
+      float16: make((l, h) => l + h * 0.5),
+      int64: make((l, h) => 1e6 * (l - 32) + 1000 * h * l - 7),
+      int32: make((l, h) => 1e5 * (l - 32) + h * l),
+      int16: make((l, h) => 500 * (l - 32) + h),
+      int8: make((l, h) => 2 * (l - 32) + (h >> 4)),
+      uint64: make((l, h) => 1e6 * l + h * l),
+      uint32: make((l, h) => 1e5 * l + h),
+      uint16: make((l, h) => 1000 * l + h),
+      uint8: make((l, h) => 3 * l + (h % 8)),
+      bool: make((l, h) => (l >= 20 && h % 3 !== 0 ? 1 : 0)),
+    };
+    for (const dtype of Object.keys(values) as DType[]) {
+      it(`${dtype}: reconstructs within the fingerprint, bit-exact for integers when max_abs_error < 0.5`, async function () {
+        const x = values[dtype];
+        const bytes = fromFloat64(x, dtype);
+        expect(bytes.byteLength).to.equal(n * ITEM_SIZE[dtype]);
+        const res = await engine.compress(bytes, dtype, [n], { tolerance: 1e-9 });
+        expectFingerprintAgrees(x, res.tt, [n], res.layout, dtype, res.fingerprint);
+        const back = await engine.reconstruct(res.tt, [n], res.layout, dtype, bytes);
+        expect(back.data.byteLength).to.equal(bytes.byteLength);
+        expect(back.fingerprint).to.deep.equal(res.fingerprint);
+        const y = toFloat64(back.data, dtype);
+        expect(jsFingerprint(x, y).max_abs_error).to.equal(back.fingerprint!.max_abs_error);
+        expect(res.compressible).to.equal(true);
+        expect(res.fingerprint.relative_error).to.be.at.most(1e-9);
+        if (dtype !== 'float64' && dtype !== 'float32' && dtype !== 'float16') {
+          // Integers are rounded after reconstruction: within 0.5 everywhere means bit-exact.
+          expect(res.fingerprint.max_abs_error, 'integers land exactly at this tolerance').to.be.below(0.5);
+          expect(Buffer.from(back.data).equals(Buffer.from(bytes)), 'bit-exact').to.equal(true);
+        }
+      });
+    }
+  });
+
+  describe('shapes', function () {
+    const smooth = (x: number[]): number =>
+      x.reduce((s, v, j) => s + Math.sin((j + 1) * 2.1 * v + 0.3 * j), 1) + Math.exp(-x.reduce((s, v) => s + (v - 0.4) ** 2, 0));
+    const shapes: number[][] = [
+      [1], [3], [1009], [3, 1000, 7], [64], [32, 48], [8, 9, 10], [4, 5, 6, 7], [3, 4, 2, 5, 6],
+      [2, 3, 4, 2, 3, 4], [2, 2, 3, 2, 5, 2, 3], [2, 3, 2, 2, 3, 2, 2, 3],
+    ];
+    for (const shape of shapes) {
+      it(`[${shape.join(',')}]: both layouts give the contract's modes and round-trip within tolerance`, async function () {
+        const x = sampleGrid(shape, smooth);
+        for (const layout of ['row_major', 'interleaved'] as const) {
+          const expected = jsLayout(shape, layout).modes;
+          expect(engine.layoutFor(shape, layout)).to.deep.equal({ layout, modes: expected });
+          const res = await engine.compress(x, 'float64', shape, { tolerance: 1e-6, layout });
+          expect(res.layout).to.equal(layout);
+          expect(res.tt.modes).to.deep.equal(expected);
+          expectWellFormed(res.tt);
+          expect(res.fingerprint.relative_error).to.be.at.most(1e-6);
+          expectFingerprintAgrees(x, res.tt, shape, layout, 'float64', res.fingerprint);
+        }
+      });
+    }
+
+    it('chooses row_major for one non-trivial axis and interleaved for two or more', function () {
+      expect(engine.layoutFor([1024]).layout).to.equal('row_major');
+      expect(engine.layoutFor([64, 64]).layout).to.equal('interleaved');
+      expect(engine.layoutFor([8, 8, 8]).layout).to.equal('interleaved');
+    });
+
+    it('uses the layout of layoutFor when none is given', async function () {
+      const shape = [16, 32];
+      const res = await engine.compress(sampleGrid(shape, smooth), 'float64', shape, { tolerance: 1e-6 });
+      expect(res.layout).to.equal(engine.layoutFor(shape).layout);
+    });
+  });
+
+  describe('input views', function () {
+    const n = 1024;
+    const x = sample1d(n, (t) => Math.cos(7 * t));
+    it('reads a Buffer, a TypedArray at an offset and a DataView in place, with the same result', async function () {
+      const plain = await engine.compress(x, 'float64', [n], { tolerance: 1e-8 });
+      const big = new Float64Array(n + 3);
+      big.set(x, 3);
+      const views: ArrayBufferView[] = [
+        Buffer.from(x.buffer, x.byteOffset, x.byteLength),
+        big.subarray(3),
+        new DataView(big.buffer, 3 * 8, n * 8),
+        new Uint8Array(big.buffer, 3 * 8, n * 8),
+      ];
+      for (const view of views) {
+        const res = await engine.compress(view, 'float64', [n], { tolerance: 1e-8 });
+        expect(res.tt.ranks).to.deep.equal(plain.tt.ranks);
+        expect(res.fingerprint).to.deep.equal(plain.fingerprint);
+      }
+    });
+
+    it('reads data at an offset that is not a multiple of the item size', async function () {
+      const raw = new Uint8Array(n * 8 + 1);
+      raw.set(new Uint8Array(x.buffer), 1);
+      const res = await engine.compress(raw.subarray(1), 'float64', [n], { tolerance: 1e-8 });
+      expect(res.fingerprint.relative_error).to.be.at.most(1e-8);
+    });
+  });
+});
