@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "linalg.hpp"
+#include "threads.hpp"
 #include "tt_checks.hpp"
 #include "unfolding.hpp"
 #include "ttstore/tt.hpp"
@@ -127,7 +128,7 @@ std::vector<double> dot_batch(const TensorTrain& q, const std::vector<const Tens
   std::vector<double> out(cands.size());
   const int64_t nc = static_cast<int64_t>(cands.size());
   if (g <= detail::kBlasTinyMNK && nc > 1) {
-#pragma omp parallel for schedule(dynamic, 4)
+#pragma omp parallel for num_threads(detail::threads()) schedule(dynamic, 4)
     for (int64_t j = 0; j < nc; ++j) out[j] = dot_unchecked(q, *cands[j]);
   } else {
     for (int64_t j = 0; j < nc; ++j) out[j] = dot_unchecked(q, *cands[j]);

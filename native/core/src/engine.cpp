@@ -1,7 +1,10 @@
 // Backend facts and thread control.
 #include <omp.h>
 
+#include <atomic>
+
 #include "linalg.hpp"
+#include "threads.hpp"
 #include "ttstore/tt.hpp"
 
 #ifndef TTS_VERSION
@@ -9,6 +12,17 @@
 #endif
 
 namespace tts {
+
+namespace detail {
+namespace {
+std::atomic<int> g_threads{0};
+}
+int threads() {
+  static const int initial = omp_get_max_threads();  // OMP_NUM_THREADS, else every core
+  const int n = g_threads.load(std::memory_order_relaxed);
+  return n > 0 ? n : initial;
+}
+}  // namespace detail
 
 EngineInfo engine_info() {
   EngineInfo e;
@@ -18,13 +32,15 @@ EngineInfo engine_info() {
   const char* core = openblas_get_corename();
   if (core && *core) blas += std::string(" (") + core + ")";
   e.blas = blas;
-  e.threads = omp_get_max_threads();
+  e.threads = detail::threads();
   return e;
 }
 
 void set_threads(int n) {
   if (n < 0) throw InvalidArgument("thread count must be >= 0 (0: all cores), got " + std::to_string(n));
-  const int t = n == 0 ? omp_get_num_procs() : n;
+  // 0 restores the default: OMP_NUM_THREADS when set, else every core.
+  detail::g_threads.store(n, std::memory_order_relaxed);
+  const int t = detail::threads();
   omp_set_num_threads(t);
   openblas_set_num_threads(t);
 }

@@ -13,9 +13,13 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 
 #include "dtype_io.hpp"
 #include "linalg.hpp"
+#include "threads.hpp"
 #include "qtt_svd_run.hpp"
 #include "rank_select.hpp"
 #include "unfolding.hpp"
@@ -74,7 +78,7 @@ double gather(const ArrayView& a, const QttLayout& layout, double* W) {
   int64_t bad = std::numeric_limits<int64_t>::max();
   dispatch(a.dtype, [&](auto e) {
     using E = decltype(e);
-#pragma omp parallel for schedule(static) reduction(+ : sumsq) reduction(min : bad)
+#pragma omp parallel for num_threads(detail::threads()) schedule(static) reduction(+ : sumsq) reduction(min : bad)
     for (int64_t h = 0; h < n_hi; ++h) {
       const int64_t base = hi[h];
       double* dst = W + h * n_lo;
@@ -108,12 +112,12 @@ double gather(const ArrayView& a, const QttLayout& layout, double* W) {
 double rescale(double* W, int64_t n, double& sumsq) {
   if (std::isfinite(sumsq) && sumsq > 1e-250 && sumsq < 1e250) return 1.0;
   double maxabs = 0;
-#pragma omp parallel for schedule(static) reduction(max : maxabs)
+#pragma omp parallel for num_threads(detail::threads()) schedule(static) reduction(max : maxabs)
   for (int64_t i = 0; i < n; ++i) maxabs = std::max(maxabs, std::fabs(W[i]));
   if (maxabs == 0) return 1.0;
   const double f = std::ldexp(1.0, -std::ilogb(maxabs));
   double s = 0;
-#pragma omp parallel for schedule(static) reduction(+ : s)
+#pragma omp parallel for num_threads(detail::threads()) schedule(static) reduction(+ : s)
   for (int64_t i = 0; i < n; ++i) {
     W[i] *= f;
     s += W[i] * W[i];
@@ -136,8 +140,18 @@ TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOp
   tt.ranks.assign(1, 1);
   tt.f32 = false;
 
+  const bool trace = std::getenv("TTS_TRACE") != nullptr;
+  auto t0 = std::chrono::steady_clock::now();
+  auto lap = [&](const char* what, int64_t m, int64_t K, int64_t r, int gram) {
+    if (!trace) return;
+    const auto t1 = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "  %-8s m %6lld K %9lld r %5lld route %d  %.4f s\n", what, (long long)m,
+                 (long long)K, (long long)r, gram, std::chrono::duration<double>(t1 - t0).count());
+    t0 = t1;
+  };
   DoubleBuffer W(N);
   double sumsq = gather(a, layout, W.data());
+  lap("gather", 0, N, 0, 0);
   if (sumsq == 0) {  // all zeros: rank 1 everywhere, zero cores
     tt.ranks.assign(d + 1, 1);
     for (int k = 0; k < d; ++k) tt.cores.emplace_back(static_cast<std::size_t>(layout.modes[k]), 0.0);
@@ -159,10 +173,11 @@ TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOp
   double disc_sq = 0;
   for (int k = 0; k + 1 < d; ++k) {
     const int64_t n = layout.modes[k], m = r * n, K = P / n;
-    StepResult s = factor_unfolding(W.data(), m, K, delta_sq, sumsq, opt.max_rank);
+    StepResult s = factor_unfolding(W.data(), m, K, delta_sq, sumsq, opt.max_rank, run.force_route);
+    lap("step", m, K, s.choice.r, static_cast<int>(s.route));
     disc_sq += s.choice.discarded_sq;
     run.capped = run.capped || s.choice.capped;
-    run.gram_steps += s.used_gram;
+    run.routes.push_back(s.route);
     r = s.choice.r;
     P = K;
     tt.ranks.push_back(r);

@@ -5,7 +5,11 @@
 
 namespace tts::detail {
 
+// How a wide unfolding is factored (see unfolding.cpp); Auto picks by the threshold's size.
+enum class Route { Auto, Gram, MeasuredGram, Tsqr, Direct };
+
 struct SvdRun {
+  Route force_route = Route::Auto;  // In: tests force a route to compare them
   // In: > 0 stops the sweep as soon as the cores hold this many bytes at float32 (4 bytes an
   // element), since the train can then never be smaller than the input; `aborted` says so.
   int64_t abort_core_bytes = 0;
@@ -14,7 +18,7 @@ struct SvdRun {
   double discarded_sq = 0;  // sum of the discarded sigma^2 over the steps: ||A - TT||^2 in exact arithmetic
   bool capped = false;      // the rank cap cut a rank below what tol asked for
   bool aborted = false;     // stopped early by abort_core_bytes; the train is incomplete
-  int gram_steps = 0;       // unfoldings factored through the Gram matrix (the rest: TSQR or direct SVD)
+  std::vector<Route> routes;  // the route of each step
 };
 
 void check_svd_options(const SvdOptions& opt);

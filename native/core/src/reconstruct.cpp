@@ -8,6 +8,7 @@
 
 #include "dtype_io.hpp"
 #include "linalg.hpp"
+#include "threads.hpp"
 #include "qtt_svd_run.hpp"
 #include "tt_checks.hpp"
 #include "ttstore/tt.hpp"
@@ -113,7 +114,7 @@ Fingerprint fused(const TensorTrain& tt, const QttLayout& layout, const MutableA
                   R.data() + j0, nR, 0.0, Y.data(), c);
       const int64_t pieces = (c + kPiece - 1) / kPiece;
       double e2 = 0, mx = 0, x2 = 0;
-#pragma omp parallel for schedule(static) reduction(+ : e2, x2) reduction(max : mx)
+#pragma omp parallel for num_threads(detail::threads()) schedule(static) reduction(+ : e2, x2) reduction(max : mx)
       for (int64_t task = 0; task < b * pieces; ++task) {
         const int64_t i = task / pieces, q0 = (task % pieces) * kPiece;
         const int64_t q1 = std::min(c, q0 + kPiece);

@@ -7,12 +7,20 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "linalg.hpp"
+#include "threads.hpp"
 
 namespace tts::detail {
 namespace {
+
+// Threshold / Gram-noise ratio above which the measured-Gram route keeps the TSQR ranks
+// (measured on smooth and noisy 2^20 fields at tol 1e-4 .. 1e-10: identical ranks; at a ratio of
+// 0.02 it already loses ranks, and far below 1 it degenerates to full rank).
+constexpr double kMeasuredGram = 1.0;
 
 // Left singular vectors and values of the wide C (m < K).
 struct LeftSvd {
@@ -24,7 +32,7 @@ struct LeftSvd {
 // Gram matrix's rounding (the caller decides).
 LeftSvd gram_route(const double* C, int64_t m, int64_t K) {
   std::vector<double> G(static_cast<std::size_t>(m * m), 0.0);
-  const int nt = omp_get_max_threads();
+  const int nt = threads();
   if (m <= 16 && nt > 1 && K >= 8192) {
     // Tiny m: memory-bound; per-thread partial Grams over column chunks, each call single-threaded.
     const int64_t b = 4096;
@@ -83,7 +91,7 @@ void tsqr_range(const double* C, int64_t m, int64_t K, int64_t col0, int64_t col
 
 LeftSvd tsqr_route(const double* C, int64_t m, int64_t K) {
   std::vector<double> R(static_cast<std::size_t>(m * m));
-  const int nt = omp_get_max_threads();
+  const int nt = threads();
   // Per-thread streams only while each chunk's QR stays below OpenBLAS's threading threshold
   // (level-2 Householder on (b+m) x m); otherwise one stream with threaded BLAS inside.
   const int64_t b_small = std::max<int64_t>(4 * m, 8192 / std::max<int64_t>(m, 1) - m);
@@ -123,32 +131,47 @@ LeftSvd tsqr_route(const double* C, int64_t m, int64_t K) {
 }
 
 // W[0, r*K) = Ut (r x m) * C (m x K), in place: each column chunk of C is copied out before
-// its first r rows are overwritten, so no chunk reads what another wrote.
-void project_in_place(double* W, int64_t m, int64_t K, const double* Ut, int64_t r) {
-  const int nt = omp_get_max_threads();
+// its first r rows are overwritten, so no chunk reads what another wrote. With `energy`, also
+// returns the squared norm of each of the r output rows.
+void project_in_place(double* W, int64_t m, int64_t K, const double* Ut, int64_t r,
+                      std::vector<double>* energy) {
+  const int nt = threads();
   const double mnk_col = static_cast<double>(r) * static_cast<double>(m);
   const int64_t b_tiny = static_cast<int64_t>(kBlasTinyMNK / mnk_col);
-  if (nt > 1 && b_tiny >= 256 && K >= 2 * b_tiny) {
-    const int64_t b = std::min<int64_t>(b_tiny, 8192);
+  const bool per_thread = nt > 1 && b_tiny >= 256 && K >= 2 * b_tiny;
+  const int64_t b = per_thread ? std::min<int64_t>(b_tiny, 8192)
+                               : std::clamp<int64_t>((int64_t{1} << 17) / m, 64, K);
+  const int teams = per_thread ? nt : 1;
+  std::vector<double> e(static_cast<std::size_t>(energy ? teams * r : 0), 0.0);
+  auto chunk = [&](int64_t k0, double* T, double* et) {
+    const int64_t bb = std::min(b, K - k0);
+    for (int64_t j = 0; j < m; ++j) std::memcpy(T + j * bb, W + j * K + k0, sizeof(double) * bb);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, bb, m, 1.0, Ut, m, T, bb, 0.0, W + k0, K);
+    if (et) {
+      for (int64_t i = 0; i < r; ++i) {
+        const double* row = W + i * K + k0;
+        double s = 0;
+        for (int64_t c = 0; c < bb; ++c) s += row[c] * row[c];
+        et[i] += s;
+      }
+    }
+  };
+  if (per_thread) {
 #pragma omp parallel num_threads(nt)
     {
       std::vector<double> T(static_cast<std::size_t>(m * b));
+      double* et = energy ? e.data() + omp_get_thread_num() * r : nullptr;
 #pragma omp for schedule(static)
-      for (int64_t k0 = 0; k0 < K; k0 += b) {
-        const int64_t bb = std::min(b, K - k0);
-        for (int64_t j = 0; j < m; ++j) std::memcpy(T.data() + j * bb, W + j * K + k0, sizeof(double) * bb);
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, bb, m, 1.0, Ut, m, T.data(), bb,
-                    0.0, W + k0, K);
-      }
+      for (int64_t k0 = 0; k0 < K; k0 += b) chunk(k0, T.data(), et);
     }
   } else {
-    const int64_t b = std::clamp<int64_t>((int64_t{1} << 18) / m, 64, K);
     std::vector<double> T(static_cast<std::size_t>(m * b));
-    for (int64_t k0 = 0; k0 < K; k0 += b) {
-      const int64_t bb = std::min(b, K - k0);
-      for (int64_t j = 0; j < m; ++j) std::memcpy(T.data() + j * bb, W + j * K + k0, sizeof(double) * bb);
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, bb, m, 1.0, Ut, m, T.data(), bb, 0.0,
-                  W + k0, K);
+    for (int64_t k0 = 0; k0 < K; k0 += b) chunk(k0, T.data(), energy ? e.data() : nullptr);
+  }
+  if (energy) {
+    energy->assign(static_cast<std::size_t>(r), 0.0);
+    for (int t = 0; t < teams; ++t) {
+      for (int64_t i = 0; i < r; ++i) (*energy)[i] += e[t * r + i];
     }
   }
 }
@@ -179,6 +202,7 @@ StepResult direct_step(double* W, int64_t m, int64_t K, double delta_sq, int64_t
     Up = W;
   }
   StepResult out;
+  out.route = Route::Direct;
   out.choice = choose_rank(s.data(), K, delta_sq, max_rank);
   const int64_t r = out.choice.r;
   out.core.resize(static_cast<std::size_t>(m * r));
@@ -200,25 +224,52 @@ StepResult direct_step(double* W, int64_t m, int64_t K, double delta_sq, int64_t
 }  // namespace
 
 StepResult factor_unfolding(double* W, int64_t m, int64_t K, double delta_sq, double norm_sq,
-                            int64_t max_rank) {
+                            int64_t max_rank, Route force) {
   if (m >= K) return direct_step(W, m, K, delta_sq, max_rank);
-  // The Gram matrix's eigenvalues carry absolute errors ~ m eps ||C||^2; trust them only when the
-  // threshold is a thousand times larger.
-  const bool gram = delta_sq >= 1e3 * static_cast<double>(m) * DBL_EPSILON * norm_sq;
-  LeftSvd f = gram ? gram_route(W, m, K) : tsqr_route(W, m, K);
+  // Gram eigenvalues carry absolute errors of about m eps ||C||^2 (rounding in C C^T).
+  //  - threshold >= 1e3 x that: the eigenvalues decide the rank directly (cheapest);
+  //  - threshold >= kMeasuredGram x that: the Gram eigenvectors are still accurate where it
+  //    matters, so rotate all m rows (U^T C) and choose the rank from the measured energies of
+  //    the rotated rows: the discarded error is then measured, not estimated;
+  //  - tighter: TSQR (the small singular values need an orthogonal factorization).
+  const double noise = static_cast<double>(m) * DBL_EPSILON * norm_sq;
+  const Route route = force != Route::Auto ? force
+                      : delta_sq >= 1e3 * noise           ? Route::Gram
+                      : delta_sq >= kMeasuredGram * noise ? Route::MeasuredGram
+                                                          : Route::Tsqr;
+  LeftSvd f = route == Route::Tsqr ? tsqr_route(W, m, K) : gram_route(W, m, K);
   StepResult out;
-  out.used_gram = gram;
-  out.choice = choose_rank(f.sigma.data(), m, delta_sq, max_rank);
-  const int64_t r = out.choice.r;
-  out.core.resize(static_cast<std::size_t>(m * r));
-  std::vector<double> Ut(static_cast<std::size_t>(r * m));
-  for (int64_t j = 0; j < m; ++j) {
-    for (int64_t i = 0; i < r; ++i) {
-      out.core[j * r + i] = f.U[j * m + i];
-      Ut[i * m + j] = f.U[j * m + i];
+  out.route = route;
+  std::vector<double> Ut;
+  auto fill = [&](int64_t r) {
+    out.core.resize(static_cast<std::size_t>(m * r));
+    Ut.resize(static_cast<std::size_t>(r * m));
+    for (int64_t j = 0; j < m; ++j) {
+      for (int64_t i = 0; i < r; ++i) {
+        out.core[j * r + i] = f.U[j * m + i];
+        Ut[i * m + j] = f.U[j * m + i];
+      }
     }
+  };
+  if (route == Route::MeasuredGram) {
+    fill(m);
+    std::vector<double> energy;
+    project_in_place(W, m, K, Ut.data(), m, &energy);  // all m rotated rows, in place
+    std::vector<double> sig(static_cast<std::size_t>(m));
+    for (int64_t i = 0; i < m; ++i) sig[i] = std::sqrt(energy[i]);
+    out.choice = choose_rank(sig.data(), m, delta_sq, max_rank);
+    // Rows 0..r-1 of the rotated matrix (leading dimension K) are already C_next = U_r^T C.
+    const int64_t r = out.choice.r;
+    std::vector<double> core(static_cast<std::size_t>(m * r));
+    for (int64_t j = 0; j < m; ++j) {
+      for (int64_t i = 0; i < r; ++i) core[j * r + i] = out.core[j * m + i];
+    }
+    out.core.swap(core);
+    return out;
   }
-  project_in_place(W, m, K, Ut.data(), r);
+  out.choice = choose_rank(f.sigma.data(), m, delta_sq, max_rank);
+  fill(out.choice.r);
+  project_in_place(W, m, K, Ut.data(), out.choice.r, nullptr);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "qtt_svd_run.hpp"
 #include "rank_select.hpp"
 
 namespace tts::detail {
@@ -11,14 +12,14 @@ namespace tts::detail {
 struct StepResult {
   RankChoice choice;
   std::vector<double> core;  // U_r, m x r row-major (core shape r_prev x n x r)
-  bool used_gram = false;
+  Route route = Route::Auto;  // the route taken (Direct for tall or square C)
 };
 
 // W[0, m*K) holds C (m x K, row-major). Finds the rank-r truncation of C (threshold delta_sq on
 // the discarded sum of sigma^2, rank cap max_rank, 0: none), returns U_r and leaves U_r^T C
 // (r x K, row-major) in W[0, r*K). norm_sq bounds ||C||_F^2 (it decides Gram vs TSQR).
 StepResult factor_unfolding(double* W, int64_t m, int64_t K, double delta_sq, double norm_sq,
-                            int64_t max_rank);
+                            int64_t max_rank, Route force = Route::Auto);
 
 // OpenBLAS keeps a GEMM with m*n*k at or below this single-threaded, so such calls are safe from
 // inside OpenMP threads (larger ones contend for its thread pool).
