@@ -17,9 +17,19 @@ import type { TenantRecord } from './registry.js';
 
 export const MILLI = 1000;
 
-/** The UTC calendar month of `at`, `YYYY-MM`. */
-export function periodOf(at: Date = new Date()): string {
-  return at.toISOString().slice(0, 7);
+let cachedPeriod = '';
+let cachedUntil = 0; // unix ms at which cachedPeriod ends
+
+/** The UTC calendar month of `at` (default now), `YYYY-MM`. Cheap: recomputed once a month. */
+export function periodOf(at?: Date): string {
+  if (at) return at.toISOString().slice(0, 7);
+  const now = Date.now();
+  if (now >= cachedUntil || now < cachedUntil - 32 * 86_400_000) {
+    const d = new Date(now);
+    cachedPeriod = d.toISOString().slice(0, 7);
+    cachedUntil = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  }
+  return cachedPeriod;
 }
 
 export const PERIOD_RE = /^\d{4}-(0[1-9]|1[0-2])$/;

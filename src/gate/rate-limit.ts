@@ -1,25 +1,33 @@
-// An exact sliding-window rate limit (CONTRACT.md section 5) built from rate-limiter-flexible's
+// An exact sliding-window rate limit (CONTRACT.md section 5), built from rate-limiter-flexible's
 // fixed windows.
 //
 // The rule: a request at time t is admitted when fewer than L admitted requests fall in (t - W, t].
 // Equivalently: when the L-th most recent admission is at least W old. So it is enough to remember
 // the last L admissions, and to look only at the oldest of them.
 //
-// Each tenant owns L "slots", rate-limiter-flexible keys `<tenant>#<i>` of one point each and a
-// duration of W seconds. Admission number a (counted from 0) takes slot a mod L; that slot was last
-// taken by admission a - L. Consuming the slot therefore succeeds exactly when admission a - L has
-// left the window (its one-point fixed window expired), and when it fails the store's msBeforeNext is
-// the exact time until it leaves: Retry-After. A rejected request does not advance the count, so it
-// takes nothing from the window. Remaining and Reset come from the oldest live slot, tracked with a
-// pointer that only moves forward (amortised O(1) store calls per request).
+// SlotWindow (the default): each tenant owns L "slots", rate-limiter-flexible keys `<tenant>#<i>`
+// of one point each and a duration of W seconds. Admission number a (counted from 0) takes slot
+// a mod L, which was last taken by admission a - L. Consuming the slot therefore succeeds exactly when
+// admission a - L has left the window (its one-point fixed window expired); when it fails, the
+// store's msBeforeNext is the exact time until it leaves: Retry-After. A rejected request does not
+// advance the count, so it takes nothing from the window. Remaining and Reset come from the oldest
+// live slot, tracked with a pointer that only moves forward (amortised O(1) store calls per request).
+// The store is any one-point rate-limiter-flexible limiter: RateLimiterMemory here; RateLimiterRedis
+// would hold the slots for several processes, though the admission counter and the per-tenant
+// ordering below would then have to move into the store as well (a Lua script).
 //
-// Consume-then-advance must not interleave for one tenant, so each tenant's calls run one at a time
-// (a promise chain). Memory: at most min(L, admissions in the last W) slots per tenant.
-// The store is any rate-limiter-flexible limiter (RateLimiterMemory here). A shared store such as
-// RateLimiterRedis keeps the slots, but the admission counter and the per-tenant ordering live in
-// this process: several processes would need them in the store too (a Lua script).
+// LogWindow: RateLimiterMemory keeps a record and a timer per key (about 450 bytes per admission in
+// the window), fine for the plans (at most 1000 per tenant) but not for a custom enterprise limit of
+// millions. Above SLOT_LIMIT_MAX requests per window the same rule runs on a compact ring of expiry
+// times (8 bytes per admission, grown on demand). Both give identical answers; a tenant moves between
+// them when its limit changes, keeping the admissions in its window.
+//
+// Calls for one tenant run one at a time (a promise chain), so consume-then-advance never interleaves.
 import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { RateLimit } from './plans.js';
+
+/** Limits above this many requests per window use the compact log instead of rate-limiter-flexible slots. */
+export const SLOT_LIMIT_MAX = 65_536;
 
 export interface RateDecision {
   admitted: boolean;
@@ -29,112 +37,211 @@ export interface RateDecision {
   remaining: number;
   /** Unix ms when the oldest counted request leaves the window (when remaining next grows). */
   resetAtMs: number;
-  /** Rejected only: ms until a request would be admitted. */
+  /** Rejected only: ms until a request would be admitted (>= 1). */
   retryAfterMs: number;
 }
 
 interface TenantWindow {
-  limit: number;
-  windowS: number;
-  /** Admissions so far; the next one takes slot `admitted % limit`. */
-  admitted: number;
-  /** Lowest admission number that may still be inside the window. */
-  oldest: number;
-  /** Unix ms when `oldest` leaves the window (valid when admitted > oldest). */
-  oldestExpiresAt: number;
-  tail: Promise<unknown>;
+  readonly limit: number;
+  readonly windowS: number;
+  decide(): Promise<RateDecision>;
+  /** Unix ms at which each admission still in the window leaves it, oldest first. */
+  liveExpiries(): Promise<number[]>;
+  dispose(): Promise<void>;
 }
 
-export class SlidingWindowLimiter {
-  private readonly windows = new Map<string, TenantWindow>();
-  private readonly store: RateLimiterAbstract;
+/** rate-limiter-flexible slots (see the top of this file). */
+class SlotWindow implements TenantWindow {
+  /** Admissions so far; the next one takes slot `admitted % limit`. */
+  private admitted = 0;
+  /** Lowest admission number that may still be inside the window. */
+  private oldest = 0;
+  /** Unix ms when `oldest` leaves the window (valid when admitted > oldest). */
+  private oldestExpiresAt = 0;
 
-  /** `store`: a one-point limiter; default an in-process RateLimiterMemory. */
-  constructor(store?: RateLimiterAbstract) {
-    this.store = store ?? new RateLimiterMemory({ keyPrefix: 'ttstore-rl', points: 1, duration: 60 });
-    if (this.store.points !== 1) throw new Error('the slot store must grant one point per key');
-  }
+  private constructor(
+    private readonly store: RateLimiterAbstract,
+    private readonly key: string,
+    readonly limit: number,
+    readonly windowS: number,
+  ) {}
 
-  /** Count a request of `key` against `limit`; a changed limit applies from this call on. */
-  hit(key: string, limit: RateLimit): Promise<RateDecision> {
-    let w = this.windows.get(key);
-    if (!w) {
-      w = { limit: limit.requests, windowS: limit.window_s, admitted: 0, oldest: 0, oldestExpiresAt: 0, tail: Promise.resolve() };
-      this.windows.set(key, w);
+  static async create(store: RateLimiterAbstract, key: string, limit: RateLimit, expiries: number[]): Promise<SlotWindow> {
+    const w = new SlotWindow(store, key, limit.requests, limit.window_s);
+    const now = Date.now();
+    for (const at of expiries) {
+      if (at <= now) continue;
+      await store.set(w.slot(w.admitted), 1, (at - now) / 1000);
+      w.admitted += 1;
     }
-    const win = w;
-    const run = win.tail.then(() => this.decide(key, win, limit));
-    win.tail = run.catch(() => undefined);
-    return run;
+    return w;
   }
 
-  /** Forget a key's window (its slots expire on their own). */
-  forget(key: string): void {
-    this.windows.delete(key);
+  private slot(admission: number): string {
+    return `${this.key}#${admission % this.limit}`;
   }
 
-  private slot(key: string, admission: number, limit: number): string {
-    return `${key}#${admission % limit}`;
-  }
-
-  private async decide(key: string, w: TenantWindow, limit: RateLimit): Promise<RateDecision> {
-    if (w.limit !== limit.requests || w.windowS !== limit.window_s) await this.resize(key, w, limit);
-    const L = w.limit;
-    let admitted = true;
-    let rejectedRes: RateLimiterRes | null = null;
+  async decide(): Promise<RateDecision> {
+    let rejected: RateLimiterRes | null = null;
     try {
-      await this.store.consume(this.slot(key, w.admitted, L), 1, { customDuration: w.windowS });
+      await this.store.consume(this.slot(this.admitted), 1, { customDuration: this.windowS });
     } catch (res) {
       if (!(res instanceof RateLimiterRes)) throw res; // the store failed
-      admitted = false;
-      rejectedRes = res;
+      rejected = res;
     }
     const now = Date.now();
-    if (admitted) w.admitted += 1;
-    await this.advanceOldest(key, w, now);
-    const counted = w.admitted - w.oldest;
+    if (!rejected) this.admitted += 1;
+    await this.advanceOldest(now);
+    const counted = this.admitted - this.oldest;
     return {
-      admitted,
-      limit: L,
-      windowS: w.windowS,
-      remaining: Math.max(0, L - counted),
-      resetAtMs: counted > 0 ? w.oldestExpiresAt : now,
-      retryAfterMs: admitted ? 0 : Math.max(1, rejectedRes!.msBeforeNext),
+      admitted: rejected === null,
+      limit: this.limit,
+      windowS: this.windowS,
+      remaining: Math.max(0, this.limit - counted),
+      resetAtMs: counted > 0 ? this.oldestExpiresAt : now,
+      retryAfterMs: rejected ? Math.max(1, rejected.msBeforeNext) : 0,
     };
   }
 
   /** Move `oldest` past admissions whose slot expired; stops at the first live one. */
-  private async advanceOldest(key: string, w: TenantWindow, now: number): Promise<void> {
-    if (w.oldest < w.admitted - w.limit) w.oldest = w.admitted - w.limit;
-    while (w.oldest < w.admitted) {
-      const res = await this.store.get(this.slot(key, w.oldest, w.limit));
+  private async advanceOldest(now: number): Promise<void> {
+    if (this.oldest < this.admitted - this.limit) this.oldest = this.admitted - this.limit;
+    while (this.oldest < this.admitted) {
+      const res = await this.store.get(this.slot(this.oldest));
       if (res && res.msBeforeNext > 0) {
-        w.oldestExpiresAt = now + res.msBeforeNext;
+        this.oldestExpiresAt = now + res.msBeforeNext;
         return;
       }
-      w.oldest += 1;
+      this.oldest += 1;
     }
   }
 
-  /**
-   * A new limit or window: keep the admissions still inside the window (their times shifted by the
-   * change of window length), the newest `requests` of them, in fresh slots.
-   */
-  private async resize(key: string, w: TenantWindow, limit: RateLimit): Promise<void> {
-    const live: number[] = []; // ms until each live admission (oldest first) leaves the old window
-    for (let a = Math.max(w.oldest, w.admitted - w.limit); a < w.admitted; a++) {
-      const slot = this.slot(key, a, w.limit);
-      const res = await this.store.get(slot);
-      if (res && res.msBeforeNext > 0) live.push(res.msBeforeNext);
+  async liveExpiries(): Promise<number[]> {
+    const out: number[] = [];
+    const now = Date.now();
+    for (let a = Math.max(this.oldest, this.admitted - this.limit); a < this.admitted; a++) {
+      const res = await this.store.get(this.slot(a));
+      if (res && res.msBeforeNext > 0) out.push(now + res.msBeforeNext);
     }
-    for (let i = 0; i < w.limit && i < w.admitted; i++) await this.store.delete(`${key}#${i}`);
-    const shiftMs = (limit.window_s - w.windowS) * 1000;
-    const keep = live.map((ms) => ms + shiftMs).filter((ms) => ms > 0).slice(-limit.requests);
-    for (let i = 0; i < keep.length; i++) await this.store.set(`${key}#${i}`, 1, keep[i]! / 1000);
-    w.limit = limit.requests;
-    w.windowS = limit.window_s;
-    w.admitted = keep.length;
-    w.oldest = 0;
-    w.oldestExpiresAt = 0;
+    return out;
+  }
+
+  async dispose(): Promise<void> {
+    for (let i = 0; i < this.limit && i < this.admitted; i++) await this.store.delete(`${this.key}#${i}`);
+  }
+}
+
+/** A ring of expiry times (unix ms), oldest first; grows by doubling up to `limit`. */
+class LogWindow implements TenantWindow {
+  private ring: Float64Array;
+  private head = 0;
+  private count = 0;
+
+  constructor(readonly limit: number, readonly windowS: number, expiries: number[]) {
+    this.ring = new Float64Array(Math.min(limit, Math.max(64, expiries.length)));
+    const now = Date.now();
+    for (const at of expiries) if (at > now) this.push(at);
+  }
+
+  private push(expiresAt: number): void {
+    if (this.count === this.ring.length) {
+      const bigger = new Float64Array(Math.min(this.limit, this.ring.length * 2));
+      for (let i = 0; i < this.count; i++) bigger[i] = this.ring[(this.head + i) % this.ring.length]!;
+      this.ring = bigger;
+      this.head = 0;
+    }
+    this.ring[(this.head + this.count) % this.ring.length] = expiresAt;
+    this.count += 1;
+  }
+
+  async decide(): Promise<RateDecision> {
+    const now = Date.now();
+    while (this.count > 0 && this.ring[this.head]! <= now) {
+      this.head = (this.head + 1) % this.ring.length;
+      this.count -= 1;
+    }
+    const admitted = this.count < this.limit;
+    if (admitted) this.push(now + this.windowS * 1000);
+    const oldest = this.ring[this.head]!;
+    return {
+      admitted,
+      limit: this.limit,
+      windowS: this.windowS,
+      remaining: this.limit - this.count,
+      resetAtMs: oldest,
+      retryAfterMs: admitted ? 0 : Math.max(1, oldest - now),
+    };
+  }
+
+  async liveExpiries(): Promise<number[]> {
+    const now = Date.now();
+    const out: number[] = [];
+    for (let i = 0; i < this.count; i++) {
+      const at = this.ring[(this.head + i) % this.ring.length]!;
+      if (at > now) out.push(at);
+    }
+    return out;
+  }
+
+  async dispose(): Promise<void> {
+    this.ring = new Float64Array(0);
+    this.count = 0;
+  }
+}
+
+interface Entry {
+  window: TenantWindow | null;
+  tail: Promise<unknown>;
+}
+
+export class SlidingWindowLimiter {
+  private readonly entries = new Map<string, Entry>();
+  private readonly store: RateLimiterAbstract;
+  private readonly slotLimitMax: number;
+
+  /**
+   * `store`: a one-point rate-limiter-flexible limiter for the slots (default: RateLimiterMemory);
+   * `slotLimitMax`: the largest limit kept in slots (larger ones use the compact log).
+   */
+  constructor(opts: { store?: RateLimiterAbstract; slotLimitMax?: number } = {}) {
+    this.store = opts.store ?? new RateLimiterMemory({ keyPrefix: 'ttstore-rl', points: 1, duration: 60 });
+    if (this.store.points !== 1) throw new Error('the slot store must grant one point per key');
+    this.slotLimitMax = opts.slotLimitMax ?? SLOT_LIMIT_MAX;
+  }
+
+  /** Count a request of `key` against `limit`; a changed limit applies from this call on. */
+  hit(key: string, limit: RateLimit): Promise<RateDecision> {
+    let e = this.entries.get(key);
+    if (!e) this.entries.set(key, (e = { window: null, tail: Promise.resolve() }));
+    const entry = e;
+    const run = entry.tail.then(async () => {
+      const w = entry.window;
+      if (!w || w.limit !== limit.requests || w.windowS !== limit.window_s) entry.window = await this.rebuild(key, w, limit);
+      return entry.window!.decide();
+    });
+    entry.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Which representation a key uses now (for tests and metrics). */
+  kindOf(key: string): 'slots' | 'log' | null {
+    const w = this.entries.get(key)?.window;
+    return w ? (w instanceof SlotWindow ? 'slots' : 'log') : null;
+  }
+
+  /**
+   * A new limit or window: keep the admissions still inside the window (their expiry moved by the
+   * change of window length), the newest `requests` of them.
+   */
+  private async rebuild(key: string, old: TenantWindow | null, limit: RateLimit): Promise<TenantWindow> {
+    let expiries: number[] = [];
+    if (old) {
+      const shiftMs = (limit.window_s - old.windowS) * 1000;
+      expiries = (await old.liveExpiries()).map((at) => at + shiftMs).slice(-limit.requests);
+      await old.dispose();
+    }
+    return limit.requests <= this.slotLimitMax
+      ? SlotWindow.create(this.store, key, limit, expiries)
+      : new LogWindow(limit.requests, limit.window_s, expiries);
   }
 }

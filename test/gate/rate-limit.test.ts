@@ -8,9 +8,11 @@ import { admin, createTenant, tenantHeaders, type CreatedTenant } from '../helpe
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sleepUntil = (t: number) => sleep(Math.max(0, t - Date.now()));
 
-describe('gate: SlidingWindowLimiter (in process)', () => {
+for (const kind of ['slots', 'log'] as const) describe(`gate: SlidingWindowLimiter on ${kind === 'slots' ? 'rate-limiter-flexible slots' : 'the compact log'} (in process)`, () => {
+  const limiter = () => new SlidingWindowLimiter({ slotLimitMax: kind === 'slots' ? 1000 : 0 });
+
   it('admits exactly `requests` per window, counting only admitted requests, with exact retry and reset', async () => {
-    const rl = new SlidingWindowLimiter();
+    const rl = limiter();
     const limit = { requests: 3, window_s: 1 };
     const t0 = Date.now();
     const first = await Promise.all(Array.from({ length: 5 }, () => rl.hit('a', limit)));
@@ -25,15 +27,16 @@ describe('gate: SlidingWindowLimiter (in process)', () => {
   });
 
   it('keys are independent', async () => {
-    const rl = new SlidingWindowLimiter();
+    const rl = limiter();
     const limit = { requests: 1, window_s: 5 };
     expect((await rl.hit('x', limit)).admitted).to.equal(true);
+    expect(rl.kindOf('x')).to.equal(kind);
     expect((await rl.hit('x', limit)).admitted).to.equal(false);
     expect((await rl.hit('y', limit)).admitted).to.equal(true);
   });
 
   it('slides: admissions leave one by one, in the order they came', async () => {
-    const rl = new SlidingWindowLimiter();
+    const rl = limiter();
     const limit = { requests: 2, window_s: 1 };
     const a = await rl.hit('s', limit);
     await sleep(400);
@@ -51,7 +54,7 @@ describe('gate: SlidingWindowLimiter (in process)', () => {
   });
 
   it('a new limit applies at once and keeps the requests already in the window', async () => {
-    const rl = new SlidingWindowLimiter();
+    const rl = limiter();
     for (let i = 0; i < 3; i++) expect((await rl.hit('p', { requests: 3, window_s: 60 })).admitted).to.equal(true);
     expect((await rl.hit('p', { requests: 3, window_s: 60 })).admitted).to.equal(false);
     const up = await rl.hit('p', { requests: 5, window_s: 60 });
@@ -66,6 +69,27 @@ describe('gate: SlidingWindowLimiter (in process)', () => {
     expect(shorter.admitted).to.equal(false);
     await sleep(1050);
     expect((await rl.hit('p', { requests: 2, window_s: 1 })).admitted).to.equal(true);
+  });
+});
+
+
+describe('gate: SlidingWindowLimiter moving between slots and the log', () => {
+  it('keeps the admissions in the window when a limit crosses the slot threshold, both ways', async () => {
+    const rl = new SlidingWindowLimiter({ slotLimitMax: 4 });
+    for (let i = 0; i < 3; i++) expect((await rl.hit('m', { requests: 3, window_s: 60 })).admitted).to.equal(true);
+    expect(rl.kindOf('m')).to.equal('slots');
+    const up = await rl.hit('m', { requests: 6, window_s: 60 });
+    expect(rl.kindOf('m')).to.equal('log');
+    expect(up).to.include({ admitted: true, remaining: 2 });
+    await rl.hit('m', { requests: 6, window_s: 60 });
+    await rl.hit('m', { requests: 6, window_s: 60 });
+    expect((await rl.hit('m', { requests: 6, window_s: 60 })).admitted).to.equal(false);
+    const down = await rl.hit('m', { requests: 2, window_s: 60 });
+    expect(rl.kindOf('m')).to.equal('slots');
+    expect(down).to.include({ admitted: false, remaining: 0 });
+    const back = await rl.hit('m', { requests: 4, window_s: 60 });
+    // shrinking to 2 kept the newest 2 (all a limit of 2 can see); growing to 4 finds those 2
+    expect(back).to.include({ admitted: true, remaining: 1 });
   });
 });
 
