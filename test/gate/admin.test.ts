@@ -24,6 +24,18 @@ async function writeDirectly(dataDir: string, sql: string, params: unknown[]): P
   }
 }
 
+/** Read from the server's database file from this process. */
+async function readDirectly<T>(dataDir: string, sql: string, params: unknown[]): Promise<T[]> {
+  const db = await new Promise<sqlite3.Database>((resolve, reject) => {
+    const d = new sqlite3.Database(path.join(dataDir, 'ttstore.db'), sqlite3.OPEN_READONLY, (err) => (err ? reject(err) : resolve(d)));
+  });
+  try {
+    return await new Promise<T[]>((resolve, reject) => db.all(sql, params, (err, rows) => (err ? reject(err) : resolve(rows as T[]))));
+  } finally {
+    await new Promise<void>((resolve) => db.close(() => resolve()));
+  }
+}
+
 describe('gate: admin and onboarding endpoints (CONTRACT.md section 6)', () => {
   let server: TestServer;
   before(async () => {
@@ -179,9 +191,11 @@ describe('gate: admin and onboarding endpoints (CONTRACT.md section 6)', () => {
       expect(row).to.include({ active: false, purge_after: r.body.purge_after });
       // a deactivated tenant takes no more changes
       expect((await admin(server, 'POST', '/gate/onboard/rotate-key', { tenant_id: t.tenant_id })).status).to.equal(404);
-      // its usage stays readable
+      // its usage stays readable, and its data is kept for the retention period
       const usage = await admin(server, 'GET', `/gate/admin/usage/${t.tenant_id}`);
       expect(usage.body.cus_used).to.equal(1);
+      const rows = await readDirectly<{ n: number }>(server.dataDir, 'SELECT COUNT(*) AS n FROM entries WHERE tenant_id = ?', [t.tenant_id]);
+      expect(rows[0]!.n).to.equal(1);
     });
   });
 
@@ -252,6 +266,39 @@ describe('gate: admin and onboarding endpoints (CONTRACT.md section 6)', () => {
       expect(r.text).to.match(/^ttstore_gate_requests_total\{outcome="admitted"\} \d+$/m);
       expect((await http(server.url, 'GET', '/gate/metrics')).status).to.equal(401);
     });
+  });
+});
+
+describe('gate: compaction of deactivated tenants', () => {
+  it("purges a deactivated tenant's data once its retention has passed, keeping the record; active tenants keep theirs", async () => {
+    let server = await startServer({ env: { SVC_GATE_RETENTION_DAYS: '0' } });
+    const dataDir = server.dataDir;
+    try {
+      const gone = await createTenant(server);
+      const stays = await createTenant(server);
+      for (const t of [gone, stays]) {
+        const r = await http(server.url, 'POST', '/v1/put', { headers: tenantHeaders(t), json: { key: 'k', data_b64: Buffer.from('data').toString('base64') } });
+        expect(r.status).to.equal(200);
+      }
+      const d = await admin(server, 'POST', '/gate/admin/deactivate', { tenant_id: gone.tenant_id });
+      expect(d.body.purge_after).to.equal(d.body.deactivated_at);
+      await server.stop();
+      server = await startServer({ dataDir, env: { SVC_GATE_RETENTION_DAYS: '0' } }); // the purge runs at start, then hourly
+      const count = async (id: string) =>
+        (await readDirectly<{ n: number }>(dataDir, 'SELECT COUNT(*) AS n FROM entries WHERE tenant_id = ?', [id]))[0]!.n;
+      for (let i = 0; i < 50 && (await count(gone.tenant_id)) > 0; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await count(gone.tenant_id)).to.equal(0);
+      expect(await count(stays.tenant_id)).to.equal(1);
+      const rec = await readDirectly<{ purged_at: number | null }>(dataDir, 'SELECT purged_at FROM gate_tenants WHERE tenant_id = ?', [gone.tenant_id]);
+      expect(rec[0]!.purged_at).to.be.a('number');
+      const list = await admin(server, 'GET', '/gate/admin/tenants');
+      expect(list.body.tenants.find((x: { tenant_id: string }) => x.tenant_id === gone.tenant_id)).to.include({ active: false });
+      expect((await http(server.url, 'GET', '/v1/get/default/k', { headers: tenantHeaders(stays) })).status).to.equal(200);
+    } finally {
+      await server.destroy();
+      const { rm } = await import('node:fs/promises');
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
 
