@@ -96,7 +96,9 @@ export class TenantRegistry {
 
   /** (Re)read every tenant from the database and swap the cache in one step; returns the count. */
   async reload(): Promise<number> {
-    const rows = await this.db.all<TenantRow>(`${SELECT} ORDER BY tenant_id`);
+    // Read through the writer queue, so the read is ordered with this process's own changes: a
+    // rotation that commits just before is in the rows; one just after installs into the new maps.
+    const rows = await this.db.write((tx) => tx.all<TenantRow>(`${SELECT} ORDER BY tenant_id`));
     const byId = new Map<string, TenantRecord>();
     const byHash = new Map<string, TenantRecord>();
     for (const row of rows) {
