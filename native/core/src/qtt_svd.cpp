@@ -126,6 +126,70 @@ double rescale(double* W, int64_t n, double& sumsq) {
   return f;
 }
 
+// Leading steps whose unfolding keeps full rank change nothing in TT-SVD: the core is then a basis
+// of the whole row space and C passes on unrotated (any basis gives the same train). One Gram
+// matrix of a wider leading unfolding (rows n_1..n_p, up to 256) decides all of them at once: the
+// Gram of a shorter unfolding j is a partial trace of it, and since nothing has been rotated yet
+// it is exactly the Gram the first real step needs, so that step reuses it.
+struct Prefix {
+  int steps = 0;              // leading steps that keep full rank
+  std::vector<double> gram;   // C C^T of the unfolding at step `steps` (full symmetric)
+};
+
+Prefix full_rank_prefix(const double* W, const std::vector<int64_t>& modes, int64_t N,
+                        double delta_sq, double norm_sq, int64_t max_rank) {
+  Prefix pre;
+  const int d = static_cast<int>(modes.size());
+  if (N < (int64_t{1} << 16)) return pre;
+  int64_t limit = 16;  // rows of the first probe (memory-bound size); later probes grow 4x
+  while (true) {
+    // Probe the unfolding with rows n_1..n_p (p the last mode that fits).
+    const int j0 = pre.steps;
+    int64_t Mp = 1;
+    int p = -1;
+    for (int k = 0; k + 1 < d; ++k) {
+      const int64_t next = Mp * modes[k];
+      if (next > limit || next * next > N) break;
+      Mp = next;
+      p = k;
+    }
+    if (p < j0) return pre;
+    std::vector<double> G = gram(W, Mp, N / Mp);
+    for (int64_t a = 0; a < Mp; ++a) {
+      for (int64_t b = 0; b < a; ++b) G[a * Mp + b] = G[b * Mp + a];
+    }
+    const double noise = 10.0 * static_cast<double>(Mp) * DBL_EPSILON * norm_sq;
+    int64_t Mj = 1;
+    for (int k = 0; k < j0; ++k) Mj *= modes[k];
+    for (int j = j0; j <= p; ++j) {
+      Mj *= modes[j];
+      const int64_t Q = Mp / Mj;
+      std::vector<double> Gj(static_cast<std::size_t>(Mj * Mj), 0.0);
+      for (int64_t a = 0; a < Mj; ++a) {
+        for (int64_t b = 0; b < Mj; ++b) {
+          double s = 0;
+          for (int64_t c = 0; c < Q; ++c) s += G[(a * Q + c) * Mp + b * Q + c];
+          Gj[a * Mj + b] = s;
+        }
+      }
+      bool full = (max_rank == 0 || Mj <= max_rank);
+      if (full) {
+        std::vector<double> H = Gj, w(static_cast<std::size_t>(Mj));
+        lapack_check(LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'N', 'U', Mj, H.data(), Mj, w.data()), "dsyevd");
+        full = w[0] > delta_sq + noise;  // even the smallest sigma^2 alone exceeds the budget
+      }
+      if (!full) {
+        pre.gram.swap(Gj);  // step j is the first real step; this is its Gram
+        return pre;
+      }
+      pre.steps = j + 1;
+    }
+    // Every probed step keeps full rank: probe a wider unfolding.
+    if (limit >= 256) return pre;
+    limit *= 4;
+  }
+}
+
 }  // namespace
 
 TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
@@ -171,9 +235,26 @@ TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOp
 
   int64_t r = 1, P = N, core_elems = 0;
   double disc_sq = 0;
-  for (int k = 0; k + 1 < d; ++k) {
+  Prefix pre;
+  if (run.force_route == Route::Auto) {
+    pre = full_rank_prefix(W.data(), layout.modes, N, delta_sq, sumsq, opt.max_rank);
+  }
+  for (int k = 0; k < pre.steps; ++k) {  // identity cores: C passes on unchanged
+    const int64_t n = layout.modes[k], m = r * n;
+    std::vector<double> core(static_cast<std::size_t>(m * m), 0.0);
+    for (int64_t i = 0; i < m; ++i) core[i * m + i] = 1.0;
+    tt.cores.push_back(std::move(core));
+    tt.ranks.push_back(m);
+    core_elems += m * m;
+    r = m;
+    P /= n;
+    run.routes.push_back(Route::Identity);
+  }
+  lap("prefix", r, P, r, pre.steps);
+  for (int k = pre.steps; k + 1 < d; ++k) {
     const int64_t n = layout.modes[k], m = r * n, K = P / n;
-    StepResult s = factor_unfolding(W.data(), m, K, delta_sq, sumsq, opt.max_rank, run.force_route);
+    std::vector<double>* known = (k == pre.steps && !pre.gram.empty()) ? &pre.gram : nullptr;
+    StepResult s = factor_unfolding(W.data(), m, K, delta_sq, sumsq, opt.max_rank, run.force_route, known);
     lap("step", m, K, s.choice.r, static_cast<int>(s.route));
     disc_sq += s.choice.discarded_sq;
     run.capped = run.capped || s.choice.capped;

@@ -6,7 +6,7 @@
 namespace tts::detail {
 
 // How a wide unfolding is factored (see unfolding.cpp); Auto picks by the threshold's size.
-enum class Route { Auto, Gram, MeasuredGram, Tsqr, Direct };
+enum class Route { Auto, Gram, MeasuredGram, Tsqr, Direct, Identity };
 
 struct SvdRun {
   Route force_route = Route::Auto;  // In: tests force a route to compare them

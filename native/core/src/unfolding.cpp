@@ -15,22 +15,8 @@
 #include "threads.hpp"
 
 namespace tts::detail {
-namespace {
-
-// Threshold / Gram-noise ratio above which the measured-Gram route keeps the TSQR ranks
-// (measured on smooth and noisy 2^20 fields at tol 1e-4 .. 1e-10: identical ranks; at a ratio of
-// 0.02 it already loses ranks, and far below 1 it degenerates to full rank).
-constexpr double kMeasuredGram = 1.0;
-
-// Left singular vectors and values of the wide C (m < K).
-struct LeftSvd {
-  std::vector<double> sigma;  // m values, descending
-  std::vector<double> U;      // m x m row-major: U[j*m + i] = component j of u_i
-};
-
-// G = C C^T (dsyrk), eigen-decomposed. Exact enough only when the threshold sits far above the
-// Gram matrix's rounding (the caller decides).
-LeftSvd gram_route(const double* C, int64_t m, int64_t K) {
+// G = C C^T (upper triangle, row-major m x m).
+std::vector<double> gram(const double* C, int64_t m, int64_t K) {
   std::vector<double> G(static_cast<std::size_t>(m * m), 0.0);
   const int nt = threads();
   if (m <= 16 && nt > 1 && K >= 8192) {
@@ -52,6 +38,23 @@ LeftSvd gram_route(const double* C, int64_t m, int64_t K) {
   } else {
     cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, m, K, 1.0, C, K, 0.0, G.data(), m);
   }
+  return G;
+}
+
+namespace {
+
+// Threshold / Gram-noise ratio above which the measured-Gram route keeps the TSQR ranks
+// (measured on smooth and noisy 2^20 fields at tol 1e-4 .. 1e-10: identical ranks; at a ratio of
+// 0.02 it already loses ranks, and far below 1 it degenerates to full rank).
+constexpr double kMeasuredGram = 1.0;
+
+// Left singular vectors and values of the wide C (m < K).
+struct LeftSvd {
+  std::vector<double> sigma;  // m values, descending
+  std::vector<double> U;      // m x m row-major: U[j*m + i] = component j of u_i
+};
+
+LeftSvd eig_of_gram(std::vector<double> G, int64_t m) {
   std::vector<double> w(static_cast<std::size_t>(m));
   lapack_check(LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'U', m, G.data(), m, w.data()), "dsyevd");
   LeftSvd out;
@@ -224,7 +227,7 @@ StepResult direct_step(double* W, int64_t m, int64_t K, double delta_sq, int64_t
 }  // namespace
 
 StepResult factor_unfolding(double* W, int64_t m, int64_t K, double delta_sq, double norm_sq,
-                            int64_t max_rank, Route force) {
+                            int64_t max_rank, Route force, std::vector<double>* known_gram) {
   if (m >= K) return direct_step(W, m, K, delta_sq, max_rank);
   // Gram eigenvalues carry absolute errors of about m eps ||C||^2 (rounding in C C^T).
   //  - threshold >= 1e3 x that: the eigenvalues decide the rank directly (cheapest);
@@ -237,7 +240,9 @@ StepResult factor_unfolding(double* W, int64_t m, int64_t K, double delta_sq, do
                       : delta_sq >= 1e3 * noise           ? Route::Gram
                       : delta_sq >= kMeasuredGram * noise ? Route::MeasuredGram
                                                           : Route::Tsqr;
-  LeftSvd f = route == Route::Tsqr ? tsqr_route(W, m, K) : gram_route(W, m, K);
+  LeftSvd f = route == Route::Tsqr ? tsqr_route(W, m, K)
+              : known_gram      ? eig_of_gram(std::move(*known_gram), m)
+                                : eig_of_gram(gram(W, m, K), m);
   StepResult out;
   out.route = route;
   std::vector<double> Ut;

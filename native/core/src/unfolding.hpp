@@ -18,8 +18,13 @@ struct StepResult {
 // W[0, m*K) holds C (m x K, row-major). Finds the rank-r truncation of C (threshold delta_sq on
 // the discarded sum of sigma^2, rank cap max_rank, 0: none), returns U_r and leaves U_r^T C
 // (r x K, row-major) in W[0, r*K). norm_sq bounds ||C||_F^2 (it decides Gram vs TSQR).
+// known_gram: C C^T when the caller already has it (upper triangle at least; consumed).
 StepResult factor_unfolding(double* W, int64_t m, int64_t K, double delta_sq, double norm_sq,
-                            int64_t max_rank, Route force = Route::Auto);
+                            int64_t max_rank, Route force = Route::Auto,
+                            std::vector<double>* known_gram = nullptr);
+
+// C C^T of the m x K row-major C: upper triangle of a row-major m x m matrix.
+std::vector<double> gram(const double* C, int64_t m, int64_t K);
 
 // OpenBLAS keeps a GEMM with m*n*k at or below this single-threaded, so such calls are safe from
 // inside OpenMP threads (larger ones contend for its thread pool).

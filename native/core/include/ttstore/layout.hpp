@@ -30,6 +30,8 @@ struct QttLayout {
 };
 
 // Throws InvalidArgument for more than 8 axes or a size < 1.
+// A single element (0-D shape, or all axes of size 1) has no digits; since a TT needs a core, its
+// layout gets one mode of size 1 (modes = [1], weights = [0]) and its train one 1x1x1 core.
 QttLayout make_layout(const std::vector<int64_t>& shape, LayoutKind kind);
 
 // Array offset of every mode-order linear index in [0, numel): out[t] = offset.

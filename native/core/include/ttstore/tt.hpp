@@ -45,6 +45,8 @@ struct SvdOptions {
 };
 
 // Progress / cancellation hook for long calls; may be empty. Called from worker threads.
+// (The CPU core calls it from the thread that made the call, between steps, never from inside an
+// OpenMP region; an exception it throws propagates out of the call, which is how to cancel.)
 using ProgressFn = std::function<void(double fraction)>;
 
 // TT-SVD of the array over `layout` (left to right, truncation threshold per unfolding
@@ -53,6 +55,9 @@ using ProgressFn = std::function<void(double fraction)>;
 // for it to be exact to the threshold), never a full SVD of the wide matrix. Memory: one float64
 // working buffer of numel elements plus the cores. Throws InvalidArgument on non-finite input.
 // The result has f32 = false.
+// tol = 0 still drops singular values at the float64 rounding floor (16 eps ||A|| per step), so
+// exactly low-rank data keeps its rank. Leading steps whose unfolding keeps full rank are exact
+// and come out as identity cores (an orthonormal basis like any other).
 TensorTrain qtt_svd(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
                     const ProgressFn& progress = {});
 
@@ -64,6 +69,11 @@ struct CompressResult {
   Fingerprint fingerprint;
   bool compressible = false;  // tt.stored_bytes() < original bytes (numel * dtype_size)
 };
+// When the measured error misses tol because of the cast (integer rounding, float16) and no rank cap
+// binds, compress decomposes again at tol/10 (twice at most). When the cores already hold as many
+// bytes as the input before the sweep ends, it stops early: `tt` is then empty (d() == 0),
+// `compressible` is false and `fingerprint` holds only reference_norm (errors 0: the caller keeps
+// the input itself, CONTRACT.md's passthrough).
 CompressResult compress(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
                         const ProgressFn& progress = {});
 
@@ -103,5 +113,7 @@ struct EngineInfo {
 };
 EngineInfo engine_info();
 void set_threads(int n);  // 0: default (all cores)
+// (set_threads applies to every later engine call from any thread, and sets OpenBLAS's pool size;
+// the default is OMP_NUM_THREADS when set.)
 
 }  // namespace tts
