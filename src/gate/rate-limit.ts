@@ -56,8 +56,10 @@ class SlotWindow implements TenantWindow {
   private admitted = 0;
   /** Lowest admission number that may still be inside the window. */
   private oldest = 0;
-  /** Unix ms when `oldest` leaves the window (valid when admitted > oldest). */
+  /** Unix ms when admission `oldestKnown` leaves the window. */
   private oldestExpiresAt = 0;
+  /** The admission number oldestExpiresAt belongs to (-1: none). */
+  private oldestKnown = -1;
 
   private constructor(
     private readonly store: RateLimiterAbstract,
@@ -105,11 +107,17 @@ class SlotWindow implements TenantWindow {
 
   /** Move `oldest` past admissions whose slot expired; stops at the first live one. */
   private async advanceOldest(now: number): Promise<void> {
-    if (this.oldest < this.admitted - this.limit) this.oldest = this.admitted - this.limit;
+    if (this.oldest < this.admitted - this.limit) {
+      this.oldest = this.admitted - this.limit;
+      this.oldestKnown = -1;
+    }
+    // A slot's expiry never moves while it is live, so a known one saves the store call.
+    if (this.oldestKnown === this.oldest && now < this.oldestExpiresAt) return;
     while (this.oldest < this.admitted) {
       const res = await this.store.get(this.slot(this.oldest));
       if (res && res.msBeforeNext > 0) {
         this.oldestExpiresAt = now + res.msBeforeNext;
+        this.oldestKnown = this.oldest;
         return;
       }
       this.oldest += 1;
