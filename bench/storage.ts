@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     }
   }
 
-  const server = await startServer({ env: { SVC_GATE_DEFAULT_RATE_LIMIT_REQUESTS: '10000000', SVC_GATE_LOG_LEVEL: 'warn' } });
+  const server = await startServer({ env: { SVC_GATE_DEFAULT_RATE_LIMIT_REQUESTS: '10000000' } });
   try {
     const t = await createTenant(server, { plan: 'enterprise', namespaces: ['default'] });
     const auth = { 'X-Api-Key': t.api_key };

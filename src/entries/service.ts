@@ -12,6 +12,7 @@ import { chooseRepresentation, ZERO_FINGERPRINT, type Target } from './oracle.js
 import { canonicalJson, type EntryRow, type ListRow, shapeOf } from './entry.js';
 import { denseNorm } from './norm.js';
 import { limiter } from './limiter.js';
+import { RowCache } from './row-cache.js';
 
 export interface EntryLogger {
   info(obj: object, msg: string): void;
@@ -30,6 +31,8 @@ export interface EntryServiceOptions {
   now?: () => number;
   /** Compressions running at once (each uses every core already). Default 2. */
   compressConcurrency?: number;
+  /** Entry rows kept in memory for get/serve (0: none). Default 20000. */
+  rowCacheRows?: number;
 }
 
 export interface PutInput {
@@ -66,6 +69,7 @@ export class EntryService {
   private readonly runCompression: <T>(work: () => Promise<T>) => Promise<T>;
   private timer: NodeJS.Timeout | null = null;
   private compacting: Promise<number> | null = null;
+  private readonly cache: RowCache;
 
   constructor(opts: EntryServiceOptions) {
     this.opts = opts;
@@ -74,6 +78,7 @@ export class EntryService {
     this.engine = opts.engine;
     this.now = opts.now ?? (() => Date.now() / 1000);
     this.runCompression = limiter(opts.compressConcurrency ?? 2);
+    this.cache = new RowCache(opts.rowCacheRows ?? 20000);
   }
 
   /**
@@ -204,11 +209,13 @@ export class EntryService {
     items: Array<{ key: string; row: NewRow; metadata: Record<string, unknown> }>, blobs: BlobRef[],
   ): Promise<EntryRow[]> {
     try {
-      return await this.db.write(async (tx) => {
+      const rows = await this.db.write(async (tx) => {
         const out: EntryRow[] = [];
         for (const it of items) out.push(await this.insert(tx, tenantId, namespace, it.key, it.row, it.metadata));
         return out;
       });
+      for (const it of items) this.cache.invalidate(RowCache.id(tenantId, namespace, it.key));
+      return rows;
     } catch (err) {
       await Promise.all(blobs.map((b) => this.blobs.remove(b.id).catch(() => undefined)));
       throw err;
@@ -239,7 +246,7 @@ export class EntryService {
 
   /** Hide every version of a key at once; 404 when there is no live version. */
   async delete(tenantId: string, namespace: string, key: string): Promise<{ versions: number; deletedAt: number; purgeAfter: number }> {
-    return this.db.write(async (tx) => {
+    const result = await this.db.write(async (tx) => {
       const k = await tx.get<{ live_id: number | null }>(
         'SELECT live_id FROM entry_keys WHERE tenant_id = ? AND namespace = ? AND key = ?', [tenantId, namespace, key]);
       if (!k || k.live_id === null) throw notFound(`no entry ${JSON.stringify(key)} in namespace ${namespace}`);
@@ -250,6 +257,8 @@ export class EntryService {
       await tx.run('UPDATE entry_keys SET live_id = NULL WHERE tenant_id = ? AND namespace = ? AND key = ?', [tenantId, namespace, key]);
       return { versions: changes, deletedAt, purgeAfter: deletedAt + this.opts.retentionDays * 86400 };
     });
+    this.cache.invalidate(RowCache.id(tenantId, namespace, key));
+    return result;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -257,14 +266,19 @@ export class EntryService {
 
   /** The live entry (latest, or the given version); undefined when absent or deleted. */
   async find(tenantId: string, namespace: string, key: string, version?: number): Promise<EntryRow | undefined> {
-    if (version === undefined) {
-      return this.db.get<EntryRow>(
+    const id = RowCache.id(tenantId, namespace, key);
+    const cached = this.cache.get(id, version);
+    if (cached) return cached;
+    const gen = this.cache.generation(id);
+    const row = version === undefined
+      ? await this.db.get<EntryRow>(
         `SELECT e.* FROM entry_keys k JOIN entries e ON e.id = k.live_id
-         WHERE k.tenant_id = ? AND k.namespace = ? AND k.key = ?`, [tenantId, namespace, key]);
-    }
-    return this.db.get<EntryRow>(
-      `SELECT * FROM entries WHERE tenant_id = ? AND namespace = ? AND key = ? AND version = ? AND deleted_at IS NULL`,
-      [tenantId, namespace, key, version]);
+         WHERE k.tenant_id = ? AND k.namespace = ? AND k.key = ?`, [tenantId, namespace, key])
+      : await this.db.get<EntryRow>(
+        `SELECT * FROM entries WHERE tenant_id = ? AND namespace = ? AND key = ? AND version = ? AND deleted_at IS NULL`,
+        [tenantId, namespace, key, version]);
+    if (row) this.cache.set(id, gen, row, version === undefined);
+    return row;
   }
 
   /** find() or 404. */
@@ -339,6 +353,7 @@ export class EntryService {
   async purgeTenant(tenantId: string): Promise<number> {
     const n = await this.purgeWhere('tenant_id = ?', [tenantId]);
     await this.db.write((tx) => tx.run('DELETE FROM entry_keys WHERE tenant_id = ?', [tenantId]));
+    this.cache.clear();
     return n;
   }
 

@@ -142,3 +142,40 @@ describe('entries service (no HTTP)', () => {
     expect(globPrefix('a*?[')).to.equal('a[*][?][[]*');
   });
 });
+
+describe('entry row cache', () => {
+  const row = (version: number) => ({ version }) as never;
+  it('serves what it was given and forgets a key on invalidate', async () => {
+    const { RowCache } = await import('../../src/entries/row-cache.js');
+    const c = new RowCache(100);
+    const id = RowCache.id('t', 'ns', 'k');
+    c.set(id, c.generation(id), row(1), true);
+    expect(c.get(id)).to.deep.equal({ version: 1 });
+    expect(c.get(id, 1)).to.equal(undefined);
+    c.invalidate(id);
+    expect(c.get(id)).to.equal(undefined);
+  });
+  it('drops a row read before a write that committed meanwhile', async () => {
+    const { RowCache } = await import('../../src/entries/row-cache.js');
+    const c = new RowCache(100);
+    const id = RowCache.id('t', 'ns', 'k');
+    const gen = c.generation(id); // a read starts
+    c.invalidate(id); // a write commits
+    c.set(id, gen, row(1), true); // the read finishes with the old row
+    expect(c.get(id)).to.equal(undefined);
+    const g2 = c.generation(id);
+    c.clear();
+    c.set(id, g2, row(2), true);
+    expect(c.get(id)).to.equal(undefined);
+  });
+  it('keeps at most maxRows rows, evicting the least recently used key', async () => {
+    const { RowCache } = await import('../../src/entries/row-cache.js');
+    const c = new RowCache(2);
+    for (const k of ['a', 'b']) c.set(k, c.generation(k), row(1), true);
+    c.get('a');
+    c.set('c', c.generation('c'), row(1), true);
+    expect(c.get('b')).to.equal(undefined);
+    expect(c.get('a')).to.not.equal(undefined);
+    expect(c.get('c')).to.not.equal(undefined);
+  });
+});
