@@ -106,7 +106,7 @@ export async function http<T = any>(
   base: string,
   method: string,
   urlPath: string,
-  init: { json?: unknown; body?: BodyInit; headers?: Record<string, string> } = {},
+  init: { json?: unknown; body?: RequestInit['body']; headers?: Record<string, string> } = {},
 ): Promise<Reply<T>> {
   const headers: Record<string, string> = { ...init.headers };
   let body = init.body;
