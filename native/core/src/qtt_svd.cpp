@@ -251,7 +251,22 @@ TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOp
     run.routes.push_back(Route::Identity);
   }
   lap("prefix", r, P, r, pre.steps);
-  for (int k = pre.steps; k + 1 < d; ++k) {
+  // Early stop for compress(): the cores so far, plus the next core if the next step keeps full rank
+  // as every step so far did (noise-like data), already outweigh the input.
+  bool untruncated = true;
+  auto hopeless = [&](int next) {
+    if (run.abort_core_bytes <= 0) return false;
+    int64_t bound = core_elems;
+    if (untruncated && next < d) {
+      const int64_t m2 = r * layout.modes[next], K2 = P / layout.modes[next];
+      int64_t r2 = std::min(m2, K2);
+      if (opt.max_rank > 0) r2 = std::min(r2, opt.max_rank);
+      bound += next + 1 < d ? m2 * r2 : m2;
+    }
+    return bound * 4 >= run.abort_core_bytes;
+  };
+  if (pre.steps > 0 && hopeless(pre.steps)) run.aborted = true;
+  for (int k = pre.steps; k + 1 < d && !run.aborted; ++k) {
     const int64_t n = layout.modes[k], m = r * n, K = P / n;
     std::vector<double>* known = (k == pre.steps && !pre.gram.empty()) ? &pre.gram : nullptr;
     StepResult s = factor_unfolding(W.data(), m, K, delta_sq, sumsq, opt.max_rank, run.force_route, known);
@@ -259,12 +274,13 @@ TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOp
     disc_sq += s.choice.discarded_sq;
     run.capped = run.capped || s.choice.capped;
     run.routes.push_back(s.route);
+    untruncated = untruncated && s.choice.r == std::min(m, K);
     r = s.choice.r;
     P = K;
     tt.ranks.push_back(r);
     core_elems += static_cast<int64_t>(s.core.size());
     tt.cores.push_back(std::move(s.core));
-    if (run.abort_core_bytes > 0 && core_elems * 4 >= run.abort_core_bytes) {
+    if (hopeless(k + 1)) {
       run.aborted = true;
       break;
     }

@@ -72,23 +72,16 @@ LeftSvd eig_of_gram(std::vector<double> G, int64_t m) {
 // QR of [R; chunk^T], keep R. `col0, col1` restrict to a column range.
 void tsqr_range(const double* C, int64_t m, int64_t K, int64_t col0, int64_t col1, int64_t b,
                 double* R) {
-  std::vector<double> Y(static_cast<std::size_t>((b + m) * m)), tau(static_cast<std::size_t>(m));
-  bool first = true;
+  // [R; chunk^T] is triangular-over-rectangular: dtpqrt updates R in place at O(b m^2) per chunk,
+  // whatever b is (a plain QR of the stack would refactor R each time). R starts at 0.
+  const int64_t nb = std::min<int64_t>(m, 32);
+  std::vector<double> B(static_cast<std::size_t>(b * m)), T(static_cast<std::size_t>(nb * m));
   std::fill(R, R + m * m, 0.0);
   for (int64_t k0 = col0; k0 < col1; k0 += b) {
     const int64_t bb = std::min(b, col1 - k0);
-    const int64_t top = first ? 0 : m;
-    const int64_t rows = top + bb, ld = rows;
-    for (int64_t j = 0; j < m; ++j) {
-      double* y = Y.data() + j * ld;
-      if (top) std::memcpy(y, R + j * m, sizeof(double) * m);
-      std::memcpy(y + top, C + j * K + k0, sizeof(double) * bb);
-    }
-    lapack_check(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, rows, m, Y.data(), ld, tau.data()), "dgeqrf");
-    for (int64_t j = 0; j < m; ++j) {
-      for (int64_t i = 0; i < m; ++i) R[i + j * m] = (i <= j && i < rows) ? Y[i + j * ld] : 0.0;
-    }
-    first = false;
+    for (int64_t j = 0; j < m; ++j) std::memcpy(B.data() + j * bb, C + j * K + k0, sizeof(double) * bb);
+    lapack_check(LAPACKE_dtpqrt(LAPACK_COL_MAJOR, bb, m, 0, nb, R, m, B.data(), bb, T.data(), nb),
+                 "dtpqrt");
   }
 }
 
@@ -119,12 +112,22 @@ LeftSvd tsqr_route(const double* C, int64_t m, int64_t K) {
       for (int64_t i = 0; i < m; ++i) R[i + j * m] = (i <= j) ? S[i + j * rows] : 0.0;
     }
   } else {
-    const int64_t b = std::clamp<int64_t>((int64_t{1} << 19) / m, m, std::max<int64_t>(K, m));
+    const int64_t b = std::clamp<int64_t>((int64_t{1} << 18) / m, 256, std::max<int64_t>(K, 256));
     tsqr_range(C, m, K, 0, K, b, R.data());
   }
   // C = R^T Q^T and R = U_R S V_R^T, so C = V_R S (Q U_R)^T: C's left vectors are R's right ones.
   LeftSvd out;
   out.sigma.resize(m);
+  if (m > 256) {
+    // Large m: only V_R is needed; dgesvd overwrites R with it (no m x m extras).
+    std::vector<double> superb(static_cast<std::size_t>(m));
+    double dummy = 0;
+    lapack_check(LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'O', m, m, R.data(), m, out.sigma.data(),
+                                &dummy, 1, &dummy, 1, superb.data()),
+                 "dgesvd");
+    out.U = std::move(R);
+    return out;
+  }
   std::vector<double> UR(static_cast<std::size_t>(m * m)), VT(static_cast<std::size_t>(m * m));
   lapack_check(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'S', m, m, R.data(), m, out.sigma.data(), UR.data(),
                               m, VT.data(), m),
