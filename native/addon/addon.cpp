@@ -1,7 +1,7 @@
 // Module registration. Every export is wrapped so that no C++ exception can leave a call other
 // than as a JS exception: the core's InvalidArgument becomes a RangeError with code
 // ERR_TTS_INVALID, anything else an Error with code ERR_TTS_INTERNAL.
-#include <napi.h>
+#include "napi_env.hpp"
 
 #include <new>
 

@@ -3,7 +3,7 @@
 // wrong value), both with code ERR_TTS_INVALID, so callers can map them to a 400 in one place.
 #pragma once
 
-#include <napi.h>
+#include "napi_env.hpp"
 
 #include <cstdint>
 #include <string>

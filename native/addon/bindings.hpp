@@ -3,7 +3,7 @@
 // settled by a worker (everything that touches array data or core values).
 #pragma once
 
-#include <napi.h>
+#include "napi_env.hpp"
 
 namespace tts_addon {
 

@@ -42,26 +42,38 @@ void PromiseWorker::Execute() {
 
 void PromiseWorker::OnOK() {
   Napi::Env env = Env();
-  // Whatever happens here must settle the Promise: an exception escaping OnOK would surface as an
-  // uncaught exception outside any JS frame.
+  // Whatever happens here must settle the Promise, and nothing may escape: an exception leaving
+  // OnOK ends the process. When the environment is shutting down (a worker thread terminated while
+  // this call ran) no JS can run at all, and there is nobody left to tell.
+  std::string failure;
   try {
     if (failure_ == Failure::None) {
       deferred_.Resolve(Result(env));
     } else {
       deferred_.Reject(MakeError(env, failure_ == Failure::Invalid, message_).Value());
     }
+    return;
   } catch (const Napi::Error& e) {
-    deferred_.Reject(e.Value());
+    failure = e.what();
   } catch (const std::bad_alloc&) {
-    deferred_.Reject(MakeError(env, false, "out of memory").Value());
+    failure = "out of memory";
   } catch (const std::exception& e) {
-    deferred_.Reject(MakeError(env, false, e.what()).Value());
+    failure = e.what();
+  } catch (...) {
+    failure = "unknown native error";
+  }
+  try {
+    deferred_.Reject(MakeError(env, false, failure.empty() ? "native error" : failure).Value());
+  } catch (...) {
   }
 }
 
 void PromiseWorker::OnError(const Napi::Error& e) {
   // Only reached if the base class recorded an error itself; Execute never lets one through.
-  deferred_.Reject(MakeError(Env(), false, e.Message()).Value());
+  try {
+    deferred_.Reject(MakeError(Env(), false, e.Message()).Value());
+  } catch (...) {
+  }
 }
 
 void PackedTrain::Free::operator()(void* p) const { std::free(p); }

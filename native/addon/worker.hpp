@@ -4,7 +4,7 @@
 // (code ERR_TTS_INTERNAL).
 #pragma once
 
-#include <napi.h>
+#include "napi_env.hpp"
 
 #include <cstddef>
 #include <memory>
