@@ -114,9 +114,10 @@ class SlotWindow implements TenantWindow {
     // A slot's expiry never moves while it is live, so a known one saves the store call.
     if (this.oldestKnown === this.oldest && now < this.oldestExpiresAt) return;
     while (this.oldest < this.admitted) {
+      const asked = Date.now(); // the store measures msBeforeNext from its own clock reading, now
       const res = await this.store.get(this.slot(this.oldest));
       if (res && res.msBeforeNext > 0) {
-        this.oldestExpiresAt = now + res.msBeforeNext;
+        this.oldestExpiresAt = asked + res.msBeforeNext;
         this.oldestKnown = this.oldest;
         return;
       }
