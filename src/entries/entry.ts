@@ -81,8 +81,22 @@ export function putView(row: EntryRow) {
   return { ...common(row), verdict: row.verdict, tolerance: row.tolerance };
 }
 
-/** Response of GET /v1/get: SPEC.md's fields (oracle_verdict, total_core_bytes) plus CONTRACT.md's. */
-export function getView(row: EntryRow) {
+const getViews = new WeakMap<EntryRow, ReturnType<typeof buildGetView>>();
+
+/**
+ * Response of GET /v1/get: SPEC.md's fields (oracle_verdict, total_core_bytes) plus CONTRACT.md's.
+ * Memoised per row object (rows are immutable; cached rows are shared), so a hot GET parses no JSON.
+ */
+export function getView(row: EntryRow): ReturnType<typeof buildGetView> {
+  let v = getViews.get(row);
+  if (!v) {
+    v = buildGetView(row);
+    getViews.set(row, v);
+  }
+  return v;
+}
+
+function buildGetView(row: EntryRow) {
   const c = common(row);
   return {
     ...c,
