@@ -6,7 +6,7 @@ export type ProblemCode =
   | 'missing_api_key' | 'invalid_api_key' | 'quota_exceeded' | 'namespace_forbidden' | 'admin_only'
   | 'not_found' | 'method_not_allowed' | 'tenant_exists' | 'not_compressed' | 'payload_too_large'
   | 'unsupported_media_type' | 'rate_limited' | 'internal_error' | 'data_corrupted'
-  | 'gpu_unsupported' | 'gpu_unavailable' | 'service_unavailable';
+  | 'gpu_unsupported' | 'gpu_unavailable' | 'service_unavailable' | 'solver_unavailable';
 
 const TITLES: Record<ProblemCode, string> = {
   invalid_request: 'Invalid request',
@@ -31,6 +31,7 @@ const TITLES: Record<ProblemCode, string> = {
   gpu_unsupported: 'GPU unsupported',
   gpu_unavailable: 'GPU unavailable',
   service_unavailable: 'Service unavailable',
+  solver_unavailable: 'Solver unavailable',
 };
 
 /** An error that becomes an RFC 9457 problem+json response with `status` and `code`. */

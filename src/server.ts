@@ -21,6 +21,12 @@ import { createGate, gateMigrations } from './gate/index.js';
 import { TenantPurger } from './gate/purge.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerStorageRoutes } from './routes/storage.js';
+// simulation: job table, scheduler (solvers run on the engine's threads), routes
+import { JOB_MIGRATIONS } from './jobs/migrations.js';
+import { JobStore } from './jobs/store.js';
+import { JobScheduler } from './jobs/scheduler.js';
+import { engineRunner } from './jobs/runner.js';
+import { registerSimulationRoutes } from './routes/simulation.js';
 
 export interface RunningServer {
   port: number;
@@ -34,7 +40,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   await mkdir(config.dataDir, { recursive: true });
   if (config.engineThreads > 0) engine.setThreads?.(config.engineThreads);
 
-  const migrations: Migration[] = [...ENTRY_MIGRATIONS, ...gateMigrations];
+  const migrations: Migration[] = [...ENTRY_MIGRATIONS, ...gateMigrations, ...JOB_MIGRATIONS];
   const db = await Database.open(path.join(config.dataDir, 'ttstore.db'), migrations);
 
   // storage: blob files under <dataDir>/blobs; start() sweeps orphans and runs compaction (then hourly)
@@ -49,13 +55,26 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   // gate: registry + limiter + meter; tenantGate goes first on every /v1 route
   const gate = await createGate({ db, config, log });
   const tenantGate = gate.tenantGate;
-  const purger = new TenantPurger(gate.registry, (tenantId) => entries.purgeTenant(tenantId), log);
+  const jobStore = new JobStore(db);
+  const purger = new TenantPurger(gate.registry, async (tenantId) => {
+    await jobStore.purgeTenant(tenantId);
+    return entries.purgeTenant(tenantId);
+  }, log);
   purger.start();
+
+  // simulation: queued and interrupted jobs resume now (after the blob sweep above)
+  const simRunner = engineRunner(engine);
+  const scheduler = new JobScheduler({
+    store: jobStore, outputs: entries, runner: simRunner, concurrency: config.simConcurrency, log,
+    tenantActive: (tenantId) => gate.registry.get(tenantId)?.active === true,
+  });
+  await scheduler.start();
 
   const router = new Router();
   registerHealthRoutes(router, { db, engine, version: VERSION, startedAt });
   registerAdminRoutes(router, gate);
   registerStorageRoutes(router, { tenantGate, entries, engine, config });
+  registerSimulationRoutes(router, { tenantGate, scheduler, runner: simRunner });
 
   const app = createApp({ log, router });
   const server = http.createServer(app.callback());
@@ -77,8 +96,10 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         const grace = setTimeout(() => server.closeAllConnections(), config.shutdownGraceS * 1000);
+        const jobsStopped = scheduler.stop(); // running jobs cancelled and left queued for the next start
         await stopped;
         clearTimeout(grace);
+        await jobsStopped;
         entries.stop();
         purger.stop();
         await db.close();

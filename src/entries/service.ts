@@ -57,6 +57,14 @@ export interface CoresInput {
 
 type NewRow = Omit<EntryRow, 'id' | 'version' | 'created_at' | 'deleted_at' | 'tenant_id' | 'namespace' | 'key'>;
 
+/** A put whose blob is durable but whose row is not committed yet (EntryService.prepare). */
+export interface PreparedEntry {
+  key: string;
+  row: NewRow;
+  metadata: Record<string, unknown>;
+  blob: BlobRef;
+}
+
 const HOUR_MS = 3600_000;
 const PURGE_BATCH = 500;
 
@@ -106,6 +114,17 @@ export class EntryService {
 
   /** Compress (or not) as the Oracle decides, store durably, and return the committed row. */
   async put(input: PutInput): Promise<EntryRow> {
+    const prepared = await this.prepare(input);
+    const [committed] = await this.commitPrepared(input.tenantId, input.namespace, [prepared]);
+    return committed!;
+  }
+
+  /**
+   * put's first half: the Oracle's representation and its durable blob, not yet visible to any read.
+   * commitPrepared makes a batch visible at once; discard removes the blobs (a crash in between
+   * leaves orphan blobs, which start() sweeps).
+   */
+  async prepare(input: Omit<PutInput, 'tenantId' | 'namespace'>): Promise<PreparedEntry> {
     const { payload, target } = input;
     const shapeLayout = layoutForShape(this.engine, payload.shape);
     const normOf = (p: Payload) => denseNorm(this.engine, p.data, p.dtype, p.shape, shapeLayout.layout, shapeLayout.modes);
@@ -152,8 +171,20 @@ export class EntryService {
       blob_kind: rep.compressed ? 'cores' : 'raw',
       checksum: blob.checksum,
     };
-    const [committed] = await this.commit(input.tenantId, input.namespace, [{ key: input.key, row, metadata: input.metadata }], [blob]);
-    return committed!;
+    return { key: input.key, row, metadata: input.metadata, blob };
+  }
+
+  /**
+   * Commit prepared entries in one transaction (all visible or none), with `also` run inside the
+   * same transaction (e.g. a job's state change); on failure the prepared blobs are removed.
+   */
+  commitPrepared(tenantId: string, namespace: string, items: PreparedEntry[], also?: (tx: Tx) => Promise<void>): Promise<EntryRow[]> {
+    return this.commit(tenantId, namespace, items, items.map((it) => it.blob), also);
+  }
+
+  /** Remove the blobs of prepared entries that will not be committed. */
+  async discard(items: PreparedEntry[]): Promise<void> {
+    await Promise.all(items.map((it) => this.blobs.remove(it.blob.id).catch(() => undefined)));
   }
 
   /** Store validated cores as they are (verdict exact): all entries or none. */
@@ -207,11 +238,13 @@ export class EntryService {
   private async commit(
     tenantId: string, namespace: string,
     items: Array<{ key: string; row: NewRow; metadata: Record<string, unknown> }>, blobs: BlobRef[],
+    also?: (tx: Tx) => Promise<void>,
   ): Promise<EntryRow[]> {
     try {
       const rows = await this.db.write(async (tx) => {
         const out: EntryRow[] = [];
         for (const it of items) out.push(await this.insert(tx, tenantId, namespace, it.key, it.row, it.metadata));
+        if (also) await also(tx);
         return out;
       });
       for (const it of items) this.cache.invalidate(RowCache.id(tenantId, namespace, it.key));

@@ -1,0 +1,144 @@
+// A job's outputs on their way into storage. Each field goes through the same Oracle and compression
+// as a put (domain `simulation`) as soon as it exists, but stays invisible: its blob is durable, its
+// row is not. commit() makes every output visible in one transaction together with the job's
+// `completed` state; discard() removes the blobs of a job that failed or was cancelled. So a job
+// never leaves half of its outputs behind, and a crash leaves only orphan blobs (swept at start).
+import type { Tx } from '../store/db.js';
+import type { EntryRow } from '../entries/entry.js';
+import type { PreparedEntry, PutInput } from '../entries/service.js';
+import { resolveTarget } from '../entries/oracle.js';
+import type { JobParams } from './job.js';
+import type { SimField } from './runner.js';
+
+/** What the writer needs of the entry service (EntryService has it). */
+export interface OutputStore {
+  prepare(input: Omit<PutInput, 'tenantId' | 'namespace'>): Promise<PreparedEntry>;
+  commitPrepared(tenantId: string, namespace: string, items: PreparedEntry[], also?: (tx: Tx) => Promise<void>): Promise<EntryRow[]>;
+  discard(items: PreparedEntry[]): Promise<void>;
+}
+
+export interface OutputJob {
+  jobId: string;
+  tenantId: string;
+  solver: string;
+  namespace: string;
+  prefix: string;
+  params: JobParams;
+}
+
+/** Thrown by the writer when it stops because the job is being cancelled. */
+export class OutputsAborted extends Error {
+  constructor() {
+    super('output writing stopped: the job is being cancelled');
+    this.name = 'OutputsAborted';
+  }
+}
+
+const FIELD_NAME_RE = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+
+export function outputKey(prefix: string, field: string, step?: number): string {
+  return step === undefined ? `${prefix}/${field}` : `${prefix}/${field}/step_${step}`;
+}
+
+export class JobOutputs {
+  private readonly prepared: PreparedEntry[] = [];
+  private chain: Promise<void> = Promise.resolve();
+  private failure: unknown = null;
+
+  /**
+   * `aborted`: polled before each field (true while the job is being cancelled); `onError`: called
+   * once when a snapshot cannot be stored (the job should then stop).
+   */
+  constructor(
+    private readonly store: OutputStore,
+    private readonly job: OutputJob,
+    private readonly aborted: () => boolean,
+    private readonly onError: (err: unknown) => void = () => undefined,
+  ) {}
+
+  /** Keys prepared so far, in the order they were produced. */
+  get keys(): string[] {
+    return this.prepared.map((p) => p.key);
+  }
+
+  /**
+   * Queue the snapshot fields of `step` (returns at once: the engine's callback must not wait).
+   * Snapshots are stored one after another, in the order they arrive.
+   */
+  snapshot(step: number, t: number, fields: SimField[]): void {
+    this.chain = this.chain
+      .then(() => this.prepareAll(fields, step, t, true))
+      .catch((err) => {
+        if (this.failure === null) {
+          this.failure = err;
+          this.onError(err);
+        }
+      });
+  }
+
+  /** Wait for queued snapshots; throws the first error one of them met. */
+  async drain(): Promise<void> {
+    await this.chain;
+    if (this.failure !== null) throw this.failure;
+  }
+
+  /** The final fields (after every queued snapshot). */
+  async final(fields: SimField[], step: number, t: number | null): Promise<void> {
+    await this.drain();
+    await this.prepareAll(fields, step, t, false);
+  }
+
+  /** Make every prepared output visible at once, with `also` in the same transaction. */
+  async commit(also: (tx: Tx) => Promise<void>): Promise<string[]> {
+    const rows = await this.store.commitPrepared(this.job.tenantId, this.job.namespace, this.prepared, also);
+    return rows.map((r) => r.key);
+  }
+
+  /** Remove what was prepared (after waiting for a snapshot still being stored). */
+  async discard(): Promise<void> {
+    this.failure ??= new OutputsAborted();
+    await this.chain;
+    const items = this.prepared.splice(0);
+    await this.store.discard(items);
+  }
+
+  private async prepareAll(fields: SimField[], step: number, t: number | null, snapshot: boolean): Promise<void> {
+    for (const field of fields) {
+      if (this.aborted() || (snapshot && this.failure !== null)) throw this.failure ?? new OutputsAborted();
+      const key = outputKey(this.job.prefix, checkField(field), snapshot ? step : undefined);
+      const data = field.data;
+      this.prepared.push(await this.store.prepare({
+        key,
+        payload: {
+          kind: 'array',
+          dtype: 'float64',
+          shape: [...field.shape],
+          data: Buffer.from(data.buffer, data.byteOffset, data.byteLength),
+        },
+        metadata: {
+          solver: this.job.solver,
+          job_id: this.job.jobId,
+          field: field.name,
+          step,
+          t,
+          n_bits: this.job.params.n_bits,
+          params: this.job.params,
+        },
+        target: resolveTarget('simulation', undefined, undefined),
+      }));
+    }
+  }
+}
+
+/** A field from the engine must be a well-formed float64 array (an engine bug otherwise). */
+function checkField(field: SimField): string {
+  if (typeof field.name !== 'string' || !FIELD_NAME_RE.test(field.name)) {
+    throw new Error(`solver produced a field with an invalid name ${JSON.stringify(field.name)}`);
+  }
+  if (!(field.data instanceof Float64Array)) throw new Error(`solver field ${field.name} is not a Float64Array`);
+  const numel = field.shape.reduce((a, b) => a * b, 1);
+  if (!field.shape.every((d) => Number.isSafeInteger(d) && d >= 1) || numel !== field.data.length) {
+    throw new Error(`solver field ${field.name} has shape [${field.shape.join(', ')}] but ${field.data.length} values`);
+  }
+  return field.name;
+}

@@ -1,0 +1,106 @@
+// SQL of the job system: every state change is one write on the group-commit queue, durable when the
+// promise resolves. Reads go to the reader connection.
+import type { Database, Tx } from '../store/db.js';
+import type { JobParams, JobRow, JobStatus, Progress } from './job.js';
+
+export interface NewJob {
+  jobId: string;
+  tenantId: string;
+  solver: string;
+  namespace: string;
+  outputKeyPrefix: string;
+  params: JobParams;
+  stepsTotal: number;
+  createdAt: number;
+}
+
+export interface ListFilter {
+  namespace?: string;
+  status?: JobStatus;
+  limit: number;
+}
+
+export class JobStore {
+  constructor(private readonly db: Database) {}
+
+  /** Insert a queued job; resolves once it is durable (what a 202 promises). */
+  async insert(job: NewJob): Promise<JobRow> {
+    return this.db.write(async (tx) => {
+      await tx.run(
+        `INSERT INTO sim_jobs (job_id, tenant_id, solver, namespace, output_key_prefix, params, status, steps_total, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?)`,
+        [job.jobId, job.tenantId, job.solver, job.namespace, job.outputKeyPrefix, JSON.stringify(job.params), job.stepsTotal, job.createdAt]);
+      return (await tx.get<JobRow>('SELECT * FROM sim_jobs WHERE job_id = ?', [job.jobId]))!;
+    });
+  }
+
+  /** The tenant's job, or undefined (also when it belongs to another tenant). */
+  get(tenantId: string, jobId: string): Promise<JobRow | undefined> {
+    return this.db.get<JobRow>('SELECT * FROM sim_jobs WHERE job_id = ? AND tenant_id = ?', [jobId, tenantId]);
+  }
+
+  /** The tenant's jobs, newest first. */
+  list(tenantId: string, filter: ListFilter): Promise<JobRow[]> {
+    const where = ['tenant_id = $tenant'];
+    const params: Record<string, string | number> = { $tenant: tenantId, $limit: filter.limit };
+    if (filter.namespace !== undefined) {
+      where.push('namespace = $ns');
+      params.$ns = filter.namespace;
+    }
+    if (filter.status !== undefined) {
+      where.push('status = $status');
+      params.$status = filter.status;
+    }
+    return this.db.all<JobRow>(`SELECT * FROM sim_jobs WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $limit`, params);
+  }
+
+  /**
+   * Start-up: jobs that were running when the server stopped go back to queued (their outputs were
+   * never committed); returns every queued job in FIFO order.
+   */
+  async recover(): Promise<JobRow[]> {
+    await this.db.write((tx) => tx.run(
+      `UPDATE sim_jobs SET status = 'queued', started_at = NULL, steps_completed = 0, elapsed_s = 0
+       WHERE status = 'running'`));
+    return this.db.all<JobRow>(`SELECT * FROM sim_jobs WHERE status IN ('queued', 'running') ORDER BY seq`);
+  }
+
+  /** queued -> running; false when the job is no longer queued. */
+  async markRunning(jobId: string, startedAt: number): Promise<boolean> {
+    const { changes } = await this.db.write((tx) => tx.run(
+      `UPDATE sim_jobs SET status = 'running', started_at = ?, attempts = attempts + 1, steps_completed = 0, elapsed_s = 0
+       WHERE job_id = ? AND status = 'queued'`, [startedAt, jobId]));
+    return changes === 1;
+  }
+
+  /** running -> completed, inside the transaction that commits the outputs. */
+  async markCompleted(tx: Tx, jobId: string, at: { finishedAt: number; progress: Progress; outputs: string[]; stats: Record<string, number> }): Promise<void> {
+    await tx.run(
+      `UPDATE sim_jobs SET status = 'completed', finished_at = ?, steps_completed = ?, steps_total = ?, elapsed_s = ?,
+         outputs = ?, stats = ?, error = NULL
+       WHERE job_id = ? AND status = 'running'`,
+      [at.finishedAt, at.progress.steps_completed, at.progress.steps_total, at.progress.elapsed_s,
+        JSON.stringify(at.outputs), JSON.stringify(at.stats), jobId]);
+  }
+
+  /** running -> failed with a problem object. */
+  async markFailed(jobId: string, at: { finishedAt: number; progress: Progress; error: Record<string, unknown> }): Promise<void> {
+    await this.db.write((tx) => tx.run(
+      `UPDATE sim_jobs SET status = 'failed', finished_at = ?, steps_completed = ?, steps_total = ?, elapsed_s = ?, error = ?
+       WHERE job_id = ? AND status = 'running'`,
+      [at.finishedAt, at.progress.steps_completed, at.progress.steps_total, at.progress.elapsed_s, JSON.stringify(at.error), jobId]));
+  }
+
+  /** running -> queued (cancelled by a shutdown; it runs again from the start at the next start). */
+  async requeue(jobId: string): Promise<void> {
+    await this.db.write((tx) => tx.run(
+      `UPDATE sim_jobs SET status = 'queued', started_at = NULL, steps_completed = 0, elapsed_s = 0
+       WHERE job_id = ? AND status = 'running'`, [jobId]));
+  }
+
+  /** Remove every job of a tenant (after its retention period; its outputs go with its entries). */
+  async purgeTenant(tenantId: string): Promise<number> {
+    const { changes } = await this.db.write((tx) => tx.run('DELETE FROM sim_jobs WHERE tenant_id = ?', [tenantId]));
+    return changes;
+  }
+}

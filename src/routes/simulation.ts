@@ -1,0 +1,83 @@
+// The simulation routes (CONTRACT.md section 6), each behind the gate's tenantGate: validate
+// (simulation-validate.ts), authorize (ACL 403 on the output namespace, quota 402), then hand the job
+// to the scheduler. Job ids are opaque: an unknown id and another tenant's id are the same 404.
+import type Router from '@koa/router';
+import type { Context, Middleware } from 'koa';
+import { notFound } from '../errors.js';
+import type { GateState } from '../gate/context.js';
+import type { JobScheduler } from '../jobs/scheduler.js';
+import { solverUnavailable, type SimRunner } from '../jobs/runner.js';
+import { bodyObject, jsonParser, readJson } from './storage-body.js';
+import { parseListQuery, parseSubmit } from './simulation-validate.js';
+
+export interface SimulationDeps {
+  tenantGate: Middleware;
+  scheduler: JobScheduler;
+  /** Which solvers this build runs (engine.solvers()). */
+  runner: Pick<SimRunner, 'solvers'>;
+}
+
+const SUBMIT_BODY_LIMIT = 64 * 1024;
+const MAX_JOB_ID_LENGTH = 128;
+
+function gateOf(ctx: Context): GateState {
+  return ctx.state as GateState;
+}
+
+export function registerSimulationRoutes(router: Router, deps: SimulationDeps): void {
+  const gate = deps.tenantGate;
+  router.post('/v1/simulation/submit', gate, submitHandler(deps));
+  router.get('/v1/simulation/status/:job_id', gate, statusHandler(deps));
+  router.get('/v1/simulation/list', gate, listHandler(deps));
+}
+
+function submitHandler(deps: SimulationDeps): Middleware {
+  const parse = jsonParser(SUBMIT_BODY_LIMIT);
+  return async function submit(ctx: Context): Promise<void> {
+    const { tenant, gate } = gateOf(ctx);
+    await readJson(ctx, parse);
+    const req = parseSubmit(bodyObject(ctx));
+    await gate.authorize(req.namespace, 'simulation_submit');
+    const available = deps.runner.solvers();
+    if (!available.includes(req.solver)) throw solverUnavailable(req.solver, available);
+    const row = await deps.scheduler.submit({
+      tenantId: tenant.tenantId,
+      solver: req.solver,
+      namespace: req.namespace,
+      outputKeyPrefix: req.outputKeyPrefix,
+      params: req.params,
+    });
+    ctx.status = 202;
+    ctx.set('Location', `/v1/simulation/status/${encodeURIComponent(row.job_id)}`);
+    ctx.body = {
+      job_id: row.job_id,
+      solver: row.solver,
+      status: row.status,
+      namespace: row.namespace,
+      output_key_prefix: row.output_key_prefix,
+      params: req.params,
+      created_at: row.created_at,
+    };
+  };
+}
+
+function statusHandler(deps: SimulationDeps): Middleware {
+  return async function status(ctx: Context): Promise<void> {
+    const { tenant, gate } = gateOf(ctx);
+    const jobId = String(ctx.params.job_id ?? '');
+    await gate.authorize(null, 'simulation_status');
+    const view = jobId.length <= MAX_JOB_ID_LENGTH ? await deps.scheduler.status(tenant.tenantId, jobId) : undefined;
+    if (!view) throw notFound(`no simulation job ${JSON.stringify(jobId)}`);
+    ctx.body = view;
+  };
+}
+
+function listHandler(deps: SimulationDeps): Middleware {
+  return async function list(ctx: Context): Promise<void> {
+    const { tenant, gate } = gateOf(ctx);
+    const q = parseListQuery(ctx.query);
+    await gate.authorize(q.namespace ?? null, 'simulation_list');
+    const jobs = await deps.scheduler.list(tenant.tenantId, q);
+    ctx.body = { jobs, count: jobs.length };
+  };
+}
