@@ -87,7 +87,8 @@ TEST(default_layout_and_names) {
   CHECK(default_layout({1024}) == LayoutKind::RowMajor);
   CHECK(default_layout({1, 1024, 1}) == LayoutKind::RowMajor);
   CHECK(default_layout({}) == LayoutKind::RowMajor);
-  CHECK(default_layout({4, 4}) == LayoutKind::Interleaved);
+  CHECK(default_layout({4, 4}) == LayoutKind::RowMajor);
+  CHECK(default_layout({256, 256, 256}) == LayoutKind::RowMajor);
   CHECK(layout_from_name("interleaved") == LayoutKind::Interleaved);
   CHECK(layout_from_name("row_major") == LayoutKind::RowMajor);
   CHECK(std::string(layout_name(LayoutKind::Interleaved)) == "interleaved");

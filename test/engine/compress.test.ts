@@ -163,10 +163,11 @@ describe('engine: compress', function () {
       });
     }
 
-    it('chooses row_major for one non-trivial axis and interleaved for two or more', function () {
+    it('chooses row_major for every shape (the measured better default) and gives interleaved on request', function () {
       expect(engine.layoutFor([1024]).layout).to.equal('row_major');
-      expect(engine.layoutFor([64, 64]).layout).to.equal('interleaved');
-      expect(engine.layoutFor([8, 8, 8]).layout).to.equal('interleaved');
+      expect(engine.layoutFor([64, 64]).layout).to.equal('row_major');
+      expect(engine.layoutFor([8, 8, 8]).layout).to.equal('row_major');
+      expect(engine.layoutFor([64, 64], 'interleaved').layout).to.equal('interleaved');
     });
 
     it('uses the layout of layoutFor when none is given', async function () {

@@ -118,19 +118,12 @@ LeftSvd tsqr_route(const double* C, int64_t m, int64_t K) {
   // C = R^T Q^T and R = U_R S V_R^T, so C = V_R S (Q U_R)^T: C's left vectors are R's right ones.
   LeftSvd out;
   out.sigma.resize(m);
-  if (m > 256) {
-    // Large m: only V_R is needed; dgesvd overwrites R with it (no m x m extras).
-    std::vector<double> superb(static_cast<std::size_t>(m));
-    double dummy = 0;
-    lapack_check(LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'O', m, m, R.data(), m, out.sigma.data(),
-                                &dummy, 1, &dummy, 1, superb.data()),
-                 "dgesvd");
-    out.U = std::move(R);
-    return out;
-  }
-  std::vector<double> UR(static_cast<std::size_t>(m * m)), VT(static_cast<std::size_t>(m * m));
-  lapack_check(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'S', m, m, R.data(), m, out.sigma.data(), UR.data(),
-                              m, VT.data(), m),
+  // Divide and conquer (dgesvd's QR iteration is ~35x slower at m = 1024: 15 s against 0.4 s).
+  // jobz 'O': R is overwritten with U_R, which is not needed; only V_R^T comes out separately.
+  std::vector<double> VT(static_cast<std::size_t>(m * m));
+  double unused = 0;
+  lapack_check(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'O', m, m, R.data(), m, out.sigma.data(), &unused, 1,
+                              VT.data(), m),
                "dgesdd");
   out.U = std::move(VT);  // VT column-major (i, j) at i + j*m = u_i[j] = row-major U[j*m + i]
   return out;

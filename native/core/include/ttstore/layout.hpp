@@ -10,8 +10,8 @@ enum class LayoutKind : uint8_t { RowMajor, Interleaved };
 LayoutKind layout_from_name(const std::string& name);  // "row_major" | "interleaved"
 const char* layout_name(LayoutKind k);
 
-// The engine's choice for a shape: interleaved for arrays of two or more non-trivial axes,
-// row_major otherwise (the two coincide for one axis). Measured in README "Layout choice".
+// The engine's choice for a shape: row_major for every shape (interleaved is available on
+// request). Measured in README "Layout choice".
 LayoutKind default_layout(const std::vector<int64_t>& shape);
 
 // Each axis of size n = m * 2^a (m odd) gives one mode of size m (when m > 1) and a modes of size 2.
