@@ -12,6 +12,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <chrono>
 #include <cstdio>
@@ -50,8 +51,6 @@ void check_array(const ArrayView& a, const QttLayout& layout, const char* what) 
   if (a.data == nullptr) throw InvalidArgument(std::string(what) + " has no data");
   dtype_size(a.dtype);  // throws on an unknown dtype code
 }
-
-namespace {
 
 std::string index_text(const QttLayout& layout, int64_t flat) {
   std::string s = std::to_string(flat) + " (index [";
@@ -107,6 +106,8 @@ double gather(const ArrayView& a, const QttLayout& layout, double* W) {
   }
   return sumsq;
 }
+
+namespace {
 
 // Scales W by a power of two (exact) when squares would overflow or underflow; returns the factor.
 double rescale(double* W, int64_t n, double& sumsq) {
@@ -269,7 +270,27 @@ TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOp
   for (int k = pre.steps; k + 1 < d && !run.aborted; ++k) {
     const int64_t n = layout.modes[k], m = r * n, K = P / n;
     std::vector<double>* known = (k == pre.steps && !pre.gram.empty()) ? &pre.gram : nullptr;
-    StepResult s = factor_unfolding(W.data(), m, K, delta_sq, sumsq, opt.max_rank, run.force_route, known);
+    // Before any vectors of a large step: would keeping rank r here (and full rank next, as every
+    // step so far did) already outweigh the input?
+    std::function<bool(int64_t)> would_outweigh;
+    if (run.abort_core_bytes > 0 && untruncated) {
+      would_outweigh = [&, k, m, K](int64_t r_here) {
+        int64_t bound = core_elems + m * r_here;
+        if (r_here == std::min(m, K) && k + 1 < d) {
+          const int64_t m2 = r_here * layout.modes[k + 1], K2 = K / layout.modes[k + 1];
+          int64_t r2 = std::min(m2, K2);
+          if (opt.max_rank > 0) r2 = std::min(r2, opt.max_rank);
+          bound += k + 2 < d ? m2 * r2 : m2;
+        }
+        return bound * 4 >= run.abort_core_bytes;
+      };
+    }
+    StepResult s = factor_unfolding(W.data(), m, K, delta_sq, sumsq, opt.max_rank, run.force_route,
+                                    known, would_outweigh);
+    if (s.aborted) {
+      run.aborted = true;
+      break;
+    }
     lap("step", m, K, s.choice.r, static_cast<int>(s.route));
     disc_sq += s.choice.discarded_sq;
     run.capped = run.capped || s.choice.capped;

@@ -23,6 +23,9 @@ struct SvdRun {
 
 void check_svd_options(const SvdOptions& opt);
 void check_array(const ArrayView& a, const QttLayout& layout, const char* what);
+// W[t] = A[offset(t)] as float64 in mode order (numel entries); returns the sum of squares. Throws
+// InvalidArgument on NaN/Inf, naming the first bad element in C order.
+double gather(const ArrayView& a, const QttLayout& layout, double* W);
 
 TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
                         const ProgressFn& progress, SvdRun& run);

@@ -85,7 +85,8 @@ void tsqr_range(const double* C, int64_t m, int64_t K, int64_t col0, int64_t col
   }
 }
 
-LeftSvd tsqr_route(const double* C, int64_t m, int64_t K) {
+// R (m x m, column-major, upper) of C^T = Q R.
+std::vector<double> tsqr_r(const double* C, int64_t m, int64_t K) {
   std::vector<double> R(static_cast<std::size_t>(m * m));
   const int nt = threads();
   // Per-thread streams only while each chunk's QR stays below OpenBLAS's threading threshold
@@ -115,6 +116,21 @@ LeftSvd tsqr_route(const double* C, int64_t m, int64_t K) {
     const int64_t b = std::clamp<int64_t>((int64_t{1} << 18) / m, 256, std::max<int64_t>(K, 256));
     tsqr_range(C, m, K, 0, K, b, R.data());
   }
+  return R;
+}
+
+// Singular values of C alone (descending): those of its TSQR factor, R destroyed in place.
+std::vector<double> tsqr_sigma(const double* C, int64_t m, int64_t K) {
+  std::vector<double> R = tsqr_r(C, m, K), sigma(static_cast<std::size_t>(m));
+  double unused = 0;
+  lapack_check(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', m, m, R.data(), m, sigma.data(), &unused, 1,
+                              &unused, 1),
+               "dgesdd");
+  return sigma;
+}
+
+LeftSvd tsqr_route(const double* C, int64_t m, int64_t K) {
+  std::vector<double> R = tsqr_r(C, m, K);
   // C = R^T Q^T and R = U_R S V_R^T, so C = V_R S (Q U_R)^T: C's left vectors are R's right ones.
   LeftSvd out;
   out.sigma.resize(m);
@@ -223,7 +239,8 @@ StepResult direct_step(double* W, int64_t m, int64_t K, double delta_sq, int64_t
 }  // namespace
 
 StepResult factor_unfolding(double* W, int64_t m, int64_t K, double delta_sq, double norm_sq,
-                            int64_t max_rank, Route force, std::vector<double>* known_gram) {
+                            int64_t max_rank, Route force, std::vector<double>* known_gram,
+                            const std::function<bool(int64_t)>& hopeless) {
   if (m >= K) return direct_step(W, m, K, delta_sq, max_rank);
   // Gram eigenvalues carry absolute errors of about m eps ||C||^2 (rounding in C C^T).
   //  - threshold >= 1e3 x that: the eigenvalues decide the rank directly (cheapest);
@@ -236,6 +253,18 @@ StepResult factor_unfolding(double* W, int64_t m, int64_t K, double delta_sq, do
                       : delta_sq >= 1e3 * noise           ? Route::Gram
                       : delta_sq >= kMeasuredGram * noise ? Route::MeasuredGram
                                                           : Route::Tsqr;
+  if (route == Route::Tsqr && hopeless && m >= kValuesFirstRows) {
+    // Large and possibly incompressible: the values alone (no m x m vectors, no LAPACK workspace
+    // of 5 m^2) decide whether the sweep ends here; only a step that goes on pays a second TSQR.
+    const std::vector<double> sigma = tsqr_sigma(W, m, K);
+    StepResult probe;
+    probe.route = route;
+    probe.choice = choose_rank(sigma.data(), m, delta_sq, max_rank);
+    if (hopeless(probe.choice.r)) {
+      probe.aborted = true;
+      return probe;
+    }
+  }
   LeftSvd f = route == Route::Tsqr ? tsqr_route(W, m, K)
               : known_gram      ? eig_of_gram(std::move(*known_gram), m)
                                 : eig_of_gram(gram(W, m, K), m);
