@@ -1,0 +1,39 @@
+// Private: the train-against-train contraction <q, c> for one query and many candidates.
+//
+// M_k = sum_i Q_k[:, i, :]^T M_{k-1} C_k[:, i, :], from M_0 = [1]; <q, c> = M_d. Per core that is
+// 2 n r^3 multiply-adds; the query is converted to float64 once (and padded to rows of 8 when every
+// rank is <= 8, the common case of smooth fields), candidates are read in place (float32 or
+// float64). The rank-8 kernels hold one row of M in one AVX-512 register (or two AVX2 registers),
+// chosen at run time from the CPU; elsewhere plain loops the compiler vectorises.
+#pragma once
+
+#include "ttstore/query.hpp"
+
+namespace tts::detail {
+
+struct PreparedTrain {
+  const Operand* src = nullptr;
+  std::vector<double> cores;       // float64 copy of the cores, at src->offsets()
+  bool pad8 = false;               // every rank <= 8: padded copy below is filled
+  std::vector<double> padded;      // core k at padded_offsets[k]: [r_k][n_k][8], zero beyond r_{k+1}
+  std::vector<int64_t> padded_offsets;
+};
+
+PreparedTrain prepare_train(const Operand& q);
+
+// Largest rank the loop kernels take; above it the contraction goes through BLAS (not inside a
+// parallel region: OpenBLAS contends when called from several OpenMP threads at once).
+constexpr int64_t kLoopMaxRank = 64;
+
+// <q, c> for two trains of equal modes with ranks <= kLoopMaxRank; safe to call from many threads.
+double inner_trains(const PreparedTrain& q, const Operand& c);
+
+// The kernels for a pair whose ranks are all <= 8; inner_trains takes the best one the CPU has.
+enum class Pad8Kernel : uint8_t { Loops, Avx2, Avx512 };
+Pad8Kernel best_pad8_kernel();
+bool pad8_kernel_supported(Pad8Kernel k);
+const char* pad8_kernel_name(Pad8Kernel k);  // "loops", "avx2", "avx512"
+// inner_trains with a given kernel for rank <= 8 pairs (tests compare them); Loops for the rest.
+double inner_trains_with(const PreparedTrain& q, const Operand& c, Pad8Kernel k);
+
+}  // namespace tts::detail

@@ -1,0 +1,158 @@
+// Inner products between operands of any kind, the three metrics, and the batched scoring of one
+// query against many candidates (one call, parallel over candidates).
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "inner_kernels.hpp"
+#include "linalg.hpp"
+#include "threads.hpp"
+#include "ttstore/query.hpp"
+
+namespace tts {
+namespace {
+
+void check_same_modes(const Operand& a, const Operand& b, const std::string& what) {
+  if (a.modes() != b.modes()) {
+    std::string ma, mb;
+    for (auto n : a.modes()) ma += (ma.empty() ? "" : ",") + std::to_string(n);
+    for (auto n : b.modes()) mb += (mb.empty() ? "" : ",") + std::to_string(n);
+    throw InvalidArgument(what + ": mode sizes differ ([" + ma + "] vs [" + mb + "])");
+  }
+}
+
+double dense_dot(const Operand& a, const Operand& b) {
+  return cblas_ddot(static_cast<int>(a.numel()), a.f64_data(), 1, b.f64_data(), 1);
+}
+
+// <x, t> for x in mode order: V_0 = x as 1 x numel; V_{k+1} = G_k^T V_k with V_k read as
+// (r_k n_k) x rest, so each step is one GEMM and the cost is O(numel r), dominated by the first cores.
+double dense_train(const Operand& x, const Operand& t) {
+  const auto& modes = t.modes();
+  const auto& r = t.ranks();
+  std::vector<double> cur, next, core;
+  const double* V = x.f64_data();
+  int64_t rest = x.numel();
+  for (int k = 0; k < t.d(); ++k) {
+    const int64_t r0 = r[k], n = modes[k], r1 = r[k + 1];
+    rest /= n;
+    const int64_t len = t.offsets()[k + 1] - t.offsets()[k];
+    core.resize(static_cast<std::size_t>(len));
+    if (t.f32()) {
+      std::copy(t.f32_data() + t.offsets()[k], t.f32_data() + t.offsets()[k + 1], core.begin());
+    } else {
+      std::copy(t.f64_data() + t.offsets()[k], t.f64_data() + t.offsets()[k + 1], core.begin());
+    }
+    next.resize(static_cast<std::size_t>(r1 * rest));
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(r1), static_cast<int>(rest),
+                static_cast<int>(r0 * n), 1.0, core.data(), static_cast<int>(r1), V, static_cast<int>(rest), 0.0,
+                next.data(), static_cast<int>(rest));
+    cur.swap(next);
+    V = cur.data();
+  }
+  return V[0];
+}
+
+// Two trains of any ranks (BLAS above the loop kernels' limit).
+double train_train(const Operand& a, const Operand& b) {
+  if (std::max(a.max_rank(), b.max_rank()) > detail::kLoopMaxRank) return dot(a.to_train(), b.to_train());
+  return detail::inner_trains(detail::prepare_train(a), b);
+}
+
+double dense_distance(const Operand& a, const Operand& b) {
+  const double* x = a.f64_data();
+  const double* y = b.f64_data();
+  double s = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) s += (x[i] - y[i]) * (x[i] - y[i]);
+  return std::sqrt(s);
+}
+
+}  // namespace
+
+double inner(const Operand& a, const Operand& b) {
+  check_same_modes(a, b, "inner");
+  if (a.is_train() && b.is_train()) return train_train(a, b);
+  if (!a.is_train() && !b.is_train()) return dense_dot(a, b);
+  return a.is_train() ? dense_train(b, a) : dense_train(a, b);
+}
+
+double norm(const Operand& a) { return std::sqrt(std::max(inner(a, a), 0.0)); }
+
+Metric metric_from_name(const std::string& name) {
+  if (name == "dot") return Metric::Dot;
+  if (name == "cosine") return Metric::Cosine;
+  if (name == "euclidean") return Metric::Euclidean;
+  throw InvalidArgument("metric must be cosine, euclidean or dot, got '" + name + "'");
+}
+
+std::vector<double> score_batch(const Operand& q, double q_norm, const std::vector<const Operand*>& cands,
+                                const std::vector<double>& norms, Metric metric) {
+  const int64_t nc = static_cast<int64_t>(cands.size());
+  if (norms.size() != cands.size()) {
+    throw InvalidArgument("score_batch: " + std::to_string(cands.size()) + " candidates but " +
+                          std::to_string(norms.size()) + " norms");
+  }
+  if (!std::isfinite(q_norm) || q_norm < 0) throw InvalidArgument("score_batch: the query norm must be finite and >= 0");
+  for (int64_t j = 0; j < nc; ++j) {
+    if (!cands[j]) throw InvalidArgument("score_batch: candidate " + std::to_string(j) + " is null");
+    check_same_modes(q, *cands[j], "score_batch: candidate " + std::to_string(j));
+    if (!std::isfinite(norms[j]) || norms[j] < 0) {
+      throw InvalidArgument("score_batch: the norm of candidate " + std::to_string(j) + " must be finite and >= 0");
+    }
+  }
+
+  // Train pairs within the loop kernels' ranks run in parallel; the rest (a dense side, or huge
+  // ranks) go one by one through BLAS, which threads on its own.
+  std::vector<double> dots(cands.size(), 0.0);
+  std::vector<int64_t> loop_pairs, blas_pairs;
+  const bool q_train = q.is_train() && q.max_rank() <= detail::kLoopMaxRank;
+  for (int64_t j = 0; j < nc; ++j) {
+    const Operand& c = *cands[j];
+    const bool both_dense = !q.is_train() && !c.is_train();
+    if (metric == Metric::Euclidean && both_dense) continue;  // summed directly below
+    (q_train && c.is_train() && c.max_rank() <= detail::kLoopMaxRank ? loop_pairs : blas_pairs).push_back(j);
+  }
+  if (!loop_pairs.empty()) {
+    const detail::PreparedTrain pq = detail::prepare_train(q);
+    const int64_t np = static_cast<int64_t>(loop_pairs.size());
+#pragma omp parallel for num_threads(detail::threads()) schedule(dynamic, 64) if (np > 64)
+    for (int64_t p = 0; p < np; ++p) {
+      const int64_t j = loop_pairs[p];
+      dots[j] = detail::inner_trains(pq, *cands[j]);
+    }
+  }
+  for (int64_t j : blas_pairs) dots[j] = inner(q, *cands[j]);
+
+  std::vector<double> out(cands.size());
+  TensorTrain q_tt;  // float64 copy of q, made on the first near-duplicate
+  for (int64_t j = 0; j < nc; ++j) {
+    const Operand& c = *cands[j];
+    switch (metric) {
+      case Metric::Dot:
+        out[j] = dots[j];
+        break;
+      case Metric::Cosine:
+        out[j] = (q_norm == 0 || norms[j] == 0) ? 0.0 : std::clamp(dots[j] / (q_norm * norms[j]), -1.0, 1.0);
+        break;
+      case Metric::Euclidean: {
+        if (!q.is_train() && !c.is_train()) {
+          out[j] = dense_distance(q, c);
+          break;
+        }
+        const double scale = q_norm * q_norm + norms[j] * norms[j];
+        const double d2 = scale - 2 * dots[j];
+        if (q.is_train() && c.is_train() && d2 < 1e-8 * scale) {
+          if (q_tt.d() == 0) q_tt = q.to_train();
+          out[j] = distance(q_tt, c.to_train());
+        } else {
+          out[j] = std::sqrt(std::max(d2, 0.0));
+        }
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace tts

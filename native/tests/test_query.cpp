@@ -1,0 +1,180 @@
+// Query operands and score_batch: every kind of pair and every kernel agrees with dense references.
+#include <algorithm>
+
+#include "../core/src/inner_kernels.hpp"
+#include "check.hpp"
+#include "tt_testing.hpp"
+#include "ttstore/query.hpp"
+
+using namespace tts;
+
+static double dense_dot(const std::vector<double>& x, const std::vector<double>& y) {
+  double s = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) s += x[i] * y[i];
+  return s;
+}
+
+static TensorTrain as_f32(TensorTrain t) {
+  for (auto& c : t.cores) {
+    for (double& v : c) v = static_cast<float>(v);
+  }
+  t.f32 = true;
+  return t;
+}
+
+// Ranks capped at `cap`, shaped like a QTT of smooth data: small at the ends, `cap` in the middle.
+static std::vector<int64_t> qtt_ranks(const std::vector<int64_t>& modes, int64_t cap, int64_t jitter) {
+  const std::size_t d = modes.size();
+  std::vector<int64_t> r(d + 1, 1);
+  int64_t left = 1;
+  for (std::size_t k = 1; k < d; ++k) {
+    left *= modes[k - 1];
+    int64_t right = 1;
+    for (std::size_t j = k; j < d; ++j) right *= modes[j];
+    r[k] = std::max<int64_t>(1, std::min({left, right, cap - (static_cast<int64_t>(k) + jitter) % 3}));
+  }
+  return r;
+}
+
+static const std::vector<int64_t> kModes{2, 3, 2, 2, 2, 5, 2, 2, 2};
+
+TEST(every_pad8_kernel_agrees_with_the_dense_inner_product) {
+  for (bool f32 : {true, false}) {
+    for (int64_t cap : {2, 4, 7, 8}) {
+      TensorTrain q = ttt::random_tt(kModes, qtt_ranks(kModes, cap, 0), 11 + cap);
+      TensorTrain c = ttt::random_tt(kModes, qtt_ranks(kModes, cap, 1), 23 + cap);
+      if (f32) c = as_f32(c);
+      const Operand oq = Operand::train(q), oc = Operand::train(c);
+      const double want = dense_dot(ttt::dense_mode_order(q), ttt::dense_mode_order(c));
+      const auto pq = detail::prepare_train(oq);
+      CHECK(pq.pad8);
+      for (auto k : {detail::Pad8Kernel::Loops, detail::Pad8Kernel::Avx2, detail::Pad8Kernel::Avx512}) {
+        if (!detail::pad8_kernel_supported(k)) {
+          std::printf("  (kernel %s not supported on this CPU)\n", detail::pad8_kernel_name(k));
+          continue;
+        }
+        CHECK_REL(detail::inner_trains_with(pq, oc, k), want, 1e-12);
+      }
+    }
+  }
+}
+
+TEST(trains_past_rank_8_and_past_the_loop_limit) {
+  const std::vector<int64_t> modes{4, 4, 4, 4, 4};
+  TensorTrain q = ttt::random_tt(modes, {1, 4, 16, 16, 4, 1}, 3);
+  TensorTrain c = ttt::random_tt(modes, {1, 4, 12, 9, 4, 1}, 4);
+  const double want = dense_dot(ttt::dense_mode_order(q), ttt::dense_mode_order(c));
+  CHECK_REL(inner(Operand::train(q), Operand::train(c)), want, 1e-12);
+  // A rank of 80 > kLoopMaxRank: the BLAS route.
+  const std::vector<int64_t> wide{8, 10, 2, 10, 8};
+  const TensorTrain a = ttt::random_tt(wide, {1, 8, 80, 20, 8, 1}, 7);
+  const TensorTrain b = ttt::random_tt(wide, {1, 8, 30, 20, 8, 1}, 8);
+  CHECK_REL(inner(Operand::train(a), Operand::train(b)),
+            dense_dot(ttt::dense_mode_order(a), ttt::dense_mode_order(b)), 1e-11);
+}
+
+TEST(dense_operands_contract_with_trains_in_mode_order) {
+  // A 2-D array under the interleaved layout: the dense side must be gathered into mode order.
+  const std::vector<int64_t> shape{12, 8};
+  const QttLayout L = make_layout(shape, LayoutKind::Interleaved);
+  TensorTrain t = ttt::random_tt(L.modes, qtt_ranks(L.modes, 6, 0), 31);
+  std::vector<double> x(96);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37 * static_cast<double>(i)) + 0.01 * static_cast<double>(i);
+  const Operand ox = Operand::dense(ttt::view(x), L);
+  const Operand ot = Operand::train(as_f32(t));
+  const std::vector<double> tc = ttt::dense_c_order(as_f32(t), shape, LayoutKind::Interleaved);
+  const double want = dense_dot(x, tc);
+  CHECK_REL(inner(ox, ot), want, 1e-12);
+  CHECK_REL(inner(ot, ox), want, 1e-12);
+  CHECK_REL(inner(ox, ox), dense_dot(x, x), 1e-13);
+  CHECK_REL(norm(ot), ttt::norm2(tc), 1e-12);
+  // int16 data is converted exactly.
+  std::vector<int16_t> xi(96);
+  for (std::size_t i = 0; i < xi.size(); ++i) xi[i] = static_cast<int16_t>(static_cast<int>(i * 37 % 200) - 100);
+  const Operand oi = Operand::dense(ArrayView{xi.data(), DType::I16, 96}, L);
+  std::vector<double> xd(xi.begin(), xi.end());
+  CHECK_REL(inner(oi, ot), dense_dot(xd, tc), 1e-12);
+}
+
+TEST(score_batch_gives_the_three_metrics_for_a_mixed_batch) {
+  const std::vector<int64_t> shape{64, 32};
+  const QttLayout L = make_layout(shape, LayoutKind::Interleaved);
+  std::vector<Operand> ops;
+  std::vector<std::vector<double>> dense;  // C order, for the references
+  for (int j = 0; j < 7; ++j) {
+    TensorTrain t = ttt::random_tt(L.modes, qtt_ranks(L.modes, 2 + j, j), 100 + j);
+    if (j % 2) t = as_f32(t);
+    dense.push_back(ttt::dense_c_order(t, shape, LayoutKind::Interleaved));
+    if (j % 3 == 2) {
+      ops.push_back(Operand::dense(ttt::view(dense.back()), L));
+    } else {
+      ops.push_back(Operand::train(t));
+    }
+  }
+  for (std::size_t qi : {0u, 2u}) {  // a train query and a dense query
+    std::vector<const Operand*> cands;
+    std::vector<double> norms;
+    for (std::size_t j = 0; j < ops.size(); ++j) {
+      cands.push_back(&ops[j]);
+      norms.push_back(ttt::norm2(dense[j]));
+    }
+    const double qn = ttt::norm2(dense[qi]);
+    const auto dots = score_batch(ops[qi], qn, cands, norms, Metric::Dot);
+    const auto cos = score_batch(ops[qi], qn, cands, norms, Metric::Cosine);
+    const auto euc = score_batch(ops[qi], qn, cands, norms, Metric::Euclidean);
+    for (std::size_t j = 0; j < ops.size(); ++j) {
+      const double dd = dense_dot(dense[qi], dense[j]);
+      CHECK_REL(dots[j], dd, 1e-11);
+      CHECK_NEAR(cos[j], dd / (qn * norms[j]), 1e-12);
+      CHECK_NEAR(euc[j], ttt::diff_norm(dense[qi], dense[j]), 1e-9 * std::max(1.0, euc[j]));
+    }
+    CHECK_NEAR(cos[qi], 1.0, 1e-12);
+    CHECK(cos[qi] <= 1.0);
+    CHECK_NEAR(euc[qi], 0.0, 1e-6 * qn);
+  }
+}
+
+TEST(euclidean_keeps_its_digits_for_near_duplicates) {
+  const std::vector<int64_t> modes{2, 2, 2, 2, 2, 2, 2, 2, 2, 2};
+  const TensorTrain a = ttt::random_tt(modes, qtt_ranks(modes, 6, 0), 7);
+  TensorTrain b = a;
+  for (double& v : b.cores[4]) v *= 1 + 1e-9;  // ||a - b|| = 1e-9 ||a||
+  const Operand oa = Operand::train(a), ob = Operand::train(b);
+  const double na = norm(oa), nb = norm(ob);
+  const auto e = score_batch(oa, na, {&ob}, {nb}, Metric::Euclidean);
+  CHECK_REL(e[0], ttt::diff_norm(ttt::dense_mode_order(a), ttt::dense_mode_order(b)), 1e-6);
+  CHECK_REL(e[0], 1e-9 * na, 1e-5);
+}
+
+TEST(zero_norms_give_cosine_zero) {
+  const std::vector<int64_t> modes{2, 2, 2};
+  TensorTrain z = ttt::random_tt(modes, {1, 2, 2, 1}, 1);
+  for (double& v : z.cores[1]) v = 0;
+  const TensorTrain t = ttt::random_tt(modes, {1, 2, 2, 1}, 2);
+  const Operand oz = Operand::train(z), ot = Operand::train(t);
+  const auto c = score_batch(ot, norm(ot), {&oz}, {0.0}, Metric::Cosine);
+  CHECK_EQ(c[0], 0.0);
+  const auto d = score_batch(oz, 0.0, {&ot}, {norm(ot)}, Metric::Cosine);
+  CHECK_EQ(d[0], 0.0);
+}
+
+TEST(bad_operands_are_invalid_arguments) {
+  const std::vector<int64_t> modes{2, 2, 2};
+  std::vector<float> c0(4, 1.0f), c1(8, 1.0f), c2(4, 1.0f);
+  const std::vector<const void*> cores{c0.data(), c1.data(), c2.data()};
+  CHECK_THROWS(InvalidArgument, Operand::train(modes, {1, 2, 2}, cores, true), "entries");
+  CHECK_THROWS(InvalidArgument, Operand::train(modes, {2, 2, 2, 1}, cores, true), "start and end");
+  CHECK_THROWS(InvalidArgument, Operand::train(modes, {1, 2, 2, 1}, {c0.data(), c1.data()}, true), "2 cores for 3 modes");
+  c1[3] = std::nanf("");
+  CHECK_THROWS(InvalidArgument, Operand::train(modes, {1, 2, 2, 1}, cores, true), "not finite");
+  std::vector<double> x{1, 2, std::numeric_limits<double>::infinity(), 4, 5, 6, 7, 8};
+  CHECK_THROWS(InvalidArgument, Operand::dense(ttt::view(x), make_layout({8}, LayoutKind::RowMajor)), "non-finite");
+  const Operand a = Operand::train(ttt::random_tt(modes, {1, 2, 2, 1}, 1));
+  const Operand b = Operand::train(ttt::random_tt({4, 2}, {1, 2, 1}, 2));
+  CHECK_THROWS(InvalidArgument, inner(a, b), "mode sizes differ");
+  CHECK_THROWS(InvalidArgument, score_batch(a, 1.0, {&b}, {1.0}, Metric::Dot), "candidate 0");
+  CHECK_THROWS(InvalidArgument, score_batch(a, 1.0, {&a}, {}, Metric::Dot), "norms");
+  CHECK_THROWS(InvalidArgument, metric_from_name("manhattan"), "cosine, euclidean or dot");
+}
+
+TEST_MAIN()
