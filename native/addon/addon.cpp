@@ -43,6 +43,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   Export<Distance>(env, exports, "distance");
   Export<DotBatch>(env, exports, "dotBatch");
   Export<Round>(env, exports, "round");
+  RegisterOperandPool(env, exports);
   return exports;
 }
 

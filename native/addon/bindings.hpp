@@ -21,4 +21,7 @@ Napi::Value Distance(const Napi::CallbackInfo& info);     // (a, b)
 Napi::Value DotBatch(const Napi::CallbackInfo& info);     // (q, candidates[])
 Napi::Value Round(const Napi::CallbackInfo& info);        // (tt, {tolerance, maxRank?})
 
+// exports.OperandPool: query operands in native memory under numeric ids (operand_pool.cpp).
+void RegisterOperandPool(Napi::Env env, Napi::Object exports);
+
 }  // namespace tts_addon

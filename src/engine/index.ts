@@ -4,7 +4,7 @@
 import { loadAddon } from './load.js';
 import type { NativeAddon } from './native.js';
 import type {
-  ArrayBytes, CompressOptions, CompressResult, DType, Engine, EngineInfo, Fingerprint, LayoutName, TensorTrain,
+  ArrayBytes, CompressOptions, CompressResult, DType, Engine, EngineInfo, Fingerprint, LayoutName, OperandPool, TensorTrain,
 } from './types.js';
 
 export * from './types.js';
@@ -85,6 +85,20 @@ export const engine: Engine = {
   /** TT rounding to a relative tolerance and rank cap; Float64Array cores; O(d n r^3). */
   round(tt: TensorTrain, opts: { tolerance: number; maxRank?: number }): Promise<TensorTrain> {
     return settle(() => native().round(tt, opts));
+  },
+
+  /** A query operand pool in native memory; scores are O(d n r^3) per train pair, never a dense rebuild. */
+  createOperandPool(): OperandPool {
+    const pool = new (native().OperandPool)();
+    return {
+      addTrain: (id, tt) => settle(() => pool.addTrain(id, tt)),
+      addDense: (id, data, dtype, shape, layout) => settle(() => pool.addDense(id, data, dtype, shape, layout)),
+      remove: (id) => pool.remove(id),
+      has: (id) => pool.has(id),
+      stats: () => pool.stats(),
+      norm: (id) => settle(() => pool.norm(id)),
+      score: (queryId, queryNorm, ids, norms, metric) => settle(() => pool.score(queryId, queryNorm, ids, norms, metric)),
+    };
   },
 };
 

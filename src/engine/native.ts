@@ -1,6 +1,6 @@
 // The raw shape of the compiled addon (native/addon). Only src/engine talks to it; everything else
 // goes through `engine` (index.ts), which adds the types and turns synchronous throws into rejections.
-import type { ArrayBytes, CompressResult, DType, EngineInfo, Fingerprint, LayoutName, TensorTrain } from './types.js';
+import type { ArrayBytes, CompressResult, DType, EngineInfo, Fingerprint, LayoutName, OperandPool, TensorTrain } from './types.js';
 
 export interface NativeAddon {
   info(): EngineInfo;
@@ -19,4 +19,5 @@ export interface NativeAddon {
   distance(a: TensorTrain, b: TensorTrain): Promise<number>;
   dotBatch(q: TensorTrain, candidates: TensorTrain[]): Promise<Float64Array>;
   round(tt: TensorTrain, opts: { tolerance: number; maxRank?: number }): Promise<TensorTrain>;
+  OperandPool: new () => OperandPool;
 }

@@ -70,6 +70,33 @@ export interface EngineInfo {
  */
 export type ArrayBytes = ArrayBufferView;
 
+/** Query metrics (SPEC.md): cosine in [-1, 1], euclidean >= 0, dot unbounded. */
+export const METRICS = ['cosine', 'euclidean', 'dot'] as const;
+export type Metric = (typeof METRICS)[number];
+
+/**
+ * Query operands held in native memory under numeric ids (safe integers), so that scoring many
+ * candidates passes one Float64Array of ids. The pool holds and counts; which ids stay is the caller's
+ * policy. Adds copy (trains) or gather into mode order as float64 (dense arrays) off the event loop.
+ */
+export interface OperandPool {
+  /** Holds a copy of the train's cores under `id` (replacing what was there); resolves to the bytes held. */
+  addTrain(id: number, tt: TensorTrain): Promise<number>;
+  /** Holds an uncompressed array (any dtype, C order) in mode order of `layout`; rejects on NaN/Inf. */
+  addDense(id: number, data: ArrayBytes, dtype: DType, shape: number[], layout: LayoutName): Promise<number>;
+  remove(id: number): boolean;
+  has(id: number): boolean;
+  /** Operands held and their bytes (native memory). */
+  stats(): { entries: number; bytes: number };
+  /** ||operand||_2 from the same contractions the scores use. */
+  norm(id: number): Promise<number>;
+  /**
+   * The metric of operand `queryId` against every id in one asynchronous call (parallel over
+   * candidates); `norms[j]` is the norm of ids[j]. Rejects when an id is not held or modes differ.
+   */
+  score(queryId: number, queryNorm: number, ids: Float64Array, norms: Float64Array, metric: Metric): Promise<Float64Array>;
+}
+
 export interface Engine {
   info(): EngineInfo;
   /** The engine's layout choice for a shape and the mode sizes it gives (cheap, synchronous). */
@@ -99,4 +126,6 @@ export interface Engine {
   round(tt: TensorTrain, opts: { tolerance: number; maxRank?: number }): Promise<TensorTrain>;
   /** Engine (OpenMP/BLAS) threads; 0: one per core. */
   setThreads?(n: number): void;
+  /** A new, empty operand pool for the query feature. */
+  createOperandPool(): OperandPool;
 }
