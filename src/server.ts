@@ -27,6 +27,8 @@ import { JobStore } from './jobs/store.js';
 import { JobScheduler } from './jobs/scheduler.js';
 import { engineRunner } from './jobs/runner.js';
 import { registerSimulationRoutes } from './routes/simulation.js';
+// query: similarity, top-K, metadata search on the stored cores
+import { registerQueryRoutes } from './routes/query.js';
 
 export interface RunningServer {
   port: number;
@@ -75,6 +77,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   registerAdminRoutes(router, gate);
   registerStorageRoutes(router, { tenantGate, entries, engine, config });
   registerSimulationRoutes(router, { tenantGate, scheduler, runner: simRunner });
+  registerQueryRoutes(router, { tenantGate, entries, engine, config });
 
   const app = createApp({ log, router });
   const server = http.createServer(app.callback());

@@ -38,7 +38,7 @@ export interface EntryRow {
 }
 
 /** Parsed JSON columns, cached on the row object. */
-export function shapeOf(row: EntryRow): number[] {
+export function shapeOf(row: Pick<EntryRow, 'shape'>): number[] {
   return JSON.parse(row.shape) as number[];
 }
 export function ranksOf(row: EntryRow): number[] {

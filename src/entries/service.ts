@@ -55,6 +55,16 @@ export interface CoresInput {
   domain: string;
 }
 
+/** What a committed write, delete or purge changed: one key, or (no namespace/key) a whole tenant. */
+export interface EntryChange {
+  tenantId: string;
+  namespace?: string;
+  key?: string;
+}
+
+/** The columns readCores and readDense need. */
+export type StoredRef = Pick<EntryRow, 'blob_id' | 'blob_kind' | 'checksum' | 'original_bytes' | 'shape' | 'layout' | 'dtype'>;
+
 type NewRow = Omit<EntryRow, 'id' | 'version' | 'created_at' | 'deleted_at' | 'tenant_id' | 'namespace' | 'key'>;
 
 /** A put whose blob is durable but whose row is not committed yet (EntryService.prepare). */
@@ -78,6 +88,7 @@ export class EntryService {
   private timer: NodeJS.Timeout | null = null;
   private compacting: Promise<number> | null = null;
   private readonly cache: RowCache;
+  private readonly listeners: Array<(change: EntryChange) => void> = [];
 
   constructor(opts: EntryServiceOptions) {
     this.opts = opts;
@@ -107,6 +118,24 @@ export class EntryService {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+  }
+
+  /**
+   * Call `listener` after every committed change of what a key holds (put, put_cores, delete) and
+   * after a tenant purge; caches of derived data (the query feature's decoded cores) drop theirs.
+   */
+  onChange(listener: (change: EntryChange) => void): void {
+    this.listeners.push(listener);
+  }
+
+  private emit(change: EntryChange): void {
+    for (const l of this.listeners) {
+      try {
+        l(change);
+      } catch (err) {
+        this.opts.log.error({ err }, 'entry change listener failed');
+      }
+    }
   }
 
   // -------------------------------------------------------------------------------------------
@@ -247,7 +276,10 @@ export class EntryService {
         if (also) await also(tx);
         return out;
       });
-      for (const it of items) this.cache.invalidate(RowCache.id(tenantId, namespace, it.key));
+      for (const it of items) {
+        this.cache.invalidate(RowCache.id(tenantId, namespace, it.key));
+        this.emit({ tenantId, namespace, key: it.key });
+      }
       return rows;
     } catch (err) {
       await Promise.all(blobs.map((b) => this.blobs.remove(b.id).catch(() => undefined)));
@@ -291,6 +323,7 @@ export class EntryService {
       return { versions: changes, deletedAt, purgeAfter: deletedAt + this.opts.retentionDays * 86400 };
     });
     this.cache.invalidate(RowCache.id(tenantId, namespace, key));
+    this.emit({ tenantId, namespace, key });
     return result;
   }
 
@@ -326,7 +359,7 @@ export class EntryService {
   }
 
   /** The stored cores of a compressed entry (checksum verified). */
-  async readCores(row: EntryRow): Promise<TensorTrain> {
+  async readCores(row: StoredRef): Promise<TensorTrain> {
     const payload = await this.blobs.read(row.blob_id, 'cores', row.checksum);
     try {
       return decodeCores(payload);
@@ -336,7 +369,7 @@ export class EntryService {
   }
 
   /** What serve dense returns: C-order little-endian bytes of the source dtype (a blob: its bytes). */
-  async readDense(row: EntryRow): Promise<Uint8Array> {
+  async readDense(row: StoredRef): Promise<Uint8Array> {
     if (row.blob_kind === 'raw') {
       const data = await this.blobs.read(row.blob_id, 'raw', row.checksum);
       if (data.length !== row.original_bytes) throw corrupted('the stored data of this entry has the wrong length');
@@ -387,6 +420,7 @@ export class EntryService {
     const n = await this.purgeWhere('tenant_id = ?', [tenantId]);
     await this.db.write((tx) => tx.run('DELETE FROM entry_keys WHERE tenant_id = ?', [tenantId]));
     this.cache.clear();
+    this.emit({ tenantId });
     return n;
   }
 

@@ -1,0 +1,70 @@
+// Which entries a query looks at, read from SQLite: the candidates of a top-K (latest live entries
+// comparable with the query, CONTRACT.md sections 3 and 6) and the matches of a metadata search.
+import type { Database } from '../store/db.js';
+import type { DType, LayoutName } from '../engine/types.js';
+import type { StoredRef } from '../entries/service.js';
+import { filterPairs, matchCondition, type Filters } from './filters.js';
+
+/** Entries are comparable when shape, layout and mode sizes are equal (the columns hold canonical JSON). */
+export interface Comparable {
+  shape: string;
+  layout: LayoutName;
+  modes: string;
+}
+
+/** A candidate: what scoring needs (id, key, norm) and what loading its operand needs. */
+export interface CandidateRow extends StoredRef {
+  id: number;
+  key: string;
+  /** ||entry||_2 kept at write time; never null here (non-finite entries are not candidates). */
+  norm: number;
+  dtype: DType;
+}
+
+/**
+ * Latest live entries of (tenant, namespace) comparable with `like`, holding finite values, other
+ * than `excludeKey`, matching `filters`; in ascending key (byte) order, so an index is a key rank.
+ */
+export function listCandidates(
+  db: Database, tenantId: string, namespace: string, like: Comparable, excludeKey: string | null, filters: Filters,
+): Promise<CandidateRow[]> {
+  const match = matchCondition(filterPairs(filters), 'e.id');
+  return db.all<CandidateRow>(
+    `SELECT e.id, e.key, e.norm, e.blob_id, e.blob_kind, e.checksum, e.original_bytes, e.shape, e.layout, e.dtype
+     FROM entry_keys k JOIN entries e ON e.id = k.live_id
+     WHERE k.tenant_id = ? AND k.namespace = ? AND e.shape = ? AND e.layout = ? AND e.modes = ?
+       AND e.norm IS NOT NULL AND k.key IS NOT ? AND ${match.sql}
+     ORDER BY k.key`,
+    [tenantId, namespace, like.shape, like.layout, like.modes, excludeKey, ...match.params]);
+}
+
+export interface SearchRow {
+  key: string;
+  version: number;
+  metadata: string;
+}
+
+/**
+ * Latest live entries whose metadata matches every filter, in ascending key (byte) order. With at
+ * least one filter the walk starts from the (tenant, namespace, name, value) index of the first, so
+ * the cost follows the matches, not the namespace's size.
+ */
+export function searchMetadata(db: Database, tenantId: string, namespace: string, filters: Filters): Promise<SearchRow[]> {
+  const pairs = filterPairs(filters);
+  if (pairs.length === 0) {
+    return db.all<SearchRow>(
+      `SELECT e.key, e.version, e.metadata FROM entry_keys k JOIN entries e ON e.id = k.live_id
+       WHERE k.tenant_id = ? AND k.namespace = ? ORDER BY k.key`, [tenantId, namespace]);
+  }
+  const [first, ...rest] = pairs as [[string, string], ...Array<[string, string]>];
+  const more = matchCondition(rest, 'm0.entry_id');
+  return db.all<SearchRow>(
+    `SELECT e.key, e.version, e.metadata
+     FROM entry_metadata m0
+     JOIN entry_keys k ON k.tenant_id = m0.tenant_id AND k.namespace = m0.namespace AND k.key = m0.key
+     JOIN entries e ON e.id = m0.entry_id
+     WHERE m0.tenant_id = ? AND m0.namespace = ? AND m0.name = ? AND m0.value_json = ?
+       AND k.live_id = m0.entry_id AND ${more.sql}
+     ORDER BY m0.key`,
+    [tenantId, namespace, first[0], first[1], ...more.params]);
+}

@@ -1,0 +1,176 @@
+// The query feature (SPEC.md "Query endpoints", CONTRACT.md section 6): pairwise similarity, top-K by
+// stored key and by an external vector, and metadata search. Scores come from the engine's
+// contractions on the stored representation (cores against cores; an uncompressed entry through its
+// stored values), with each entry's norm kept at write time, so cosine costs one inner product per
+// candidate; a top-K scores every candidate in one asynchronous engine call and keeps the k best
+// with a bounded heap.
+import { badRequest, ProblemError } from '../errors.js';
+import { isInvalidInput } from '../engine/index.js';
+import type { Engine, LayoutName, Metric, OperandPool } from '../engine/types.js';
+import type { EntryRow } from '../entries/entry.js';
+import { layoutForShape, type EntryService } from '../entries/service.js';
+import type { Payload } from '../codec/payload.js';
+import { listCandidates, searchMetadata, type CandidateRow, type Comparable } from './candidates.js';
+import { CoreCache, type CacheRow } from './core-cache.js';
+import type { Filters } from './filters.js';
+import { topKIndices } from './topk.js';
+
+export interface TopKResult {
+  n_candidates: number;
+  /** [key, score] pairs, most similar first. */
+  results: Array<[string, number]>;
+}
+
+export interface SearchResult {
+  key: string;
+  metadata: Record<string, unknown>;
+  version: number;
+}
+
+export interface QueryServiceOptions {
+  entries: EntryService;
+  engine: Engine;
+  /** Byte budget of the decoded-core cache (SVC_GATE_CORE_CACHE_BYTES). */
+  coreCacheBytes: number;
+}
+
+/** The query side of a scoring call: an operand held in the pool, and its norm. */
+interface QueryOperand {
+  id: number;
+  norm: number;
+}
+
+function numel(shape: string): number {
+  return (JSON.parse(shape) as number[]).reduce((a, b) => a * b, 1);
+}
+
+function finiteNorm(row: EntryRow): number {
+  if (row.norm === null) {
+    throw badRequest(`entry ${JSON.stringify(row.key)} holds values that are not finite (NaN or Inf), so it has no similarity scores`);
+  }
+  return row.norm;
+}
+
+export class QueryService {
+  readonly cache: CoreCache;
+  private readonly pool: OperandPool;
+  private readonly entries: EntryService;
+  private readonly engine: Engine;
+  /** Transient operands (decomposed query vectors) use negative ids; entries have positive ones. */
+  private nextTransientId = -1;
+
+  constructor(opts: QueryServiceOptions) {
+    this.entries = opts.entries;
+    this.engine = opts.engine;
+    this.pool = opts.engine.createOperandPool();
+    this.cache = new CoreCache(this.pool, opts.entries, opts.coreCacheBytes);
+    opts.entries.onChange((change) => this.cache.invalidate(change));
+  }
+
+  /** The metric between two live entries of a namespace; 404 when either is missing, 400 shape_mismatch. */
+  async similarity(tenantId: string, namespace: string, keyA: string, keyB: string, metric: Metric): Promise<number> {
+    const a = await this.entries.require(tenantId, namespace, keyA);
+    const b = await this.entries.require(tenantId, namespace, keyB);
+    if (a.shape !== b.shape || a.layout !== b.layout || a.modes !== b.modes) {
+      throw new ProblemError(400, 'shape_mismatch',
+        `entries ${JSON.stringify(keyA)} (shape ${a.shape}, layout ${a.layout}) and ${JSON.stringify(keyB)} ` +
+        `(shape ${b.shape}, layout ${b.layout}) are not comparable: shape, layout and mode sizes must be equal`);
+    }
+    const normA = finiteNorm(a);
+    const normB = finiteNorm(b);
+    if (numel(a.shape) === 0) return 0;
+    const release = await this.cache.acquire([cacheRow(tenantId, namespace, a), cacheRow(tenantId, namespace, b)]);
+    try {
+      const s = await this.pool.score(a.id, normA, Float64Array.of(b.id), Float64Array.of(normB), metric);
+      return s[0]!;
+    } finally {
+      release();
+    }
+  }
+
+  /** The k entries most similar to a stored one (itself left out), among those matching `filters`. */
+  async topk(tenantId: string, namespace: string, queryKey: string, k: number, metric: Metric, filters: Filters): Promise<TopKResult> {
+    const q = await this.entries.require(tenantId, namespace, queryKey);
+    const norm = finiteNorm(q);
+    const candidates = await listCandidates(this.entries.db, tenantId, namespace, q, queryKey, filters);
+    if (candidates.length === 0 || numel(q.shape) === 0) return this.rankTrivially(candidates, k);
+    const release = await this.cache.acquire([cacheRow(tenantId, namespace, q)]);
+    try {
+      return await this.rank(tenantId, namespace, { id: q.id, norm }, candidates, k, metric);
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * The k stored entries most similar to an array given with the request: decomposed with the
+   * layout its shape gets and `tolerance`, then compared core against core (kept as values when
+   * its cores would not be smaller than the array, as put would store it).
+   */
+  async topkVector(
+    tenantId: string, namespace: string, payload: Payload, tolerance: number, k: number, metric: Metric, filters: Filters,
+  ): Promise<TopKResult> {
+    const { layout, modes } = layoutForShape(this.engine, payload.shape);
+    const like: Comparable = { shape: JSON.stringify(payload.shape), layout, modes: JSON.stringify(modes) };
+    const size = payload.shape.reduce((a, b) => a * b, 1);
+    const id = this.nextTransientId--;
+    try {
+      if (size > 0) await this.addVector(id, payload, layout, tolerance);
+      const candidates = await listCandidates(this.entries.db, tenantId, namespace, like, null, filters);
+      if (candidates.length === 0 || size === 0) return this.rankTrivially(candidates, k);
+      return await this.rank(tenantId, namespace, { id, norm: await this.pool.norm(id) }, candidates, k, metric);
+    } finally {
+      this.pool.remove(id);
+    }
+  }
+
+  /** Every live entry whose metadata matches, latest versions, in ascending key order. */
+  async search(tenantId: string, namespace: string, filters: Filters): Promise<SearchResult[]> {
+    const rows = await searchMetadata(this.entries.db, tenantId, namespace, filters);
+    return rows.map((r) => ({ key: r.key, metadata: JSON.parse(r.metadata) as Record<string, unknown>, version: r.version }));
+  }
+
+  /** Scores every candidate in one engine call (operands from the cache) and keeps the k best. */
+  private async rank(
+    tenantId: string, namespace: string, q: QueryOperand, candidates: CandidateRow[], k: number, metric: Metric,
+  ): Promise<TopKResult> {
+    const release = await this.cache.acquire(candidates.map((c) => cacheRow(tenantId, namespace, c)));
+    let scores: Float64Array;
+    try {
+      const ids = new Float64Array(candidates.length);
+      const norms = new Float64Array(candidates.length);
+      for (let j = 0; j < candidates.length; j++) {
+        ids[j] = candidates[j]!.id;
+        norms[j] = candidates[j]!.norm;
+      }
+      scores = await this.pool.score(q.id, q.norm, ids, norms, metric);
+    } finally {
+      release();
+    }
+    const best = topKIndices(scores, k, metric === 'euclidean');
+    return { n_candidates: candidates.length, results: best.map((j) => [candidates[j]!.key, scores[j]!]) };
+  }
+
+  /** Arrays without elements: every score is 0 (cosine with a zero norm is 0), so key order decides. */
+  private rankTrivially(candidates: CandidateRow[], k: number): TopKResult {
+    return { n_candidates: candidates.length, results: candidates.slice(0, k).map((c) => [c.key, 0]) };
+  }
+
+  private async addVector(id: number, payload: Payload, layout: LayoutName, tolerance: number): Promise<void> {
+    try {
+      const r = await this.engine.compress(payload.data, payload.dtype, payload.shape, { tolerance, layout });
+      if (r.compressible) await this.pool.addTrain(id, r.tt);
+      else await this.pool.addDense(id, payload.data, payload.dtype, payload.shape, layout);
+    } catch (err) {
+      if (isInvalidInput(err)) throw badRequest(`data_b64 cannot be compared: ${err.message}`);
+      throw err;
+    }
+  }
+}
+
+function cacheRow(tenantId: string, namespace: string, row: Omit<CacheRow, 'tenantId' | 'namespace'>): CacheRow {
+  return {
+    tenantId, namespace, key: row.key, id: row.id, blob_id: row.blob_id, blob_kind: row.blob_kind, checksum: row.checksum,
+    original_bytes: row.original_bytes, shape: row.shape, layout: row.layout, dtype: row.dtype,
+  };
+}

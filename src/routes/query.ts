@@ -1,0 +1,74 @@
+// The query routes of CONTRACT.md section 6, each behind the gate's tenantGate (authenticate, rate
+// limit); the handlers validate the whole body (400/413/415), call gate.authorize (ACL 403, quota
+// 402), then ask the query service.
+import type Router from '@koa/router';
+import type { Context, Middleware } from 'koa';
+import type { Config } from '../config.js';
+import type { Engine } from '../engine/types.js';
+import type { EntryService } from '../entries/service.js';
+import type { GateState } from '../gate/context.js';
+import { QueryService } from '../query/service.js';
+import { jsonLimitFor, jsonParser, readJson } from './storage-body.js';
+import { searchRequest, similarityRequest, topkRequest, topkVectorRequest, vectorPayload } from './query-validate.js';
+
+/** Bodies without an array: keys, filters and options only. */
+const SMALL_JSON_LIMIT = 2 * 1024 * 1024;
+
+export interface QueryDeps {
+  tenantGate: Middleware;
+  entries: EntryService;
+  engine: Engine;
+  config: Pick<Config, 'maxPayloadBytes' | 'coreCacheBytes'>;
+}
+
+function gateOf(ctx: Context): GateState {
+  return ctx.state as GateState;
+}
+
+/** Wires the four query routes; returns the service (its cache statistics are worth watching). */
+export function registerQueryRoutes(router: Router, deps: QueryDeps): QueryService {
+  const query = new QueryService({ entries: deps.entries, engine: deps.engine, coreCacheBytes: deps.config.coreCacheBytes });
+  const small = jsonParser(SMALL_JSON_LIMIT);
+  const large = jsonParser(jsonLimitFor(deps.config.maxPayloadBytes));
+  const gate = deps.tenantGate;
+
+  router.post('/v1/query/similarity', gate, async function similarity(ctx: Context): Promise<void> {
+    const { tenant, gate: g } = gateOf(ctx);
+    await readJson(ctx, small);
+    const r = similarityRequest(ctx.request.body);
+    await g.authorize(r.namespace, 'similarity');
+    const score = await query.similarity(tenant.tenantId, r.namespace, r.key_a, r.key_b, r.metric);
+    ctx.body = { key_a: r.key_a, key_b: r.key_b, namespace: r.namespace, metric: r.metric, score };
+  });
+
+  router.post('/v1/query/topk', gate, async function topk(ctx: Context): Promise<void> {
+    const { tenant, gate: g } = gateOf(ctx);
+    await readJson(ctx, small);
+    const r = topkRequest(ctx.request.body);
+    await g.authorize(r.namespace, 'topk');
+    const found = await query.topk(tenant.tenantId, r.namespace, r.query_key, r.k, r.metric, r.filters);
+    ctx.body = { query_key: r.query_key, metric: r.metric, n_candidates: found.n_candidates, results: found.results };
+  });
+
+  router.post('/v1/query/topk_vector', gate, async function topkVector(ctx: Context): Promise<void> {
+    const { tenant, gate: g } = gateOf(ctx);
+    await readJson(ctx, large);
+    const r = topkVectorRequest(ctx.request.body);
+    (ctx.request.body as Record<string, unknown>).data_b64 = undefined; // let the string go
+    const payload = await vectorPayload(r.data_b64, deps.config.maxPayloadBytes);
+    await g.authorize(r.namespace, 'topk_vector');
+    const found = await query.topkVector(tenant.tenantId, r.namespace, payload, r.tolerance, r.k, r.metric, r.filters);
+    ctx.body = { query_key: '', metric: r.metric, n_candidates: found.n_candidates, results: found.results };
+  });
+
+  router.post('/v1/query/search', gate, async function search(ctx: Context): Promise<void> {
+    const { tenant, gate: g } = gateOf(ctx);
+    await readJson(ctx, small);
+    const r = searchRequest(ctx.request.body);
+    await g.authorize(r.namespace, 'search');
+    const results = await query.search(tenant.tenantId, r.namespace, r.filters);
+    ctx.body = { namespace: r.namespace, count: results.length, results };
+  });
+
+  return query;
+}

@@ -1,0 +1,104 @@
+// The decoded-core cache, in process (no HTTP): repeated queries read no blob files, writes and
+// deletes drop what they made stale, and the byte budget holds between queries.
+import { expect } from 'chai';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Database } from '../../src/store/db.js';
+import { BlobStore } from '../../src/store/blobs.js';
+import { EntryService } from '../../src/entries/service.js';
+import { ENTRY_MIGRATIONS } from '../../src/entries/migrations.js';
+import { resolveTarget } from '../../src/entries/oracle.js';
+import { engine } from '../../src/engine/index.js';
+import { QueryService } from '../../src/query/service.js';
+import { smooth } from './helpers.js';
+
+const silent = { info() {}, warn() {}, error() {} };
+const SHAPE = [64, 64];
+
+describe('query: core cache', function () {
+  this.timeout(60000);
+  let dir: string;
+  let dbs: Database[];
+  let entries: EntryService;
+  let reads: number;
+
+  const open = async (budget: number) => {
+    const db = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS);
+    dbs.push(db);
+    const blobs = await BlobStore.open(path.join(dir, 'blobs'));
+    const read = blobs.read.bind(blobs);
+    blobs.read = (...args: Parameters<BlobStore['read']>) => {
+      reads++;
+      return read(...args);
+    };
+    entries = new EntryService({ db, blobs, engine, compressionThresholdBytes: 4096, retentionDays: 30, log: silent });
+    return new QueryService({ entries, engine, coreCacheBytes: budget });
+  };
+  const put = (key: string, seed: number, tenantId = 't1') =>
+    entries.put({
+      tenantId, namespace: 'default', key, metadata: { seed },
+      payload: { kind: 'array', dtype: 'float64', shape: SHAPE, data: Buffer.from(new Float64Array(smooth(SHAPE, seed)).buffer) },
+      target: resolveTarget(undefined, undefined, undefined),
+    });
+
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'ttstore-qcache-'));
+    reads = 0;
+    dbs = [];
+  });
+  afterEach(async () => {
+    for (const db of dbs) await db.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a repeated top-K reads no blob files and gives the same answer', async () => {
+    const q = await open(1 << 30);
+    for (let j = 0; j < 8; j++) await put(`k${j}`, j);
+    const first = await q.topk('t1', 'default', 'k0', 3, 'cosine', {});
+    expect(reads).to.equal(8);
+    expect(q.cache.stats()).to.include({ entries: 8, misses: 8 });
+    const again = await q.topk('t1', 'default', 'k0', 3, 'cosine', {});
+    expect(reads).to.equal(8);
+    expect(again).to.deep.equal(first);
+    expect(q.cache.stats().hits).to.equal(8);
+    expect(q.cache.stats().bytes).to.be.above(0);
+  });
+
+  it('writes and deletes drop the stale operands; the next query uses the latest version', async () => {
+    const q = await open(1 << 30);
+    const writer = entries;
+    for (let j = 0; j < 4; j++) await put(`k${j}`, j);
+    await q.topk('t1', 'default', 'k0', 10, 'dot', {});
+    const held = q.cache.stats();
+    expect(held.entries).to.equal(4);
+    await put('k1', 7); // new version of k1
+    expect(q.cache.stats().entries).to.equal(3);
+    await entries.delete('t1', 'default', 'k2');
+    expect(q.cache.stats().entries).to.equal(2);
+    const after = await q.topk('t1', 'default', 'k0', 10, 'dot', {});
+    expect(after.results.map((r) => r[0]).sort()).to.deep.equal(['k1', 'k3']);
+    const k1 = after.results.find((r) => r[0] === 'k1')![1];
+    const fresh = await open(1 << 30); // a cold cache over the same data
+    const cold = await fresh.similarity('t1', 'default', 'k0', 'k1', 'dot');
+    expect(k1).to.equal(cold);
+    await writer.purgeTenant('t1');
+    expect(q.cache.stats().entries).to.equal(0);
+  });
+
+  it('keeps within its byte budget between queries, and a query larger than the budget still runs', async () => {
+    const probe = await open(1 << 30);
+    for (let j = 0; j < 10; j++) await put(`k${j}`, j);
+    await probe.similarity('t1', 'default', 'k0', 'k1', 'cosine');
+    const perEntry = probe.cache.stats().bytes / 2;
+    const budget = Math.floor(perEntry * 3.5);
+    const q = await open(budget);
+    const all = await q.topk('t1', 'default', 'k0', 10, 'cosine', {});
+    expect(all.n_candidates).to.equal(9);
+    expect(q.cache.stats().bytes).to.be.at.most(budget);
+    expect(q.cache.stats().entries).to.be.within(1, 6);
+    const none = await open(0);
+    expect(await none.topk('t1', 'default', 'k0', 10, 'cosine', {})).to.deep.equal(all);
+    expect(none.cache.stats()).to.include({ entries: 0, bytes: 0 });
+  });
+});
