@@ -255,13 +255,22 @@ StepResult factor_unfolding(double* W, int64_t m, int64_t K, double delta_sq, do
                                                           : Route::Tsqr;
   if (route == Route::Tsqr && hopeless && m >= kValuesFirstRows) {
     // Large and possibly incompressible: the values alone (no m x m vectors, no LAPACK workspace
-    // of 5 m^2) decide whether the sweep ends here; only a step that goes on pays a second TSQR.
+    // of 5 m^2) decide whether the sweep ends here or keeps full rank (identity core); only a step
+    // that truncates pays a second TSQR for its vectors.
     const std::vector<double> sigma = tsqr_sigma(W, m, K);
     StepResult probe;
     probe.route = route;
     probe.choice = choose_rank(sigma.data(), m, delta_sq, max_rank);
     if (hopeless(probe.choice.r)) {
       probe.aborted = true;
+      return probe;
+    }
+    if (probe.choice.r == m) {
+      // Full rank: any orthonormal basis of the row space gives the same train, so the identity
+      // core leaves C in W as it is, with no vectors and no projection at all.
+      probe.core.assign(static_cast<std::size_t>(m * m), 0.0);
+      for (int64_t i = 0; i < m; ++i) probe.core[i * m + i] = 1.0;
+      probe.route = Route::Identity;
       return probe;
     }
   }

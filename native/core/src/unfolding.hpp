@@ -18,7 +18,7 @@ struct StepResult {
 };
 
 // From this many rows on, a TSQR step given `hopeless` looks at the singular values first.
-constexpr int64_t kValuesFirstRows = 2048;
+constexpr int64_t kValuesFirstRows = 1024;
 
 // W[0, m*K) holds C (m x K, row-major). Finds the rank-r truncation of C (threshold delta_sq on
 // the discarded sum of sigma^2, rank cap max_rank, 0: none), returns U_r and leaves U_r^T C
