@@ -40,9 +40,9 @@ static const std::vector<int64_t> kModes{2, 3, 2, 2, 2, 5, 2, 2, 2};
 
 TEST(every_pad8_kernel_agrees_with_the_dense_inner_product) {
   for (bool f32 : {true, false}) {
-    for (int64_t cap : {2, 4, 7, 8}) {
-      TensorTrain q = ttt::random_tt(kModes, qtt_ranks(kModes, cap, 0), 11 + cap);
-      TensorTrain c = ttt::random_tt(kModes, qtt_ranks(kModes, cap, 1), 23 + cap);
+    for (auto [capq, capc] : std::vector<std::pair<int64_t, int64_t>>{{2, 2}, {4, 4}, {7, 7}, {8, 8}, {2, 8}, {8, 2}, {3, 6}}) {
+      TensorTrain q = ttt::random_tt(kModes, qtt_ranks(kModes, capq, 0), 11 + capq);
+      TensorTrain c = ttt::random_tt(kModes, qtt_ranks(kModes, capc, 1), 23 + capc);
       if (f32) c = as_f32(c);
       const Operand oq = Operand::train(q), oc = Operand::train(c);
       const double want = dense_dot(ttt::dense_mode_order(q), ttt::dense_mode_order(c));

@@ -69,7 +69,8 @@ __attribute__((target("avx512f,avx512vl"))) inline __m512d row512(const double* 
 }
 
 // Ranks <= 8: M's rows are one register each; columns >= rb (and rows >= ra) stay exactly zero.
-template <class TC>
+// R (2, 4 or 8) bounds the query's ranks, so the row loops run R times, not 8.
+template <int R, class TC>
 __attribute__((target("avx512f,avx512vl"))) double inner_pad8_avx512(const PreparedTrain& q, const TC* c,
                                                                         const Operand& co) {
   const Operand& qo = *q.src;
@@ -83,21 +84,21 @@ __attribute__((target("avx512f,avx512vl"))) double inner_pad8_avx512(const Prepa
     const double* A = q.padded.data() + q.padded_offsets[k];
     const TC* B = c + co.offsets()[k];
     const __mmask8 mask = static_cast<__mmask8>((1u << rb1) - 1u);
-    __m512d N[8];
-    for (int w = 0; w < 8; ++w) N[w] = _mm512_setzero_pd();
+    __m512d N[R];
+    for (int w = 0; w < R; ++w) N[w] = _mm512_setzero_pd();
     for (int64_t i = 0; i < n; ++i) {
-      __m512d T[8];
-      for (int x = 0; x < 8; ++x) T[x] = _mm512_setzero_pd();
+      __m512d T[R];
+      for (int x = 0; x < R; ++x) T[x] = _mm512_setzero_pd();
       for (int64_t z = 0; z < rb0; ++z) {
         const __m512d b = row512(B + (z * n + i) * rb1, mask);
-        for (int x = 0; x < 8; ++x) T[x] = _mm512_fmadd_pd(_mm512_set1_pd(Ms[x * 8 + z]), b, T[x]);
+        for (int x = 0; x < R; ++x) T[x] = _mm512_fmadd_pd(_mm512_set1_pd(Ms[x * 8 + z]), b, T[x]);
       }
       for (int64_t x = 0; x < ra0; ++x) {
         const double* a = A + (x * n + i) * 8;
-        for (int w = 0; w < 8; ++w) N[w] = _mm512_fmadd_pd(_mm512_set1_pd(a[w]), T[x], N[w]);
+        for (int w = 0; w < R; ++w) N[w] = _mm512_fmadd_pd(_mm512_set1_pd(a[w]), T[x], N[w]);
       }
     }
-    for (int w = 0; w < 8; ++w) _mm512_store_pd(Ms + w * 8, N[w]);
+    for (int w = 0; w < R; ++w) _mm512_store_pd(Ms + w * 8, N[w]);
     ra0 = qr[k + 1];
     rb0 = rb1;
   }
@@ -115,7 +116,7 @@ __attribute__((target("avx2,fma"))) inline __m256d half_row(const double* p, __m
   return _mm256_maskload_pd(p + 4 * h, m4);
 }
 
-template <class TC>
+template <int R, class TC>
 __attribute__((target("avx2,fma"))) double inner_pad8_avx2(const PreparedTrain& q, const TC* c,
                                                             const Operand& co) {
   const Operand& qo = *q.src;
@@ -140,21 +141,21 @@ __attribute__((target("avx2,fma"))) double inner_pad8_avx2(const PreparedTrain& 
       } else {
         m = _mm256_cmpgt_epi64(_mm256_set1_epi64x(rb1 - 4 * h), _mm256_setr_epi64x(0, 1, 2, 3));
       }
-      __m256d N[8];
-      for (int w = 0; w < 8; ++w) N[w] = _mm256_setzero_pd();
+      __m256d N[R];
+      for (int w = 0; w < R; ++w) N[w] = _mm256_setzero_pd();
       for (int64_t i = 0; i < n; ++i) {
-        __m256d T[8];
-        for (int x = 0; x < 8; ++x) T[x] = _mm256_setzero_pd();
+        __m256d T[R];
+        for (int x = 0; x < R; ++x) T[x] = _mm256_setzero_pd();
         for (int64_t z = 0; z < rb0; ++z) {
           const __m256d b = half_row(B + (z * n + i) * rb1, m, h);
-          for (int x = 0; x < 8; ++x) T[x] = _mm256_fmadd_pd(_mm256_broadcast_sd(Ms + x * 8 + z), b, T[x]);
+          for (int x = 0; x < R; ++x) T[x] = _mm256_fmadd_pd(_mm256_broadcast_sd(Ms + x * 8 + z), b, T[x]);
         }
         for (int64_t x = 0; x < ra0; ++x) {
           const double* a = A + (x * n + i) * 8;
-          for (int w = 0; w < 8; ++w) N[w] = _mm256_fmadd_pd(_mm256_broadcast_sd(a + w), T[x], N[w]);
+          for (int w = 0; w < R; ++w) N[w] = _mm256_fmadd_pd(_mm256_broadcast_sd(a + w), T[x], N[w]);
         }
       }
-      for (int w = 0; w < 8; ++w) _mm256_store_pd(Ns + w * 8 + 4 * h, N[w]);
+      for (int w = 0; w < R; ++w) _mm256_store_pd(Ns + w * 8 + 4 * h, N[w]);
     }
     std::memcpy(Ms, Ns, sizeof Ms);
     ra0 = qr[k + 1];
@@ -165,11 +166,22 @@ __attribute__((target("avx2,fma"))) double inner_pad8_avx2(const PreparedTrain& 
 
 #endif  // TTS_X86
 
+#ifdef TTS_X86
+template <int R, class TC>
+double inner_pad8_simd(const PreparedTrain& q, const TC* c, const Operand& co, Pad8Kernel k) {
+  return k == Pad8Kernel::Avx512 ? inner_pad8_avx512<R>(q, c, co) : inner_pad8_avx2<R>(q, c, co);
+}
+#endif
+
 template <class TC>
 double inner_pad8(const PreparedTrain& q, const TC* c, const Operand& co, Pad8Kernel k) {
 #ifdef TTS_X86
-  if (k == Pad8Kernel::Avx512) return inner_pad8_avx512(q, c, co);
-  if (k == Pad8Kernel::Avx2) return inner_pad8_avx2(q, c, co);
+  if (k != Pad8Kernel::Loops) {
+    const int64_t rq = q.src->max_rank();
+    if (rq <= 2) return inner_pad8_simd<2>(q, c, co, k);
+    if (rq <= 4) return inner_pad8_simd<4>(q, c, co, k);
+    return inner_pad8_simd<8>(q, c, co, k);
+  }
 #endif
   return inner_loops(q, c, co);
 }
