@@ -43,6 +43,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   Export<Distance>(env, exports, "distance");
   Export<DotBatch>(env, exports, "dotBatch");
   Export<Round>(env, exports, "round");
+  Export<Solvers>(env, exports, "solvers");
+  Export<Simulate>(env, exports, "simulate");
   RegisterOperandPool(env, exports);
   return exports;
 }

@@ -21,6 +21,10 @@ Napi::Value Distance(const Napi::CallbackInfo& info);     // (a, b)
 Napi::Value DotBatch(const Napi::CallbackInfo& info);     // (q, candidates[])
 Napi::Value Round(const Napi::CallbackInfo& info);        // (tt, {tolerance, maxRank?})
 
+Napi::Value Solvers(const Napi::CallbackInfo& info);      // () -> string[]
+// (solver, params, onProgress?, onSnapshot?) -> {result, cancel}; runs on a thread of its own
+Napi::Value Simulate(const Napi::CallbackInfo& info);
+
 // exports.OperandPool: query operands in native memory under numeric ids (operand_pool.cpp).
 void RegisterOperandPool(Napi::Env env, Napi::Object exports);
 

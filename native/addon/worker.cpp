@@ -21,24 +21,28 @@ Napi::Promise PromiseWorker::Start() {
   return promise;
 }
 
-void PromiseWorker::Execute() {
+Failure CaptureFailure(const std::function<void()>& f, std::string& message) {
+  Failure failure = Failure::None;
   try {
-    Run();
+    f();
   } catch (const tts::InvalidArgument& e) {
-    failure_ = Failure::Invalid;
-    message_ = e.what();
+    failure = Failure::Invalid;
+    message = e.what();
   } catch (const std::bad_alloc&) {
-    failure_ = Failure::Internal;
-    message_ = "out of memory";
+    failure = Failure::Internal;
+    message = "out of memory";
   } catch (const std::exception& e) {
-    failure_ = Failure::Internal;
-    message_ = e.what();
+    failure = Failure::Internal;
+    message = e.what();
   } catch (...) {
-    failure_ = Failure::Internal;
-    message_ = "unknown native error";
+    failure = Failure::Internal;
+    message = "unknown native error";
   }
-  if (failure_ != Failure::None && message_.empty()) message_ = "native error";
+  if (failure != Failure::None && message.empty()) message = "native error";
+  return failure;
 }
+
+void PromiseWorker::Execute() { failure_ = CaptureFailure([this] { Run(); }, message_); }
 
 void PromiseWorker::OnOK() {
   Napi::Env env = Env();

@@ -7,6 +7,7 @@
 #include "napi_env.hpp"
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +16,11 @@
 #include "ttstore/tt.hpp"
 
 namespace tts_addon {
+
+// Runs `f` off the main thread; whatever it throws becomes Invalid (tts::InvalidArgument) or
+// Internal, with a non-empty message. Never throws.
+enum class Failure { None, Invalid, Internal };
+Failure CaptureFailure(const std::function<void()>& f, std::string& message);
 
 class PromiseWorker : public Napi::AsyncWorker {
  public:
@@ -28,7 +34,6 @@ class PromiseWorker : public Napi::AsyncWorker {
   KeepAlive keep_;                                     // inputs and outputs the worker touches
 
  private:
-  enum class Failure { None, Invalid, Internal };
   void Execute() final;
   void OnOK() final;
   void OnError(const Napi::Error& e) final;

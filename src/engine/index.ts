@@ -4,7 +4,8 @@
 import { loadAddon } from './load.js';
 import type { NativeAddon } from './native.js';
 import type {
-  ArrayBytes, CompressOptions, CompressResult, DType, Engine, EngineInfo, Fingerprint, LayoutName, OperandPool, TensorTrain,
+  ArrayBytes, CompressOptions, CompressResult, DType, Engine, EngineInfo, Fingerprint, LayoutName, OperandPool,
+  SimHooks, SimParams, SimRun, TensorTrain,
 } from './types.js';
 
 export * from './types.js';
@@ -13,8 +14,10 @@ export { addonCandidates, packageRoot } from './load.js';
 /** Error codes the engine sets on what it throws or rejects with. */
 export const ENGINE_INVALID = 'ERR_TTS_INVALID';
 export const ENGINE_INTERNAL = 'ERR_TTS_INTERNAL';
+/** A simulation's result after cancel(). */
+export const ENGINE_CANCELLED = 'ERR_TTS_CANCELLED';
 
-export type EngineError = Error & { code: typeof ENGINE_INVALID | typeof ENGINE_INTERNAL };
+export type EngineError = Error & { code: typeof ENGINE_INVALID | typeof ENGINE_INTERNAL | typeof ENGINE_CANCELLED };
 
 /** True for the engine's "bad input" errors (a 400 at the HTTP edge), false for anything else. */
 export function isInvalidInput(err: unknown): err is EngineError {
@@ -85,6 +88,25 @@ export const engine: Engine = {
   /** TT rounding to a relative tolerance and rank cap; Float64Array cores; O(d n r^3). */
   round(tt: TensorTrain, opts: { tolerance: number; maxRank?: number }): Promise<TensorTrain> {
     return settle(() => native().round(tt, opts));
+  },
+
+  /** Registered solver names, sorted; synchronous, microseconds. */
+  solvers(): string[] {
+    return native().solvers();
+  },
+
+  /**
+   * Starts a solver on a thread of its own; bad params reject `result` (ERR_TTS_INVALID, naming the
+   * param) before anything runs. Hooks are called on the event loop.
+   */
+  simulate(solver: string, params: SimParams, hooks: SimHooks = {}): SimRun {
+    try {
+      const onProgress = hooks.onProgress?.bind(hooks);
+      const onSnapshot = hooks.onSnapshot?.bind(hooks);
+      return native().simulate(solver, params, onProgress, onSnapshot);
+    } catch (err) {
+      return { result: Promise.reject(err), cancel() {} };
+    }
   },
 
   /** A query operand pool in native memory; scores are O(d n r^3) per train pair, never a dense rebuild. */

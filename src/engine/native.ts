@@ -1,6 +1,8 @@
 // The raw shape of the compiled addon (native/addon). Only src/engine talks to it; everything else
 // goes through `engine` (index.ts), which adds the types and turns synchronous throws into rejections.
-import type { ArrayBytes, CompressResult, DType, EngineInfo, Fingerprint, LayoutName, OperandPool, TensorTrain } from './types.js';
+import type {
+  ArrayBytes, CompressResult, DType, EngineInfo, Fingerprint, LayoutName, OperandPool, SimField, SimOutput, SimParams, TensorTrain,
+} from './types.js';
 
 export interface NativeAddon {
   info(): EngineInfo;
@@ -19,5 +21,12 @@ export interface NativeAddon {
   distance(a: TensorTrain, b: TensorTrain): Promise<number>;
   dotBatch(q: TensorTrain, candidates: TensorTrain[]): Promise<Float64Array>;
   round(tt: TensorTrain, opts: { tolerance: number; maxRank?: number }): Promise<TensorTrain>;
+  solvers(): string[];
+  /** Throws synchronously (code ERR_TTS_INVALID) on bad arguments; the hooks run on the main thread. */
+  simulate(
+    solver: string, params: SimParams,
+    onProgress?: (done: number, total: number) => void,
+    onSnapshot?: (step: number, t: number, fields: SimField[]) => void,
+  ): { result: Promise<SimOutput>; cancel(): void };
   OperandPool: new () => OperandPool;
 }

@@ -97,6 +97,39 @@ export interface OperandPool {
   score(queryId: number, queryNorm: number, ids: Float64Array, norms: Float64Array, metric: Metric): Promise<Float64Array>;
 }
 
+/** A value of a simulation param (CONTRACT.md section 6): JSON scalars only. */
+export type SimParams = Record<string, number | string | boolean>;
+
+/** One output array of a simulation: float64, C order, 2-D arrays indexed [x, y]. */
+export interface SimField {
+  name: string;
+  shape: number[];
+  data: Float64Array;
+}
+
+/** The final fields and scalar facts (every solver reports `steps` and `t`; others per solver). */
+export interface SimOutput {
+  fields: SimField[];
+  stats: Record<string, number>;
+}
+
+export interface SimHooks {
+  /** done <= total; total may be re-estimated as the run goes; calls are coalesced, the last has done === total. */
+  onProgress?(done: number, total: number): void;
+  /** Every params.snapshot_every steps; the arrays are the caller's to keep. */
+  onSnapshot?(step: number, t: number, fields: SimField[]): void;
+}
+
+/**
+ * A simulation in flight on a thread of the addon's own (never libuv's pool). `result` rejects with
+ * code ERR_TTS_INVALID for bad params, ERR_TTS_CANCELLED after cancel(), or with whatever a hook threw
+ * (which stops the run). cancel() is a no-op once the run has ended.
+ */
+export interface SimRun {
+  result: Promise<SimOutput>;
+  cancel(): void;
+}
+
 export interface Engine {
   info(): EngineInfo;
   /** The engine's layout choice for a shape and the mode sizes it gives (cheap, synchronous). */
@@ -126,6 +159,10 @@ export interface Engine {
   round(tt: TensorTrain, opts: { tolerance: number; maxRank?: number }): Promise<TensorTrain>;
   /** Engine (OpenMP/BLAS) threads; 0: one per core. */
   setThreads?(n: number): void;
+  /** Names of the grid solvers (CONTRACT.md section 6), sorted; synchronous. */
+  solvers(): string[];
+  /** Starts a solver run; params are checked before anything runs (see SimRun for the outcomes). */
+  simulate(solver: string, params: SimParams, hooks?: SimHooks): SimRun;
   /** A new, empty operand pool for the query feature. */
   createOperandPool(): OperandPool;
 }

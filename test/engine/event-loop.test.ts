@@ -1,26 +1,7 @@
 import { expect } from 'chai';
 
 import { engine } from '../../src/engine/index.js';
-
-// Ticks of a 1 ms interval while `work` runs: how many, and the longest gap between two.
-async function ticksDuring<T>(work: () => Promise<T>): Promise<{ result: T; ticks: number; maxGapMs: number; ms: number }> {
-  let ticks = 0;
-  let last = performance.now();
-  let maxGapMs = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    maxGapMs = Math.max(maxGapMs, now - last);
-    last = now;
-    ticks += 1;
-  }, 1);
-  const t0 = performance.now();
-  try {
-    const result = await work();
-    return { result, ticks, maxGapMs, ms: performance.now() - t0 };
-  } finally {
-    clearInterval(timer);
-  }
-}
+import { ticksDuring } from './helpers.js';
 
 describe('engine: the event loop is not blocked', function () {
   const n = 2 ** 24;

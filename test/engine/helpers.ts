@@ -222,6 +222,28 @@ const ITEM: Record<DType, number> = {
   uint64: 8, uint32: 4, uint16: 2, uint8: 1, bool: 1,
 };
 
+// ---- the event loop ------------------------------------------------------------------------------
+
+/** Ticks of a 1 ms interval while `work` runs: how many, and the longest gap between two. */
+export async function ticksDuring<T>(work: () => Promise<T>): Promise<{ result: T; ticks: number; maxGapMs: number; ms: number }> {
+  let ticks = 0;
+  let last = performance.now();
+  let maxGapMs = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    maxGapMs = Math.max(maxGapMs, now - last);
+    last = now;
+    ticks += 1;
+  }, 1);
+  const t0 = performance.now();
+  try {
+    const result = await work();
+    return { result, ticks, maxGapMs, ms: performance.now() - t0 };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
 // ---- data ----------------------------------------------------------------------------------------
 
 /** Deterministic uniform [0, 1) numbers (mulberry32). */

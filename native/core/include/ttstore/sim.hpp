@@ -1,0 +1,80 @@
+// Grid solvers behind one interface (CONTRACT.md section 6, "Simulation"): a solver is found by
+// name, validates its params and runs synchronously on the calling thread (OpenMP inside), reporting
+// progress, snapshots and polling for cancellation through Hooks. No Node, no HTTP, no SQLite.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ttstore/types.hpp"
+
+namespace tts::sim {
+
+// A JSON scalar: numbers are doubles (integers are checked to be integral where a param needs one).
+using Param = std::variant<double, std::string, bool>;
+using Params = std::map<std::string, Param>;
+
+// A named output array, float64, C order; 2-D arrays are indexed [x, y] (y fastest).
+struct Field {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<double> data;
+};
+
+// The final fields plus scalar facts about the run. Every solver reports `steps` and `t` (the step
+// or iteration count and the simulated time, 0 for a stationary problem) and its own extras.
+struct Output {
+  std::vector<Field> fields;
+  std::map<std::string, double> stats;
+};
+
+// Callbacks a run makes from the thread that called run(), never from inside an OpenMP region.
+// Any may be empty. progress(done, total): done <= total, total may be re-estimated as the run
+// goes (an iterative solve does not know its iteration count in advance); the last call has
+// done == total. snapshot(step, t, fields): every params.snapshot_every steps; the fields are only
+// valid during the call. cancelled(): polled between steps (and between blocks of rows inside a long
+// step); true makes run() throw Cancelled.
+struct Hooks {
+  std::function<void(int64_t done, int64_t total)> progress;
+  std::function<void(int64_t step, double t, const std::vector<Field>&)> snapshot;
+  std::function<bool()> cancelled;
+};
+
+struct Cancelled : std::runtime_error {
+  Cancelled() : std::runtime_error("simulation cancelled") {}
+};
+
+// A run that lost its physical meaning (a negative density, a non-finite value): the params asked
+// for more than the scheme can do (a CFL number too large), not a bug in the caller.
+struct Diverged : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// One solver. The CPU implementations live in native/core/src; a CUDA backend registers its own
+// under the same name.
+class Solver {
+ public:
+  virtual ~Solver() = default;
+  virtual std::string name() const = 0;
+  // Throws InvalidArgument naming the offending param (unknown names are rejected too).
+  virtual void validate(const Params& p) const = 0;
+  // validate + solve. Throws Cancelled when hooks.cancelled() turns true.
+  virtual Output run(const Params& p, const Hooks& hooks) const = 0;
+};
+
+std::vector<std::string> solvers();  // sorted names
+// The registered solver of that name; throws InvalidArgument for an unknown one.
+const Solver& solver(const std::string& name);
+// Adds a solver, or replaces the one of the same name (e.g. a GPU implementation at start-up).
+void register_solver(std::unique_ptr<Solver> s);
+
+void validate(const std::string& solver, const Params& p);
+Output run(const std::string& solver, const Params& p, const Hooks& hooks);
+
+}  // namespace tts::sim

@@ -1,0 +1,219 @@
+// poisson_2d: matrix-free preconditioned conjugate gradients on the 5-point Laplacian.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <optional>
+
+#include "poisson_mg.hpp"
+#include "sim_params.hpp"
+#include "sim_random.hpp"
+#include "sim_registry.hpp"
+#include "threads.hpp"
+#include "ttstore/sim_poisson.hpp"
+
+namespace tts::sim::poisson {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr int64_t kParallel = 1 << 14;  // below this many elements a vector op stays on one thread
+
+double dot(const double* a, const double* b, int64_t n) {
+  double s = 0;
+#pragma omp parallel for schedule(static) reduction(+ : s) num_threads(tts::detail::threads()) if (n >= kParallel)
+  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+// x += alpha p; r -= alpha q; returns ||r||².
+double cg_update(double alpha, const double* p, const double* q, double* x, double* r, int64_t n) {
+  double s = 0;
+#pragma omp parallel for schedule(static) reduction(+ : s) num_threads(tts::detail::threads()) if (n >= kParallel)
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] += alpha * p[i];
+    r[i] -= alpha * q[i];
+    s += r[i] * r[i];
+  }
+  return s;
+}
+
+// p = z + beta p
+void cg_direction(const double* z, double beta, double* p, int64_t n) {
+#pragma omp parallel for schedule(static) num_threads(tts::detail::threads()) if (n >= kParallel)
+  for (int64_t i = 0; i < n; ++i) p[i] = z[i] + beta * p[i];
+}
+
+// Adds w * g(x) g(y) with g(t) = exp(-(t - c)² / (2 s²)) / (2π s²) (unit mass) to f.
+void add_gaussian(std::vector<double>& f, int64_t n, double h, double w, double cx, double cy, double s) {
+  std::vector<double> gx(n), gy(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const double t = (i + 1) * h;
+    gx[i] = std::exp(-(t - cx) * (t - cx) / (2 * s * s));
+    gy[i] = std::exp(-(t - cy) * (t - cy) / (2 * s * s));
+  }
+  const double a = w / (2 * kPi * s * s);
+  for (int64_t i = 0; i < n; ++i) {
+    const double ax = a * gx[i];
+    double* fi = f.data() + i * n;
+    for (int64_t j = 0; j < n; ++j) fi[j] += ax * gy[j];
+  }
+}
+
+// Iterations still to go at the rate seen so far, for the progress estimate.
+int64_t estimate_total(int64_t it, double rel0, double rel, double tol, int64_t max_iters) {
+  if (it == 0 || !(rel > 0) || !(rel0 > rel)) return max_iters;
+  const double rate = std::log(rel / rel0) / static_cast<double>(it);  // < 0
+  const double more = std::ceil(std::log(tol / rel) / rate);
+  if (!(more >= 0)) return it;
+  return std::min<int64_t>(max_iters, it + static_cast<int64_t>(std::min(more, 1e12)));
+}
+
+const std::vector<std::string> kRhs = {"manufactured", "gaussians", "dipole"};
+const std::vector<std::string> kPreconditioners = {"multigrid", "none"};
+
+}  // namespace
+
+Config parse(const Params& p) {
+  detail::ParamReader r("poisson_2d", p,
+                        {"n_bits", "rhs", "tol", "max_iters", "preconditioner", "seed", "snapshot_every"});
+  Config c;
+  c.n_bits = static_cast<int>(r.integer("n_bits", 9, 14, std::nullopt));
+  const std::string rhs = r.choice("rhs", kRhs);
+  c.rhs = rhs == "manufactured" ? Rhs::Manufactured : rhs == "gaussians" ? Rhs::Gaussians : Rhs::Dipole;
+  c.tol = r.number("tol", 0.0, 0.5, true, 1e-8);
+  c.max_iters = r.integer("max_iters", 1, 1000000000, int64_t{10} << c.n_bits);
+  c.preconditioner = r.choice("preconditioner", kPreconditioners) == "none" ? Preconditioner::None
+                                                                          : Preconditioner::Multigrid;
+  c.seed = static_cast<uint64_t>(r.integer("seed", 0, detail::kMaxExactInteger, 0));
+  c.snapshot_every = r.integer("snapshot_every", 1, detail::kMaxExactInteger, 0);
+  return c;
+}
+
+std::vector<double> rhs(const Config& c) {
+  const int64_t n = int64_t{1} << c.n_bits;
+  const double h = 1.0 / static_cast<double>(n + 1);
+  std::vector<double> f(n * n, 0.0);
+  switch (c.rhs) {
+    case Rhs::Manufactured: {
+      std::vector<double> s(n);
+      for (int64_t i = 0; i < n; ++i) s[i] = std::sin(kPi * (i + 1) * h);
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t j = 0; j < n; ++j) f[i * n + j] = 2 * kPi * kPi * s[i] * s[j];
+      }
+      break;
+    }
+    case Rhs::Gaussians: {
+      detail::SplitMix64 rng(c.seed);
+      for (int k = 0; k < 8; ++k) {
+        const double cx = rng.uniform(0.15, 0.85), cy = rng.uniform(0.15, 0.85);
+        const double s = rng.uniform(0.02, 0.08), w = rng.uniform(-1.0, 1.0);
+        add_gaussian(f, n, h, w, cx, cy, s);
+      }
+      break;
+    }
+    case Rhs::Dipole:
+      add_gaussian(f, n, h, 1.0, 0.35, 0.5, 0.05);
+      add_gaussian(f, n, h, -1.0, 0.65, 0.5, 0.05);
+      break;
+  }
+  return f;
+}
+
+Output solve(const Config& c, const Hooks& hooks) {
+  if (c.n_bits < 1 || c.n_bits > 15) throw InvalidArgument("poisson_2d: n_bits must be in 1..15");
+  const detail::Reporter report(hooks);
+  const int64_t n = int64_t{1} << c.n_bits, N = n * n;
+  const int64_t max_iters = c.max_iters > 0 ? c.max_iters : int64_t{10} << c.n_bits;
+  const double h = 1.0 / static_cast<double>(n + 1);
+  const detail::GridOp A{n, h, 1.0};
+  std::unique_ptr<detail::Multigrid> mg;
+  if (c.preconditioner == Preconditioner::Multigrid) mg = std::make_unique<detail::Multigrid>(n);
+
+  Output out;
+  out.fields.push_back(Field{"u", {n, n}, std::vector<double>(N, 0.0)});
+  out.fields.push_back(Field{"f", {n, n}, rhs(c)});
+  std::vector<double>& x = out.fields[0].data;
+  const std::vector<double>& f = out.fields[1].data;
+  std::vector<double> r(f), p(N), q(N);
+
+  const double fnorm = std::sqrt(dot(f.data(), f.data(), N));
+  double rel = fnorm > 0 ? 1.0 : 0.0;
+  double true_rel = rel;
+  int64_t it = 0;
+  std::vector<Field> snap;
+  // CG (Saad, Iterative Methods, alg. 9.1) with z held in q between iterations; the recursive
+  // residual decides when to stop, then the true residual b - A x confirms it (and restarts the
+  // iteration from it, in the rare case where rounding let the two drift apart).
+  while (rel > c.tol && it < max_iters) {
+    report.poll();
+    const double* z = r.data();
+    if (mg) {
+      mg->apply(r.data(), q.data());
+      z = q.data();
+    }
+    double rz = dot(r.data(), z, N);
+    std::copy(z, z + N, p.data());
+    while (it < max_iters) {
+      const double pq = A.apply(p.data(), q.data());
+      if (!(pq > 0)) break;  // p = 0: the residual is already exactly zero
+      const double alpha = rz / pq;
+      rel = std::sqrt(cg_update(alpha, p.data(), q.data(), x.data(), r.data(), N)) / fnorm;
+      ++it;
+      if (c.snapshot_every > 0 && report.wants_snapshots() && it % c.snapshot_every == 0) {
+        snap.assign(1, Field{"u", {n, n}, x});
+        report.snapshot(it, 0.0, snap);
+      }
+      report.progress(it, estimate_total(it, 1.0, rel, c.tol, max_iters));
+      report.poll();
+      if (rel <= c.tol) break;
+      if (mg) {
+        mg->apply(r.data(), q.data());
+        z = q.data();
+      }
+      const double rz_new = dot(r.data(), z, N);
+      cg_direction(z, rz_new / rz, p.data(), N);
+      rz = rz_new;
+    }
+    // The true residual, into r (so that a restart continues from it).
+    rel = fnorm > 0 ? std::sqrt(A.residual(f.data(), x.data(), r.data())) / fnorm : 0.0;
+    if (!(rel > c.tol)) break;
+    if (!(rel < 1e300)) throw Diverged("poisson_2d: the iteration diverged");
+    // A tolerance below the rounding floor of the true residual (about eps * cond(A)) cannot be
+    // met: stop once a restart no longer halves it.
+    if (!(rel < 0.5 * true_rel)) break;
+    true_rel = rel;
+  }
+  report.progress(it, it);
+  out.stats["iterations"] = static_cast<double>(it);
+  out.stats["steps"] = static_cast<double>(it);
+  out.stats["t"] = 0.0;
+  out.stats["residual"] = rel;
+  out.stats["converged"] = rel <= c.tol ? 1.0 : 0.0;
+  if (c.rhs == Rhs::Manufactured) {
+    std::vector<double> s(n);
+    for (int64_t i = 0; i < n; ++i) s[i] = std::sin(kPi * (i + 1) * h);
+    double e = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < n; ++j) e = std::max(e, std::fabs(x[i * n + j] - s[i] * s[j]));
+    }
+    out.stats["max_error"] = e;
+  }
+  return out;
+}
+
+namespace {
+
+class Poisson2d : public Solver {
+ public:
+  std::string name() const override { return "poisson_2d"; }
+  void validate(const Params& p) const override { (void)parse(p); }
+  Output run(const Params& p, const Hooks& hooks) const override { return solve(parse(p), hooks); }
+};
+
+}  // namespace
+
+}  // namespace tts::sim::poisson
+
+namespace tts::sim::detail {
+std::unique_ptr<Solver> make_poisson_2d() { return std::make_unique<poisson::Poisson2d>(); }
+}  // namespace tts::sim::detail
