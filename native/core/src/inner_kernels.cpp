@@ -105,6 +105,52 @@ __attribute__((target("avx512f,avx512vl"))) double inner_pad8_avx512(const Prepa
   return Ms[0];
 }
 
+// The same contraction transposed, for a candidate of lower rank than the query: M^T's rows (one
+// per candidate index, RC of them) are registers over the query index, so the lanes are filled by the
+// larger side and the loops run over the smaller one: per mode index rb0 RC + ra0 RC multiply-adds
+// instead of RQ rb0 + ra0 RQ.
+template <int RC, class TC>
+__attribute__((target("avx512f,avx512vl"))) double inner_pad8_avx512_t(const PreparedTrain& q, const TC* c,
+                                                                          const Operand& co) {
+  const Operand& qo = *q.src;
+  const auto& modes = qo.modes();
+  const auto& qr = qo.ranks();
+  const auto& cr = co.ranks();
+  alignas(64) double b[8] = {0};   // one candidate row as float64
+  alignas(64) double Ts[RC * 8];   // T^T, spilled for scalar broadcasts
+  __m512d MT[RC];
+  MT[0] = _mm512_set_pd(0, 0, 0, 0, 0, 0, 0, 1.0);
+  for (int y = 1; y < RC; ++y) MT[y] = _mm512_setzero_pd();
+  int64_t ra0 = 1, rb0 = 1;
+  for (int k = 0; k < qo.d(); ++k) {
+    const int64_t n = modes[k], rb1 = cr[k + 1];
+    const double* A = q.padded.data() + q.padded_offsets[k];
+    const TC* B = c + co.offsets()[k];
+    const __mmask8 mask = static_cast<__mmask8>((1u << rb1) - 1u);
+    __m512d NT[RC];
+    for (int y = 0; y < RC; ++y) NT[y] = _mm512_setzero_pd();
+    for (int64_t i = 0; i < n; ++i) {
+      __m512d T[RC];
+      for (int y = 0; y < RC; ++y) T[y] = _mm512_setzero_pd();
+      for (int64_t z = 0; z < rb0; ++z) {
+        _mm512_store_pd(b, row512(B + (z * n + i) * rb1, mask));
+        for (int y = 0; y < RC; ++y) T[y] = _mm512_fmadd_pd(_mm512_set1_pd(b[y]), MT[z], T[y]);
+      }
+      for (int y = 0; y < RC; ++y) _mm512_store_pd(Ts + y * 8, T[y]);
+      for (int64_t x = 0; x < ra0; ++x) {
+        const __m512d a = _mm512_loadu_pd(A + (x * n + i) * 8);
+        for (int y = 0; y < RC; ++y) NT[y] = _mm512_fmadd_pd(_mm512_set1_pd(Ts[y * 8 + x]), a, NT[y]);
+      }
+    }
+    for (int y = 0; y < RC; ++y) MT[y] = NT[y];
+    ra0 = qr[k + 1];
+    rb0 = rb1;
+  }
+  alignas(64) double out[8];
+  _mm512_store_pd(out, MT[0]);
+  return out[0];
+}
+
 // The same with AVX2 + FMA: each row is two 4-lane halves, and the halves are independent (a column
 // of the result depends only on the same column of the candidate), so they run one after the other
 // and the second is skipped while rb1 <= 4.
@@ -176,6 +222,12 @@ double inner_pad8_simd(const PreparedTrain& q, const TC* c, const Operand& co, P
 template <class TC>
 double inner_pad8(const PreparedTrain& q, const TC* c, const Operand& co, Pad8Kernel k) {
 #ifdef TTS_X86
+  if (k == Pad8Kernel::Avx512 && co.max_rank() < q.src->max_rank()) {
+    const int64_t rc = co.max_rank();
+    if (rc <= 2) return inner_pad8_avx512_t<2>(q, c, co);
+    if (rc <= 4) return inner_pad8_avx512_t<4>(q, c, co);
+    return inner_pad8_avx512_t<8>(q, c, co);
+  }
   if (k != Pad8Kernel::Loops) {
     const int64_t rq = q.src->max_rank();
     if (rq <= 2) return inner_pad8_simd<2>(q, c, co, k);
@@ -250,6 +302,14 @@ double inner_trains_with(const PreparedTrain& q, const Operand& c, Pad8Kernel k)
 
 double inner_trains(const PreparedTrain& q, const Operand& c) {
   return inner_trains_with(q, c, best_pad8_kernel());
+}
+
+void prefetch_cores(const Operand& c) {
+  __builtin_prefetch(c.ranks().data(), 0, 3);
+  __builtin_prefetch(c.offsets().data(), 0, 3);
+  const char* p = c.f32() ? reinterpret_cast<const char*>(c.f32_data()) : reinterpret_cast<const char*>(c.f64_data());
+  const int64_t bytes = std::min<int64_t>(c.elements() * (c.f32() ? 4 : 8), 32 * 1024);
+  for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + o, 0, 3);
 }
 
 }  // namespace tts::detail

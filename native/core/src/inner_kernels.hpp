@@ -28,6 +28,12 @@ constexpr int64_t kLoopMaxRank = 64;
 // <q, c> for two trains of equal modes with ranks <= kLoopMaxRank; safe to call from many threads.
 double inner_trains(const PreparedTrain& q, const Operand& c);
 
+// Asks the CPU to start loading c's cores (up to 32 KiB) into cache. A batch calls it for the next
+// candidate before contracting the current one: candidates sit in separate heap blocks, so the
+// hardware prefetcher cannot see the next one coming, and a top-K over thousands of them streams
+// more than the last-level cache holds.
+void prefetch_cores(const Operand& c);
+
 // The kernels for a pair whose ranks are all <= 8; inner_trains takes the best one the CPU has.
 enum class Pad8Kernel : uint8_t { Loops, Avx2, Avx512 };
 Pad8Kernel best_pad8_kernel();

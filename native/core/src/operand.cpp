@@ -1,5 +1,6 @@
 // Operands of the query contractions: a train's cores copied into one block, or an uncompressed
 // array gathered into mode order.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -53,6 +54,7 @@ Operand Operand::train(const std::vector<int64_t>& modes, const std::vector<int6
   o.modes_ = modes;
   o.ranks_ = ranks;
   o.offsets_ = core_offsets(modes, ranks);
+  for (int64_t r : ranks) o.max_rank_ = std::max(o.max_rank_, r);
   if (cores.size() != modes.size()) {
     throw InvalidArgument("tensor train has " + std::to_string(cores.size()) + " cores for " +
                           std::to_string(modes.size()) + " modes");
@@ -98,12 +100,6 @@ Operand Operand::dense(const ArrayView& a, const QttLayout& layout) {
   o.f64v_.resize(static_cast<std::size_t>(a.numel));
   detail::gather(a, layout, o.f64v_.data());
   return o;
-}
-
-int64_t Operand::max_rank() const {
-  int64_t r = 0;
-  for (int64_t x : ranks_) r = std::max(r, x);
-  return r;
 }
 
 int64_t Operand::numel() const {

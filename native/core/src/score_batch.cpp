@@ -96,7 +96,7 @@ std::vector<double> score_batch(const Operand& q, double q_norm, const std::vect
   if (!std::isfinite(q_norm) || q_norm < 0) throw InvalidArgument("score_batch: the query norm must be finite and >= 0");
   for (int64_t j = 0; j < nc; ++j) {
     if (!cands[j]) throw InvalidArgument("score_batch: candidate " + std::to_string(j) + " is null");
-    check_same_modes(q, *cands[j], "score_batch: candidate " + std::to_string(j));
+    if (cands[j]->modes() != q.modes()) check_same_modes(q, *cands[j], "score_batch: candidate " + std::to_string(j));
     if (!std::isfinite(norms[j]) || norms[j] < 0) {
       throw InvalidArgument("score_batch: the norm of candidate " + std::to_string(j) + " must be finite and >= 0");
     }
@@ -118,6 +118,8 @@ std::vector<double> score_batch(const Operand& q, double q_norm, const std::vect
     const int64_t np = static_cast<int64_t>(loop_pairs.size());
 #pragma omp parallel for num_threads(detail::threads()) schedule(dynamic, 64) if (np > 64)
     for (int64_t p = 0; p < np; ++p) {
+      if (p + 2 < np) __builtin_prefetch(cands[loop_pairs[p + 2]], 0, 3);
+      if (p + 1 < np) detail::prefetch_cores(*cands[loop_pairs[p + 1]]);
       const int64_t j = loop_pairs[p];
       dots[j] = detail::inner_trains(pq, *cands[j]);
     }

@@ -32,11 +32,13 @@ class Operand {
   int d() const { return static_cast<int>(modes_.size()); }
   const std::vector<int64_t>& modes() const { return modes_; }
   const std::vector<int64_t>& ranks() const { return ranks_; }  // Train: d + 1 entries; Dense: empty
-  int64_t max_rank() const;
+  int64_t max_rank() const { return max_rank_; }
   bool f32() const { return f32_; }
   int64_t numel() const;  // product of the modes
   // Train: start of core k (an element offset into f32_data() or f64_data()); offsets()[d] = total.
   const std::vector<int64_t>& offsets() const { return offsets_; }
+  // Elements held: the cores' (Train) or the values' (Dense).
+  int64_t elements() const { return static_cast<int64_t>(f32_ ? f32v_.size() : f64v_.size()); }
   const float* f32_data() const { return f32v_.data(); }
   const double* f64_data() const { return f64v_.data(); }  // Train f64 cores, or the Dense values
   // Heap bytes this operand holds (what a cache counts).
@@ -48,6 +50,7 @@ class Operand {
   Kind kind_ = Kind::Train;
   bool f32_ = false;
   std::vector<int64_t> modes_, ranks_, offsets_;
+  int64_t max_rank_ = 0;
   std::vector<float> f32v_;
   std::vector<double> f64v_;
 };
