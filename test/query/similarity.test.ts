@@ -11,7 +11,7 @@ describe('query: pairwise similarity', function () {
   this.timeout(120000);
   let server: TestServer;
   let c: Client;
-  const SHAPE = [64, 64]; // two axes: the interleaved layout, so mode order differs from C order
+  const SHAPE = [64, 64];
   const N = 64 * 64;
   // key -> how it is stored
   const ENTRIES: Array<[string, 'compressed' | 'passthrough']> = [
