@@ -25,7 +25,6 @@ import { registerStorageRoutes } from './routes/storage.js';
 import { JOB_MIGRATIONS } from './jobs/migrations.js';
 import { JobStore } from './jobs/store.js';
 import { JobScheduler } from './jobs/scheduler.js';
-import { engineRunner } from './jobs/runner.js';
 import { registerSimulationRoutes } from './routes/simulation.js';
 // query: similarity, top-K, metadata search on the stored cores
 import { registerQueryRoutes } from './routes/query.js';
@@ -65,9 +64,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   purger.start();
 
   // simulation: queued and interrupted jobs resume now (after the blob sweep above)
-  const simRunner = engineRunner(engine);
   const scheduler = new JobScheduler({
-    store: jobStore, outputs: entries, runner: simRunner, concurrency: config.simConcurrency, log,
+    store: jobStore, outputs: entries, runner: engine, concurrency: config.simConcurrency, log,
     tenantActive: (tenantId) => gate.registry.get(tenantId)?.active === true,
   });
   await scheduler.start();
@@ -76,7 +74,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   registerHealthRoutes(router, { db, engine, version: VERSION, startedAt });
   registerAdminRoutes(router, gate);
   registerStorageRoutes(router, { tenantGate, entries, engine, config });
-  registerSimulationRoutes(router, { tenantGate, scheduler, runner: simRunner });
+  registerSimulationRoutes(router, { tenantGate, scheduler, runner: engine });
   registerQueryRoutes(router, { tenantGate, entries, engine, config });
 
   const app = createApp({ log, router });

@@ -1,40 +1,11 @@
 // What the job system needs from a solver engine: the solvers it offers and one call that runs a
-// simulation off the event loop. The real engine (src/engine) provides both; tests inject their own.
+// simulation off the event loop (src/engine provides both; tests inject their own runner).
 import { ProblemError } from '../errors.js';
+import type { Engine, SimField, SimHooks, SimOutput, SimParams, SimRun } from '../engine/types.js';
 
-/** One output array of a solver: float64, C order, shape as the solver defines it. */
-export interface SimField {
-  name: string;
-  shape: number[];
-  data: Float64Array;
-}
+export type { SimField, SimHooks, SimOutput, SimParams, SimRun };
 
-export interface SimOutput {
-  fields: SimField[];
-  stats: Record<string, number>;
-}
-
-export interface SimHooks {
-  /** `done` of `total` steps (iterations for an elliptic solve); called on the event loop. */
-  onProgress?(done: number, total: number): void;
-  /** Fields at step `step`, time `t` (only when params.snapshot_every is set). */
-  onSnapshot?(step: number, t: number, fields: SimField[]): void;
-}
-
-export interface SimRun {
-  /** Resolves with the final fields; rejects with code ERR_TTS_INVALID (bad params), ERR_TTS_CANCELLED (cancel) or another error. */
-  result: Promise<SimOutput>;
-  /** Ask the solver to stop at its next step; `result` then rejects with ERR_TTS_CANCELLED. */
-  cancel(): void;
-}
-
-export type EngineParamValue = number | string | boolean;
-
-export interface SimRunner {
-  /** Solver ids this build can run. */
-  solvers(): string[];
-  simulate(solver: string, params: Record<string, EngineParamValue>, hooks?: SimHooks): SimRun;
-}
+export type SimRunner = Pick<Engine, 'solvers' | 'simulate'>;
 
 /** Engine error codes of a simulation. */
 export const SIM_INVALID = 'ERR_TTS_INVALID';
@@ -45,32 +16,12 @@ export function errorCode(err: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-/** The part of the engine's face this module uses; both methods are absent on builds without solvers. */
-interface SimulatingEngine {
-  solvers?(): string[];
-  simulate?(solver: string, params: Record<string, EngineParamValue>, hooks?: SimHooks): SimRun;
-}
-
 /**
- * The engine as a SimRunner. Job params are JSON (helmholtz_3d `modes` is a list); the engine takes
- * scalar values only, so a list travels as its JSON text.
+ * Job params (JSON values) as the engine takes them: scalars as they are; a list (helmholtz_3d
+ * `modes`) as its JSON text, since the engine's params are scalars only.
  */
-export function engineRunner(engine: object): SimRunner {
-  const e = engine as SimulatingEngine;
-  return {
-    solvers(): string[] {
-      return typeof e.solvers === 'function' ? e.solvers() : [];
-    },
-    simulate(solver, params, hooks) {
-      if (typeof e.simulate !== 'function') throw solverUnavailable(solver);
-      return e.simulate(solver, params, hooks);
-    },
-  };
-}
-
-/** Job params (JSON values) as the engine takes them: scalars as they are, anything else as JSON text. */
-export function engineParams(params: Record<string, unknown>): Record<string, EngineParamValue> {
-  const out: Record<string, EngineParamValue> = {};
+export function engineParams(params: Record<string, unknown>): SimParams {
+  const out: SimParams = {};
   for (const [k, v] of Object.entries(params)) {
     out[k] = typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean' ? v : JSON.stringify(v);
   }
@@ -84,4 +35,3 @@ export function solverUnavailable(solver: string, available: string[] = []): Pro
     (available.length ? `; available: ${available.join(', ')}` : ''),
     { solver, available_solvers: available });
 }
-

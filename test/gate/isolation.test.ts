@@ -1,7 +1,7 @@
 // CONTRACT.md section 1: storage is scoped per tenant. Two tenants that both hold `default` never
-// see each other's entries. (Query and simulation routes are not built yet; when they land, their
-// tenant isolation belongs here too: similarity/topk/search over another tenant's keys, and
-// another tenant's job_id being 404.)
+// see each other's entries. (Query routes are not built yet; when they land, their tenant isolation
+// belongs here too: similarity/topk/search over another tenant's keys.) Simulation jobs are per tenant
+// as well: another tenant's job_id is 404 and never listed.
 import { expect } from 'chai';
 import { http, startServer, type TestServer } from '../helpers/server.js';
 import { createTenant, tenantHeaders, type CreatedTenant } from '../helpers/tenants.js';
@@ -53,5 +53,19 @@ describe('gate: tenant isolation', () => {
     const stillA = await call(a, 'GET', '/v1/get/default/same');
     expect(stillA.status).to.equal(200);
     expect(stillA.body.metadata).to.deep.equal({ owner: a.tenant_id });
+  });
+
+  it("one tenant cannot read the other's simulation jobs: status is 404 and list leaves them out", async () => {
+    const sub = await call(a, 'POST', '/v1/simulation/submit', { solver: 'poisson_2d', params: { n_bits: 9 } });
+    expect(sub.status, sub.text).to.equal(202);
+    const jobId = sub.body.job_id as string;
+    expect((await call(a, 'GET', `/v1/simulation/status/${jobId}`)).status).to.equal(200);
+    const foreign = await call(b, 'GET', `/v1/simulation/status/${jobId}`);
+    expect(foreign.status).to.equal(404);
+    expect(foreign.body.code).to.equal('not_found');
+    const ids = (r: { body: { jobs: Array<{ job_id: string }> } }) => r.body.jobs.map((j) => j.job_id);
+    expect(ids(await call(b, 'GET', '/v1/simulation/list'))).to.not.include(jobId);
+    expect(ids(await call(b, 'GET', '/v1/simulation/list?namespace=default'))).to.not.include(jobId);
+    expect(ids(await call(a, 'GET', '/v1/simulation/list'))).to.include(jobId);
   });
 });

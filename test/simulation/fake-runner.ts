@@ -1,7 +1,7 @@
 // A SimRunner the test drives by hand: each simulate() call becomes a FakeRun whose progress,
 // snapshots and ending the test decides. cancel() settles the run with ERR_TTS_CANCELLED, as the
 // engine does, on a later tick.
-import type { SimField, SimHooks, SimOutput, SimRun, SimRunner } from '../../src/jobs/runner.js';
+import type { SimField, SimHooks, SimOutput, SimParams, SimRun, SimRunner } from '../../src/jobs/runner.js';
 
 export class FakeRun {
   cancelled = false;
@@ -10,7 +10,7 @@ export class FakeRun {
   private reject!: (e: unknown) => void;
   private settled = false;
 
-  constructor(readonly solver: string, readonly params: Record<string, number | string | boolean>, readonly hooks: SimHooks) {
+  constructor(readonly solver: string, readonly params: SimParams, readonly hooks: SimHooks) {
     this.result = new Promise<SimOutput>((res, rej) => {
       this.resolve = res;
       this.reject = rej;
@@ -59,7 +59,7 @@ export class FakeRunner implements SimRunner {
     return this.offered;
   }
 
-  simulate(solver: string, params: Record<string, number | string | boolean>, hooks: SimHooks = {}): SimRun {
+  simulate(solver: string, params: SimParams, hooks: SimHooks = {}): SimRun {
     const run = new FakeRun(solver, params, hooks);
     this.runs.push(run);
     this.running++;

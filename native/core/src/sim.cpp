@@ -20,6 +20,7 @@ struct Registry {
 Registry& registry() {
   static Registry* r = [] {
     auto* reg = new Registry;
+    reg->solvers.push_back(detail::make_euler_2d());
     reg->solvers.push_back(detail::make_poisson_2d());
     return reg;
   }();
