@@ -93,7 +93,7 @@ describe('simulation: submit, poll, list and serve (poisson_2d, n_bits 9)', () =
   });
 
   it('stores snapshots as {prefix}/{field}/step_{n} when params.snapshot_every is set', async () => {
-    const job = await submit(c, { solver: 'poisson_2d', output_key_prefix: 'snap', params: { n_bits: 9, snapshot_every: 2, preconditioner: 'none', max_iters: 6, tol: 1e-3 } });
+    const job = await submit(c, { solver: 'poisson_2d', output_key_prefix: 'snap', params: { n_bits: 9, rhs: 'dipole', snapshot_every: 2, preconditioner: 'none', max_iters: 6, tol: 1e-12 } });
     const done = await waitCompleted(c, job.job_id);
     const snaps = done.outputs!.filter((k) => /\/step_\d+$/.test(k));
     expect(snaps.length).to.be.above(0);

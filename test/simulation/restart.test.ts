@@ -34,10 +34,15 @@ describe('simulation: jobs survive restarts', () => {
     server = await startSimServer({ dataDir });
     const t = await createTenant(server);
     let c = clientFor(server, t.api_key, t.tenant_id);
-    const running = await submit(c, { solver: 'poisson_2d', output_key_prefix: 'killed', params: { ...slowPoisson(11, 150), snapshot_every: 10 } });
+    const running = await submit(c, { solver: 'poisson_2d', output_key_prefix: 'killed', params: { ...slowPoisson(11, 300), snapshot_every: 50 } });
     const queued = await submit(c, { solver: 'poisson_2d', output_key_prefix: 'behind', params: { n_bits: 9 } });
-    const mid = await waitFor(c, running.job_id, (s) => s.status === 'running' && s.progress.steps_completed >= 20, { what: 'the job to make progress' });
-    expect(mid.progress.steps_completed).to.be.below(150);
+    await waitFor(c, running.job_id, (s) => s.status === 'running' && s.progress.steps_completed >= 50, { what: 'the job to make progress' });
+    // the first snapshot's blob is durable (its row is not: it commits only with the job)
+    for (const t0 = Date.now(); (await countBlobs(dataDir)) === 0;) {
+      if (Date.now() - t0 > 60000) throw new Error('no snapshot blob was written');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect((await jobStatus(c, running.job_id)).status).to.equal('running');
     expect((await jobStatus(c, queued.job_id)).status).to.equal('queued');
     await server.stop('SIGKILL');
     const blobsAfterKill = await countBlobs(dataDir); // snapshots of the killed attempt, never committed
@@ -47,8 +52,8 @@ describe('simulation: jobs survive restarts', () => {
     const after = await jobStatus(c, running.job_id);
     expect(['queued', 'running']).to.include(after.status);
     const done = await waitCompleted(c, running.job_id);
-    expect(done.progress.steps_completed).to.equal(150);
-    expect(done.outputs).to.include.members(['killed/u', 'killed/f', 'killed/u/step_10', 'killed/u/step_150']);
+    expect(done.progress.steps_completed).to.equal(300);
+    expect(done.outputs).to.include.members(['killed/u', 'killed/f', 'killed/u/step_50', 'killed/u/step_300']);
     expect((await waitCompleted(c, queued.job_id)).outputs).to.have.members(['behind/u', 'behind/f']);
     const list = await c.call('GET', `/v1/list/default?prefix=killed/`);
     expect(list.body.total).to.equal(done.outputs!.length);
