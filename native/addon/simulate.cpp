@@ -25,6 +25,12 @@
 #include <set>
 #include <thread>
 
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 #include "args.hpp"
 #include "bindings.hpp"
 #include "ttstore/sim.hpp"
@@ -190,7 +196,18 @@ tts::sim::Hooks SimRun::MakeHooks() {
   return h;
 }
 
+// A simulation is batch work and must not take the CPU from requests (the storage API's latency
+// is held to a bound while jobs run). On Linux nice is per thread and inherited by threads created
+// later, so the OpenMP team of this run, made on its first parallel region from this thread, runs
+// niced as well. Best effort: a failure leaves the default priority.
+void LowerThreadPriority() {
+#if defined(__linux__)
+  (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
+#endif
+}
+
 void SimRun::Body() {
+  LowerThreadPriority();
   {
     std::lock_guard<std::mutex> lock(live().mu);
     live().runs.insert(this);
