@@ -20,7 +20,7 @@ import { EntryService } from '../src/entries/service.js';
 import { ENTRY_MIGRATIONS } from '../src/entries/migrations.js';
 import { resolveTarget } from '../src/entries/oracle.js';
 import { limiter } from '../src/entries/limiter.js';
-import { listCandidates, type CandidateRow } from '../src/query/candidates.js';
+import { listCandidates, storageRefs, type CandidateRow } from '../src/query/candidates.js';
 import { CoreCache, type CacheRow } from '../src/query/core-cache.js';
 import { QueryService } from '../src/query/service.js';
 import { topKIndices } from '../src/query/topk.js';
@@ -139,7 +139,8 @@ async function main(): Promise<void> {
     const pool = engine.createOperandPool();
     const cache = new CoreCache(pool, e.entries, 1 << 30);
     t0 = process.hrtime.bigint();
-    const release = await cache.acquire(cacheRows(tenant.tenant_id, 'fields', [q, ...candidates]));
+    const release = await cache.acquireIds([q.id, ...candidates.map((c) => c.id)],
+      async (missing) => cacheRows(tenant.tenant_id, 'fields', await storageRefs(e.db, tenant.tenant_id, missing)));
     const coldLoadMs = ms(t0);
     const scoreOnce = async (rows: CandidateRow[]) => {
       const start = process.hrtime.bigint();

@@ -12,12 +12,21 @@ export interface Comparable {
   modes: string;
 }
 
-/** A candidate: what scoring needs (id, key, norm) and what loading its operand needs. */
-export interface CandidateRow extends StoredRef {
+/**
+ * A candidate: what scoring needs. Where its operand lives is read only when the operand is not in
+ * the core cache (storageRefs): a top-K over a warm namespace reads three columns per candidate.
+ */
+export interface CandidateRow {
   id: number;
   key: string;
   /** ||entry||_2 kept at write time; never null here (non-finite entries are not candidates). */
   norm: number;
+}
+
+/** Where an entry's operand lives: its blob and how to read it. */
+export interface StorageRef extends StoredRef {
+  id: number;
+  key: string;
   dtype: DType;
 }
 
@@ -30,12 +39,27 @@ export function listCandidates(
 ): Promise<CandidateRow[]> {
   const match = matchCondition(filterPairs(filters), 'e.id');
   return db.all<CandidateRow>(
-    `SELECT e.id, e.key, e.norm, e.blob_id, e.blob_kind, e.checksum, e.original_bytes, e.shape, e.layout, e.dtype
+    `SELECT e.id, e.key, e.norm
      FROM entry_keys k JOIN entries e ON e.id = k.live_id
      WHERE k.tenant_id = ? AND k.namespace = ? AND e.shape = ? AND e.layout = ? AND e.modes = ?
        AND e.norm IS NOT NULL AND k.key IS NOT ? AND ${match.sql}
      ORDER BY k.key`,
     [tenantId, namespace, like.shape, like.layout, like.modes, excludeKey, ...match.params]);
+}
+
+/** Chunk of ids per statement (below SQLite's default limit of bound parameters). */
+const REF_CHUNK = 500;
+
+/** The storage refs of entries by id (any state: a candidate deleted meanwhile still has its blob). */
+export async function storageRefs(db: Database, tenantId: string, ids: number[]): Promise<StorageRef[]> {
+  const out: StorageRef[] = [];
+  for (let i = 0; i < ids.length; i += REF_CHUNK) {
+    const chunk = ids.slice(i, i + REF_CHUNK);
+    out.push(...await db.all<StorageRef>(
+      `SELECT id, key, blob_id, blob_kind, checksum, original_bytes, shape, layout, dtype
+       FROM entries WHERE tenant_id = ? AND id IN (${chunk.map(() => '?').join(',')})`, [tenantId, ...chunk]));
+  }
+  return out;
 }
 
 export interface SearchRow {

@@ -11,10 +11,10 @@ import type { OperandPool } from '../engine/types.js';
 import type { EntryChange, EntryService } from '../entries/service.js';
 import { shapeOf } from '../entries/entry.js';
 import { limiter } from '../entries/limiter.js';
-import type { CandidateRow } from './candidates.js';
+import type { StorageRef } from './candidates.js';
 
 /** A row to load: a candidate plus where it lives (for invalidation). */
-export interface CacheRow extends Omit<CandidateRow, 'key' | 'norm'> {
+export interface CacheRow extends Omit<StorageRef, 'key'> {
   tenantId: string;
   namespace: string;
   key: string;
@@ -86,6 +86,37 @@ export class CoreCache {
       }
     }
     return release;
+  }
+
+  /**
+   * acquire() for operands known by id: those held are pinned at once, and `refsOf` is asked where
+   * the others live (a warm cache reads nothing). Rejects when an id has no ref.
+   */
+  async acquireIds(ids: ArrayLike<number>, refsOf: (missing: number[]) => Promise<CacheRow[]>): Promise<() => void> {
+    const pinned: number[] = [];
+    const missing: number[] = [];
+    for (let j = 0; j < ids.length; j++) {
+      const id = ids[j]!;
+      if (this.pinHeld(id)) pinned.push(id);
+      else missing.push(id);
+    }
+    const releaseHeld = () => {
+      for (const id of pinned.splice(0)) this.unpin(id);
+      this.shrink();
+    };
+    if (missing.length === 0) return releaseHeld;
+    try {
+      const rows = await refsOf(missing);
+      if (rows.length !== new Set(missing).size) throw new Error(`core cache: ${missing.length - rows.length} operand(s) have no stored entry`);
+      const releaseLoaded = await this.acquire(rows);
+      return () => {
+        releaseLoaded();
+        releaseHeld();
+      };
+    } catch (err) {
+      releaseHeld();
+      throw err;
+    }
   }
 
   /** Drop the operands of a changed key (every version), or of a whole tenant. */

@@ -10,7 +10,7 @@ import type { Engine, LayoutName, Metric, OperandPool } from '../engine/types.js
 import type { EntryRow } from '../entries/entry.js';
 import { layoutForShape, type EntryService } from '../entries/service.js';
 import type { Payload } from '../codec/payload.js';
-import { listCandidates, searchMetadata, type CandidateRow, type Comparable } from './candidates.js';
+import { listCandidates, searchMetadata, storageRefs, type CandidateRow, type Comparable } from './candidates.js';
 import { CoreCache, type CacheRow } from './core-cache.js';
 import type { Filters } from './filters.js';
 import { topKIndices } from './topk.js';
@@ -134,15 +134,16 @@ export class QueryService {
   private async rank(
     tenantId: string, namespace: string, q: QueryOperand, candidates: CandidateRow[], k: number, metric: Metric,
   ): Promise<TopKResult> {
-    const release = await this.cache.acquire(candidates.map((c) => cacheRow(tenantId, namespace, c)));
+    const ids = new Float64Array(candidates.length);
+    const norms = new Float64Array(candidates.length);
+    for (let j = 0; j < candidates.length; j++) {
+      ids[j] = candidates[j]!.id;
+      norms[j] = candidates[j]!.norm;
+    }
+    const release = await this.cache.acquireIds(ids, async (missing) =>
+      (await storageRefs(this.entries.db, tenantId, missing)).map((r) => cacheRow(tenantId, namespace, r)));
     let scores: Float64Array;
     try {
-      const ids = new Float64Array(candidates.length);
-      const norms = new Float64Array(candidates.length);
-      for (let j = 0; j < candidates.length; j++) {
-        ids[j] = candidates[j]!.id;
-        norms[j] = candidates[j]!.norm;
-      }
       scores = await this.pool.score(q.id, q.norm, ids, norms, metric);
     } finally {
       release();

@@ -101,4 +101,40 @@ describe('query: core cache', function () {
     expect(await none.topk('t1', 'default', 'k0', 10, 'cosine', {})).to.deep.equal(all);
     expect(none.cache.stats()).to.include({ entries: 0, bytes: 0 });
   });
+  it('a warm top-K reads no storage refs; a cold one asks only for the missing operands', async () => {
+    const q = await open(1 << 30);
+    const ids: number[] = [];
+    for (let j = 0; j < 6; j++) ids.push((await put(`k${j}`, j)).id);
+    await q.topk('t1', 'default', 'k0', 3, 'cosine', {}); // all six held now
+    const asked: number[][] = [];
+    const release = await q.cache.acquireIds(ids, async (missing) => {
+      asked.push(missing);
+      return [];
+    });
+    expect(asked).to.deep.equal([]);
+    release();
+    await put('k6', 6); // a new entry: the only miss of the next query
+    const newId = (await entries.require('t1', 'default', 'k6')).id;
+    const seen: number[][] = [];
+    const spy = q.cache.acquireIds.bind(q.cache);
+    q.cache.acquireIds = (idList, refsOf) => spy(idList, async (missing) => {
+      seen.push(missing);
+      return refsOf(missing);
+    });
+    await q.topk('t1', 'default', 'k0', 3, 'cosine', {});
+    expect(seen).to.deep.equal([[newId]]);
+  });
+
+  it('acquireIds rejects an id without a stored entry and leaves nothing pinned', async () => {
+    const q = await open(1 << 30);
+    const id = (await put('k0', 0)).id;
+    await q.topk('t1', 'default', 'k0', 1, 'cosine', {});
+    let err: unknown;
+    await q.cache.acquireIds([id, 999999], async () => []).catch((e: unknown) => {
+      err = e;
+    });
+    expect(String(err)).to.match(/no stored entry/);
+    q.cache.invalidate({ tenantId: 't1', namespace: 'default', key: 'k0' });
+    expect(q.cache.stats().entries).to.equal(0); // unpinned, so dropped at once
+  });
 });

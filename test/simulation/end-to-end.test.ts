@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import type { TestServer } from '../helpers/server.js';
 import { jobStatus, startSimServer, submit, tenantClient, waitCompleted, type Client } from './helpers.js';
 
-describe('simulation: submit, poll, list and serve (poisson_2d, n_bits 9)', () => {
+describe('simulation: submit, poll, list and serve (poisson_2d and euler_2d, n_bits 9)', () => {
   let server: TestServer;
   let c: Client;
 
@@ -105,5 +105,29 @@ describe('simulation: submit, poll, list and serve (poisson_2d, n_bits 9)', () =
       expect(got.body.metadata.step % 2).to.equal(0);
       expect(got.body.metadata.job_id).to.equal(job.job_id);
     }
+  });
+  it('runs euler_2d (isentropic vortex, 512 x 512) and serves rho, u, v and p as entries', async () => {
+    const job = await submit(c, { solver: 'euler_2d', namespace: 'sims', output_key_prefix: 'vortex', params: { n_bits: 9, steps: 2 } });
+    const done = await waitCompleted(c, job.job_id);
+    expect(done.params).to.deep.equal({ n_bits: 9, problem: 'isentropic_vortex', steps: 2, cfl: 0.4, seed: 0 });
+    expect(done.outputs).to.have.members(['vortex/rho', 'vortex/u', 'vortex/v', 'vortex/p']);
+    expect(done.progress.steps_completed).to.equal(2);
+    expect(done.stats!.t).to.be.above(0);
+    const got = await c.call('GET', `/v1/get/sims/${encodeURIComponent('vortex/rho')}`);
+    expect(got.body.metadata).to.deep.include({ solver: 'euler_2d', field: 'rho', step: 2, t: done.stats!.t, n_bits: 9 });
+    const rho = await c.dense('vortex/rho', { namespace: 'sims' });
+    expect(rho.shape).to.deep.equal([512, 512]);
+    const r = new Float64Array(rho.data.buffer, rho.data.byteOffset, 512 * 512);
+    // the free stream has density 1 and the vortex a density well below it at its centre (5, 5)
+    let mass = 0;
+    let min = Infinity;
+    for (const x of r) {
+      mass += x;
+      min = Math.min(min, x);
+    }
+    const h = 10 / 512;
+    expect(mass * h * h).to.be.closeTo(done.stats!.mass!, 1e-4 * done.stats!.mass!);
+    expect(min).to.be.within(0.3, 0.9);
+    expect(r[0]!).to.be.closeTo(1, 1e-3);
   });
 });
