@@ -14,6 +14,9 @@
 namespace tts_addon {
 namespace {
 std::atomic<BackendKind> g_backend{BackendKind::Cpu};
+// Below this many elements a device round trip (stream, allocations, copies: ~0.1 ms) costs more
+// than the CPU takes for the whole array.
+constexpr int64_t kGpuMinElements = int64_t{1} << 16;
 }
 
 bool CudaCompiled() {
@@ -57,7 +60,7 @@ BackendKind SelectBackend(const std::string& choice) {
 
 tts::CompressResult BackendCompress(const tts::ArrayView& a, const tts::QttLayout& layout, const tts::SvdOptions& opt) {
 #ifdef TTS_HAVE_CUDA
-  if (ActiveBackend() == BackendKind::Cuda) {
+  if (ActiveBackend() == BackendKind::Cuda && a.numel >= kGpuMinElements) {
     try {
       return tts::cuda::compress(a, layout, opt, 0);
     } catch (const tts::cuda::Unavailable&) {
@@ -71,7 +74,7 @@ tts::CompressResult BackendCompress(const tts::ArrayView& a, const tts::QttLayou
 tts::Fingerprint BackendReconstruct(const tts::TensorTrain& tt, const tts::QttLayout& layout,
                                     const tts::MutableArrayView& out, const tts::ArrayView& ref) {
 #ifdef TTS_HAVE_CUDA
-  if (ActiveBackend() == BackendKind::Cuda) {
+  if (ActiveBackend() == BackendKind::Cuda && layout.numel() >= kGpuMinElements) {
     try {
       return tts::cuda::reconstruct(tt, layout, out, ref, 0);
     } catch (const tts::cuda::Unavailable&) {

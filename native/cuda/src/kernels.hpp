@@ -11,6 +11,12 @@
 
 #include "ttstore/types.hpp"
 
+#ifdef __CUDACC__
+#define TTS_HOST_DEVICE __host__ __device__
+#else
+#define TTS_HOST_DEVICE
+#endif
+
 namespace tts::cuda::detail {
 
 // ---- QTT-SVD steps (kernels_svd.cu) ------------------------------------------------------------
@@ -42,16 +48,19 @@ DeviceSums launch_reconstruct(const double* L, const double* R, int64_t nL, int6
                               cudaStream_t stream);
 
 // ---- batched TT inner products (kernels_dot.cu) ------------------------------------------------
+// A resident train is one device block: its d + 1 ranks (int32), padded to 8 bytes, then its cores
+// back to back (float32 or float64), so a batch passes one pointer per candidate.
+TTS_HOST_DEVICE inline int64_t train_header_bytes(int d) { return ((int64_t{d} + 1) * 4 + 7) / 8 * 8; }
 struct CandidateDesc {
-  const void* cores;  // back to back, float32 or float64
+  const void* block;
   int32_t f32;
   int32_t pad;
 };
 // dots[j] = <q, c_j> (twin: dot_ref). modes (d, int32), q_cores (float64) with q_offsets (d, int64)
-// and q_ranks (d + 1, int32); candidates with c_ranks ((d + 1) per candidate, int32); all on the
-// device. max_q / max_c bound the ranks (<= 64). dots is a device array of n doubles.
+// and q_ranks (d + 1, int32); candidates as blocks above; all on the device. max_q / max_c bound the
+// ranks (<= 64). dots is a device array of n doubles.
 void launch_dot_batch(const int32_t* modes, int d, const double* q_cores, const int64_t* q_offsets,
-                      const int32_t* q_ranks, const CandidateDesc* cands, const int32_t* c_ranks, int64_t n,
-                      int max_q, int max_c, double* dots, cudaStream_t stream);
+                      const int32_t* q_ranks, const CandidateDesc* cands, int64_t n, int max_q, int max_c,
+                      double* dots, cudaStream_t stream);
 
 }  // namespace tts::cuda::detail

@@ -25,7 +25,10 @@ __device__ inline double warp_max(double v) {
 }
 
 // Grid: x over column blocks of kThreads, y over rows (grid-stride). partial: 3 doubles per block.
-template <class E>
+// RMAX > 0 (rp <= RMAX): each thread keeps its column of R in registers across all its rows and
+// reads the row of L through the cache (the same address for the whole block); RMAX = 0: any rp,
+// L's row staged in shared memory in chunks.
+template <class E, int RMAX>
 __global__ void reconstruct_kernel(const double* L, const double* R, int64_t nL, int64_t nR, int64_t rp,
                                    const int64_t* hi, const int64_t* lo, void* out, const void* ref, double* partial) {
   __shared__ double Lrow[kLChunk];
@@ -34,8 +37,20 @@ __global__ void reconstruct_kernel(const double* L, const double* R, int64_t nL,
   const bool in = j < nR;
   const int64_t lj = in ? lo[j] : 0;
   double e2 = 0, x2 = 0, mx = 0;
+  double Rc[RMAX > 0 ? RMAX : 1];
+  if constexpr (RMAX > 0) {
+#pragma unroll
+    for (int k = 0; k < RMAX; ++k) Rc[k] = (in && k < rp) ? R[k * nR + j] : 0.0;
+  }
   for (int64_t i = blockIdx.y; i < nL; i += gridDim.y) {
     double y = 0;
+    if constexpr (RMAX > 0) {
+      const double* Li = L + i * rp;
+#pragma unroll
+      for (int k = 0; k < RMAX; ++k) {
+        if (k < rp) y += __ldg(Li + k) * Rc[k];
+      }
+    } else {
     for (int64_t k0 = 0; k0 < rp; k0 += kLChunk) {
       const int64_t kn = rp - k0 < kLChunk ? rp - k0 : kLChunk;
       __syncthreads();
@@ -44,6 +59,7 @@ __global__ void reconstruct_kernel(const double* L, const double* R, int64_t nL,
       if (in) {
         for (int64_t k = 0; k < kn; ++k) y += Lrow[k] * R[(k0 + k) * nR + j];
       }
+    }
     }
     if (in) {
       const int64_t off = hi[i] + lj;
@@ -91,9 +107,13 @@ DeviceSums launch_reconstruct(const double* L, const double* R, int64_t nL, int6
   const int64_t gy = std::max<int64_t>(1, std::min<int64_t>({nL, 65535, std::max<int64_t>(1, 8192 / gx)}));
   const int64_t blocks = gx * gy;
   DeviceBuffer<double> partial(3 * blocks);
+  const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy));
   dev_dispatch(dtype, [&](auto e) {
-    reconstruct_kernel<decltype(e)><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), kThreads, 0, stream>>>(
-        L, R, nL, nR, rp, hi, lo, out, ref, partial.get());
+    if (rp <= 16) {
+      reconstruct_kernel<decltype(e), 16><<<grid, kThreads, 0, stream>>>(L, R, nL, nR, rp, hi, lo, out, ref, partial.get());
+    } else {
+      reconstruct_kernel<decltype(e), 0><<<grid, kThreads, 0, stream>>>(L, R, nL, nR, rp, hi, lo, out, ref, partial.get());
+    }
   });
   TTS_CUDA(cudaGetLastError());
   std::vector<double> h(static_cast<std::size_t>(3 * blocks));

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <list>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 
@@ -91,7 +92,7 @@ Placement Residency::place(int device, int64_t id, const Operand& train) {
   auto r = std::make_shared<Resident>();
   for (;;) {  // the budget may exceed what the device has free: evict more while allocation fails
     try {
-      r->block.reset(std::max<int64_t>(bytes, 1));
+      r->block.reset(detail::train_header_bytes(train.d()) + bytes);
       break;
     } catch (const Unavailable&) {
       const int64_t victim = d.lru.evict_oldest();
@@ -100,8 +101,16 @@ Placement Residency::place(int device, int64_t id, const Operand& train) {
       ++out.evicted;
     }
   }
+  // One copy: the ranks header, then the cores as stored.
+  const int64_t head = detail::train_header_bytes(train.d());
+  std::vector<unsigned char> staged(static_cast<std::size_t>(head + bytes), 0);
+  for (int k = 0; k <= train.d(); ++k) {
+    const int32_t rk = static_cast<int32_t>(train.ranks()[k]);
+    std::memcpy(staged.data() + 4 * k, &rk, 4);
+  }
   const void* src = train.f32() ? static_cast<const void*>(train.f32_data()) : static_cast<const void*>(train.f64_data());
-  TTS_CUDA(cudaMemcpy(r->block.get(), src, static_cast<std::size_t>(bytes), cudaMemcpyHostToDevice));
+  std::memcpy(staged.data() + head, src, static_cast<std::size_t>(bytes));
+  TTS_CUDA(cudaMemcpy(r->block.get(), staged.data(), staged.size(), cudaMemcpyHostToDevice));
   r->modes = train.modes();
   r->ranks = train.ranks();
   r->f32 = train.f32();
@@ -180,11 +189,9 @@ std::vector<double> Residency::dots(int device, const Operand& q, const std::vec
     std::copy(q.f64_data(), q.f64_data() + q.elements(), q_cores.begin());
   }
   std::vector<detail::CandidateDesc> descs(static_cast<std::size_t>(n));
-  std::vector<int32_t> c_ranks(static_cast<std::size_t>(n * (d + 1)));
   int max_c = 1;
   for (int64_t j = 0; j < n; ++j) {
     descs[j] = {picked[j]->block.get(), picked[j]->f32 ? 1 : 0, 0};
-    for (int k = 0; k <= d; ++k) c_ranks[j * (d + 1) + k] = static_cast<int32_t>(picked[j]->ranks[k]);
     max_c = std::max<int>(max_c, static_cast<int>(picked[j]->max_rank));
   }
   auto up = [&](const auto& v) {
@@ -198,9 +205,8 @@ std::vector<double> Residency::dots(int device, const Operand& q, const std::vec
   auto d_qoff = up(q_off);
   auto d_q = up(q_cores);
   auto d_desc = up(descs);
-  auto d_cr = up(c_ranks);
   detail::DeviceBuffer<double> d_dots(n);
-  detail::launch_dot_batch(d_modes.get(), d, d_q.get(), d_qoff.get(), d_qr.get(), d_desc.get(), d_cr.get(), n,
+  detail::launch_dot_batch(d_modes.get(), d, d_q.get(), d_qoff.get(), d_qr.get(), d_desc.get(), n,
                            static_cast<int>(q.max_rank()), max_c, d_dots.get(), stream.get());
   std::vector<double> dots(static_cast<std::size_t>(n));
   TTS_CUDA(cudaMemcpyAsync(dots.data(), d_dots.get(), sizeof(double) * n, cudaMemcpyDeviceToHost, stream.get()));

@@ -137,10 +137,22 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
       const double noise = static_cast<double>(m) * DBL_EPSILON * sumsq;
       const Route route = delta_sq >= 1e3 * noise ? Route::Gram
                           : delta_sq >= kMeasuredGram * noise ? Route::MeasuredGram : Route::Tsqr;
+      // The TSQR route's tolerances need small singular values to about eps ||C||, which no
+      // eigensolver of the m x m Gram gives (a second Gram of the rotated rows was tried: dsyevd's
+      // absolute errors of eps ||G|| undo it; test_cuda_sweep showed ranks blowing up at 1e-9).
       if (route != Route::Tsqr) {
         Eig f = eig_of_gram(std::move(G), m);
         ++out.device_steps;
-        if (route == Route::Gram) {
+        // Even the smallest sigma^2 alone, less the Gram's rounding noise, exceeds the budget: the
+        // step keeps full rank on any route, so the identity core passes C on without a projection
+        // (the CPU core's full-rank prefix test, applied at every step).
+        const double sig_min_sq = f.sigma[m - 1] * f.sigma[m - 1];
+        const bool full = (opt.max_rank == 0 || m <= opt.max_rank) && sig_min_sq > delta_sq + 10.0 * noise;
+        if (full) {
+          std::vector<double> core(static_cast<std::size_t>(m * m), 0.0);
+          for (int64_t i = 0; i < m; ++i) core[i * m + i] = 1.0;
+          take(std::move(core), m, tts::detail::RankChoice{m, 0.0, false}, m, K);
+        } else if (route == Route::Gram) {
           const auto c = choose_rank(f.sigma.data(), m, delta_sq, opt.max_rank);
           if (c.r == m) {  // full rank: identity core, C passes on unchanged
             std::vector<double> core(static_cast<std::size_t>(m * m), 0.0);
