@@ -80,6 +80,10 @@ export const SPECS = {
   logLevel: enumVar('SVC_GATE_LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'Log level'),
   shutdownGraceS: intVar('SVC_GATE_SHUTDOWN_GRACE_S', 10, 0, 3600, 'Seconds in-flight requests get to finish on SIGTERM/SIGINT'),
   engineThreads: intVar('SVC_GATE_ENGINE_THREADS', 0, 0, 1024, 'Engine (OpenMP/BLAS) threads; 0: one per core'),
+  engineBackend: enumVar('SVC_GATE_ENGINE_BACKEND', 'auto', ['auto', 'cpu', 'cuda'] as const,
+    'Engine backend: auto (CUDA when a usable device is found, else CPU), cpu, or cuda (start-up fails without a device)'),
+  gpuCacheBytes: intVar('SVC_GATE_GPU_CACHE_BYTES', 4 * GiB, 0, 1024 * GiB,
+    'Byte budget per device for entry cores placed on a GPU (serve target gpu), least recently used first out'),
 } as const;
 
 type SpecValue<S> = S extends Spec<infer T> ? T : never;

@@ -44,6 +44,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`ttstore: configuration error: ${err.message}\n`);
+    process.exit(2);
+  }
   process.stderr.write(`ttstore: failed to start: ${(err as Error).stack ?? String(err)}\n`);
   process.exit(1);
 });

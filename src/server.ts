@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
 import { createApp } from './app.js';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import type { Logger } from './log.js';
 import { Database, type Migration } from './store/db.js';
 import { engine } from './engine/index.js';
@@ -29,6 +29,16 @@ import { registerSimulationRoutes } from './routes/simulation.js';
 // query: similarity, top-K, metadata search on the stored cores
 import { registerQueryRoutes } from './routes/query.js';
 
+/** The engine backend SVC_GATE_ENGINE_BACKEND asks for; 'cuda' without a usable device stops start-up. */
+function selectBackend(config: Config): void {
+  try {
+    engine.selectBackend?.(config.engineBackend);
+  } catch (err) {
+    throw new ConfigError(`SVC_GATE_ENGINE_BACKEND=${config.engineBackend}: ${(err as Error).message}`);
+  }
+  engine.gpu?.setBudget(config.gpuCacheBytes);
+}
+
 export interface RunningServer {
   port: number;
   url: string;
@@ -40,6 +50,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const startedAt = Date.now();
   await mkdir(config.dataDir, { recursive: true });
   if (config.engineThreads > 0) engine.setThreads?.(config.engineThreads);
+  selectBackend(config);
 
   const migrations: Migration[] = [...ENTRY_MIGRATIONS, ...gateMigrations, ...JOB_MIGRATIONS];
   const db = await Database.open(path.join(config.dataDir, 'ttstore.db'), migrations);

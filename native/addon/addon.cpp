@@ -46,6 +46,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   Export<Solvers>(env, exports, "solvers");
   Export<Simulate>(env, exports, "simulate");
   RegisterOperandPool(env, exports);
+  RegisterGpu(env, exports);
   return exports;
 }
 

@@ -28,4 +28,7 @@ Napi::Value Simulate(const Napi::CallbackInfo& info);
 // exports.OperandPool: query operands in native memory under numeric ids (operand_pool.cpp).
 void RegisterOperandPool(Napi::Env env, Napi::Object exports);
 
+// exports.setBackend and exports.gpu: backend choice and GPU core placement (gpu.cpp).
+void RegisterGpu(Napi::Env env, Napi::Object exports);
+
 }  // namespace tts_addon

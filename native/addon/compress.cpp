@@ -1,6 +1,7 @@
 // compress(data, dtype, shape, {tolerance, maxRank?, layout?}) -> Promise<CompressResult>.
 // The input bytes are read in place on the worker thread; the cores come back in one external
 // ArrayBuffer (Float32Array cores when the core chose float32, else Float64Array).
+#include "backend.hpp"
 #include "bindings.hpp"
 #include "worker.hpp"
 
@@ -16,7 +17,7 @@ class CompressWorker : public PromiseWorker {
  protected:
   void Run() override {
     tts::ArrayView a{data_.data, dtype_, layout_.numel()};
-    tts::CompressResult r = tts::compress(a, layout_, opt_);
+    tts::CompressResult r = BackendCompress(a, layout_, opt_);
     fingerprint_ = r.fingerprint;
     compressible_ = r.compressible;
     stored_bytes_ = r.tt.stored_bytes();

@@ -1,5 +1,6 @@
 // The synchronous entry points: cheap, no array data.
 #include "args.hpp"
+#include "backend.hpp"
 #include "bindings.hpp"
 
 namespace tts_addon {
@@ -9,10 +10,11 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
   tts::EngineInfo e = tts::engine_info();
   Napi::Object o = Napi::Object::New(env);
   o.Set("version", e.version);
-  o.Set("backend", e.backend);
+  o.Set("backend", BackendName(ActiveBackend()));  // the core says "cpu"; setBackend may pick cuda
   o.Set("blas", e.blas);
   o.Set("threads", Napi::Number::New(env, e.threads));
-  o.Set("cudaDevices", Napi::Number::New(env, 0));  // the CPU core has no devices to report
+  o.Set("cudaDevices", Napi::Number::New(env, CudaDeviceCount()));  // 0 without CUDA, a driver or a device
+  o.Set("cudaCompiled", Napi::Boolean::New(env, CudaCompiled()));
   return o;
 }
 

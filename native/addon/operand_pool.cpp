@@ -16,6 +16,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "backend.hpp"
 #include "bindings.hpp"
 #include "worker.hpp"
 #include "ttstore/query.hpp"
@@ -114,6 +115,7 @@ class ScoreWorker : public PromiseWorker {
   OperandPtr query_;
   double query_norm_ = 0;
   std::vector<OperandPtr> cands_;
+  std::vector<int64_t> ids_;  // the candidates' ids (GPU core placement keys them the same way)
   std::vector<double> norms_;
   tts::Metric metric_ = tts::Metric::Cosine;
 
@@ -122,7 +124,9 @@ class ScoreWorker : public PromiseWorker {
     std::vector<const tts::Operand*> ptrs;
     ptrs.reserve(cands_.size());
     for (const auto& c : cands_) ptrs.push_back(c.get());
-    scores_ = tts::score_batch(*query_, query_norm_, ptrs, norms_, metric_);
+    // Candidates whose cores sit on a GPU (serve target gpu) are contracted there; the rest here.
+    const std::vector<double> known = BackendResidentDots(*query_, ids_);
+    scores_ = tts::score_batch(*query_, query_norm_, ptrs, norms_, metric_, &known);
   }
   Napi::Value Result(Napi::Env env) override {
     Napi::Float64Array out = Napi::Float64Array::New(env, scores_.size());
@@ -250,6 +254,7 @@ class OperandPool : public Napi::ObjectWrap<OperandPool> {
           ThrowTypeError(env, "ids[" + std::to_string(j) + "] must be an integer");
         }
         w->cands_.push_back(Lookup(env, *state_, static_cast<int64_t>(id), "candidate id"));
+        w->ids_.push_back(static_cast<int64_t>(id));
       }
       w->norms_.assign(norms, norms + n_norms);
       return Launch(std::move(w));

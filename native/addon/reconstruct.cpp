@@ -1,6 +1,7 @@
 // reconstruct(tt, shape, layout, dtype, reference?) -> Promise<{data: Uint8Array, fingerprint?}>
 // fingerprint(tt, shape, layout, reference, dtype) -> Promise<Fingerprint>
 // The output ArrayBuffer is allocated here on the main thread and written by the worker in place.
+#include "backend.hpp"
 #include "bindings.hpp"
 #include "worker.hpp"
 
@@ -20,12 +21,8 @@ class ReconstructWorker : public PromiseWorker {
   void Run() override {
     tts::TensorTrain tt = tt_.Materialize();
     tts::ArrayView ref{ref_.data, dtype_, layout_.numel()};
-    if (out_ == nullptr) {
-      fingerprint_ = tts::fingerprint(tt, layout_, ref);
-    } else {
-      tts::MutableArrayView out{out_, dtype_, layout_.numel()};
-      fingerprint_ = tts::reconstruct(tt, layout_, out, ref);
-    }
+    tts::MutableArrayView out{out_, dtype_, out_ ? layout_.numel() : 0};
+    fingerprint_ = BackendReconstruct(tt, layout_, out, ref);
   }
 
   Napi::Value Result(Napi::Env env) override {

@@ -7,8 +7,10 @@ import type {
   ArrayBytes, CompressOptions, CompressResult, DType, Engine, EngineInfo, Fingerprint, LayoutName, OperandPool,
   SimHooks, SimParams, SimRun, TensorTrain,
 } from './types.js';
+import { GpuPlacementError, type BackendChoice, type BackendSelection, type GpuPlacement } from './gpu.js';
 
 export * from './types.js';
+export * from './gpu.js';
 export { addonCandidates, packageRoot } from './load.js';
 
 /** Error codes the engine sets on what it throws or rejects with. */
@@ -122,6 +124,23 @@ export const engine: Engine = {
       score: (queryId, queryNorm, ids, norms, metric) => settle(() => pool.score(queryId, queryNorm, ids, norms, metric)),
     };
   },
+
+  /** Picks the backend for the process (synchronous); throws an Error with code ERR_TTS_GPU_* for 'cuda' without a device. */
+  selectBackend(choice: BackendChoice): BackendSelection {
+    return native().setBackend(choice);
+  },
+
+  gpu: {
+    async place(device, id, tt) {
+      const r = await native().gpu.place(device, id, tt);
+      if ('error' in r) throw new GpuPlacementError(r.error, r.message);
+      return r;
+    },
+    evict: (id) => native().gpu.evict(id),
+    resident: (device, id) => native().gpu.resident(device, id),
+    setBudget: (bytes) => native().gpu.setBudget(bytes),
+    stats: (device) => native().gpu.stats(device),
+  } satisfies GpuPlacement,
 };
 
 /** OpenMP threads for later calls (0: all cores); synchronous. Not part of Engine (process-wide). */

@@ -3,6 +3,7 @@
 import type {
   ArrayBytes, CompressResult, DType, EngineInfo, Fingerprint, LayoutName, OperandPool, SimField, SimOutput, SimParams, TensorTrain,
 } from './types.js';
+import type { BackendChoice, BackendSelection, GpuPlaced, GpuRefusal, GpuStats } from './gpu.js';
 
 export interface NativeAddon {
   info(): EngineInfo;
@@ -29,4 +30,17 @@ export interface NativeAddon {
     onSnapshot?: (step: number, t: number, fields: SimField[]) => void,
   ): { result: Promise<SimOutput>; cancel(): void };
   OperandPool: new () => OperandPool;
+  /** Throws (code ERR_TTS_GPU_UNAVAILABLE / ERR_TTS_GPU_UNSUPPORTED) for 'cuda' without a usable device. */
+  setBackend(choice: BackendChoice): BackendSelection;
+  gpu: {
+    place(device: number, id: number, tt: TensorTrain): Promise<GpuPlaced | { error: GpuRefusal; message: string }>;
+    evict(id: number): boolean;
+    resident(device: number, id: number): boolean;
+    setBudget(bytes: number): void;
+    stats(device: number): GpuStats;
+    copyBandwidth(device: number, bytes: number): Promise<{ h2d: number; d2h: number; d2d: number }>;
+    timedQttSvd(
+      data: Float32Array, shape: number[], opts: { tolerance: number; maxRank?: number }, device: number, resident: boolean,
+    ): Promise<{ seconds: number; relativeError: number; ranks: number[] }>;
+  };
 }

@@ -1,5 +1,6 @@
 // The typed face of the native engine. Everything here is plain data; the addon does the work on
 // its own threads and every method that can take more than a millisecond returns a Promise.
+import type { BackendChoice, BackendSelection, GpuPlacement } from './gpu.js';
 
 export const DTYPES = [
   'float64', 'float32', 'float16',
@@ -62,6 +63,8 @@ export interface EngineInfo {
   blas: string;
   threads: number;
   cudaDevices: number;
+  /** The addon was built with the CUDA backend (nvcc found); absent: no. */
+  cudaCompiled?: boolean;
 }
 
 /**
@@ -165,4 +168,8 @@ export interface Engine {
   simulate(solver: string, params: SimParams, hooks?: SimHooks): SimRun;
   /** A new, empty operand pool for the query feature. */
   createOperandPool(): OperandPool;
+  /** Backend choice at start (src/engine/gpu.ts); absent on engines without one. */
+  selectBackend?(choice: BackendChoice): BackendSelection;
+  /** GPU core placement (serve target gpu); absent on engines without it. */
+  gpu?: GpuPlacement;
 }

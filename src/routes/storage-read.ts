@@ -14,6 +14,7 @@ import {
 import { encodeNpy } from '../codec/npy.js';
 import { bodyObject, jsonParser, readJson } from './storage-body.js';
 import type { StorageDeps } from './storage.js';
+import { GpuPlacementError } from '../engine/gpu.js';
 
 export const LIST_DEFAULT_LIMIT = 1000;
 export const LIST_MAX_LIMIT = 10000;
@@ -96,10 +97,8 @@ export function serveHandler(deps: StorageDeps): Middleware {
     const row = await deps.entries.require(tenant.tenantId, namespace, key, version);
 
     if (target === 'gpu') {
-      if (deps.engine.info().backend !== 'cuda') {
-        throw new ProblemError(501, 'gpu_unsupported', `this build has no CUDA backend, so ${device} cannot be used; serve with target dense or cores`);
-      }
-      throw new ProblemError(503, 'gpu_unavailable', `GPU placement is not available on this server (${device})`);
+      ctx.body = await serveGpu(deps, row, device);
+      return;
     }
 
     if (target === 'cores') {
@@ -147,6 +146,47 @@ export function serveHandler(deps: StorageDeps): Middleware {
       key, namespace, version: row.version, target, kind: row.kind, dtype: row.dtype, shape, layout: row.layout,
       verdict: row.verdict, fingerprint: fingerprintOf(row), data_b64: out.toString('base64'),
     };
+  };
+}
+
+/**
+ * Target gpu: the entry's cores placed on `device` (GPU core placement, LRU under
+ * SVC_GATE_GPU_CACHE_BYTES). 501 without a CUDA build, 503 without a usable device or memory,
+ * 400 for a device index the server does not have, 409 for an entry stored uncompressed.
+ */
+async function serveGpu(deps: StorageDeps, row: EntryRow, device: string): Promise<Record<string, unknown>> {
+  const info = deps.engine.info();
+  const gpu = deps.engine.gpu;
+  if (!info.cudaCompiled || !gpu) {
+    throw new ProblemError(501, 'gpu_unsupported', `this build has no CUDA backend, so ${device} cannot be used; serve with target dense or cores`);
+  }
+  if (info.backend !== 'cuda' || info.cudaDevices === 0) {
+    throw new ProblemError(503, 'gpu_unavailable', info.cudaDevices === 0
+      ? `no usable CUDA device on this server, so ${device} cannot be used; serve with target dense or cores`
+      : `the engine runs on the CPU backend (SVC_GATE_ENGINE_BACKEND=cpu), so ${device} cannot be used`);
+  }
+  const index = Number(device.slice('cuda:'.length));
+  if (index >= info.cudaDevices) {
+    throw badRequest(`device ${device} does not exist: this server has ${info.cudaDevices} CUDA device${info.cudaDevices === 1 ? '' : 's'} (cuda:0${info.cudaDevices > 1 ? `..cuda:${info.cudaDevices - 1}` : ''})`);
+  }
+  if (!row.compressed) {
+    throw new ProblemError(409, 'not_compressed', `entry ${JSON.stringify(row.key)} version ${row.version} is stored uncompressed (passthrough) and has no cores to place`);
+  }
+  const tt = await deps.entries.readCores(row);
+  let placed;
+  try {
+    placed = await gpu.place(index, row.id, tt);
+  } catch (err) {
+    if (err instanceof GpuPlacementError) {
+      if (err.refusal === 'invalid_device') throw badRequest(err.message);
+      if (err.refusal === 'gpu_unsupported') throw new ProblemError(501, 'gpu_unsupported', err.message);
+      throw new ProblemError(503, 'gpu_unavailable', `${device}: ${err.message}`);
+    }
+    throw err;
+  }
+  return {
+    key: row.key, namespace: row.namespace, version: row.version, target: 'gpu', device, placed: true,
+    resident_before: placed.residentBefore, gpu_core_bytes: placed.bytes, n_cores: tt.modes.length, ranks: ranksOf(row),
   };
 }
 

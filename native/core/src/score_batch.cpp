@@ -87,13 +87,18 @@ Metric metric_from_name(const std::string& name) {
 }
 
 std::vector<double> score_batch(const Operand& q, double q_norm, const std::vector<const Operand*>& cands,
-                                const std::vector<double>& norms, Metric metric) {
+                                const std::vector<double>& norms, Metric metric,
+                                const std::vector<double>* known_dots) {
   const int64_t nc = static_cast<int64_t>(cands.size());
   if (norms.size() != cands.size()) {
     throw InvalidArgument("score_batch: " + std::to_string(cands.size()) + " candidates but " +
                           std::to_string(norms.size()) + " norms");
   }
   if (!std::isfinite(q_norm) || q_norm < 0) throw InvalidArgument("score_batch: the query norm must be finite and >= 0");
+  if (known_dots && known_dots->size() != cands.size()) {
+    throw InvalidArgument("score_batch: " + std::to_string(known_dots->size()) + " known dots for " +
+                          std::to_string(cands.size()) + " candidates");
+  }
   for (int64_t j = 0; j < nc; ++j) {
     if (!cands[j]) throw InvalidArgument("score_batch: candidate " + std::to_string(j) + " is null");
     if (cands[j]->modes() != q.modes()) check_same_modes(q, *cands[j], "score_batch: candidate " + std::to_string(j));
@@ -111,6 +116,10 @@ std::vector<double> score_batch(const Operand& q, double q_norm, const std::vect
     const Operand& c = *cands[j];
     const bool both_dense = !q.is_train() && !c.is_train();
     if (metric == Metric::Euclidean && both_dense) continue;  // summed directly below
+    if (known_dots && !std::isnan((*known_dots)[j])) {
+      dots[j] = (*known_dots)[j];
+      continue;
+    }
     (q_train && c.is_train() && c.max_rank() <= detail::kLoopMaxRank ? loop_pairs : blas_pairs).push_back(j);
   }
   if (!loop_pairs.empty()) {

@@ -71,7 +71,10 @@ Metric metric_from_name(const std::string& name);  // "dot" | "cosine" | "euclid
 // more than half of the digits (near duplicates) it is recomputed from the difference train, for
 // two dense arrays it is summed directly, so near duplicates keep their accuracy.
 // dot: <q,c>. Throws InvalidArgument when a candidate's modes differ from q's.
+// known_dots (optional, one per candidate): <q, c_j> computed elsewhere (a GPU backend); NaN entries
+// are computed here.
 std::vector<double> score_batch(const Operand& q, double q_norm, const std::vector<const Operand*>& cands,
-                                const std::vector<double>& norms, Metric metric);
+                                const std::vector<double>& norms, Metric metric,
+                                const std::vector<double>* known_dots = nullptr);
 
 }  // namespace tts

@@ -1,0 +1,284 @@
+// The CUDA backend's TT-SVD sweep, over SweepOps (device kernels or their CPU twins).
+//
+// Per step (C the m x K unfolding in W): the Gram C C^T is reduced by the ops (float64), its m x m
+// eigenproblem solved on the host (LAPACK), and the route chosen exactly as the CPU core chooses it
+// (unfolding.cpp): with the threshold >= 1e3 x the Gram's rounding noise the eigenvalues decide
+// the rank (a step that keeps full rank then costs no projection at all: the identity core passes C
+// on unchanged); with the threshold >= the noise, all m rows are rotated and the rank is chosen from
+// their measured energies; tighter than that (the TSQR route), tall unfoldings (m >= K) and
+// unfoldings of more than kMaxOpsRows rows, the sweep finishes on the host with the CPU core's own
+// factor_unfolding, so the error bound is the CPU backend's in every case.
+#include "sweep.hpp"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <limits>
+
+#include "dtype_io.hpp"
+#include "linalg.hpp"
+#include "qtt_svd_run.hpp"
+#include "rank_select.hpp"
+#include "unfolding.hpp"
+
+namespace tts::cuda::detail {
+namespace {
+
+using tts::detail::choose_rank;
+using tts::detail::lapack_check;
+using tts::detail::Route;
+
+constexpr double kMeasuredGram = 1.0;  // unfolding.cpp's constant (same meaning)
+
+struct Eig {
+  std::vector<double> sigma;  // descending
+  std::vector<double> U;      // m x m row-major: U[j*m + i] = component j of u_i
+};
+
+Eig eig_of_gram(std::vector<double> G, int64_t m) {
+  std::vector<double> w(static_cast<std::size_t>(m));
+  lapack_check(LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'U', m, G.data(), m, w.data()), "dsyevd");
+  Eig out;
+  out.sigma.resize(m);
+  out.U.resize(static_cast<std::size_t>(m * m));
+  for (int64_t i = 0; i < m; ++i) {
+    const int64_t src = m - 1 - i;
+    out.sigma[i] = std::sqrt(std::max(w[src], 0.0));
+    for (int64_t j = 0; j < m; ++j) out.U[j * m + i] = G[j * m + src];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string non_finite_message(const ArrayView& a, const QttLayout& layout, int64_t bad) {
+  std::string kind = "NaN or Inf";
+  if (a.data) {
+    const double v = tts::detail::dispatch(a.dtype, [&](auto e) {
+      return decltype(e)::load(static_cast<const unsigned char*>(a.data) + static_cast<std::size_t>(bad) * dtype_size(a.dtype));
+    });
+    kind = std::isnan(v) ? "NaN" : (v > 0 ? "Inf" : "-Inf");
+  }
+  std::string s = "array holds a non-finite value (" + kind + ") at flat index " + std::to_string(bad) + " (index [";
+  std::vector<int64_t> idx(layout.shape.size());
+  int64_t rest = bad;
+  for (int j = static_cast<int>(layout.shape.size()) - 1; j >= 0; --j) {
+    idx[j] = rest % layout.shape[j];
+    rest /= layout.shape[j];
+  }
+  for (std::size_t j = 0; j < idx.size(); ++j) s += (j ? ", " : "") + std::to_string(idx[j]);
+  return s + "]); only finite values can be decomposed";
+}
+
+TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
+                  int64_t abort_core_bytes, SweepOut& out) {
+  tts::detail::check_svd_options(opt);
+  const int d = static_cast<int>(layout.modes.size());
+  const int64_t N = layout.numel();
+  TensorTrain tt;
+  tt.modes = layout.modes;
+  tt.ranks.assign(1, 1);
+
+  int64_t bad = -1;
+  double sumsq = ops.load(&bad);
+  if (bad >= 0) throw InvalidArgument(non_finite_message(a, layout, bad));
+  if (sumsq == 0) {
+    tt.ranks.assign(d + 1, 1);
+    for (int k = 0; k < d; ++k) tt.cores.emplace_back(static_cast<std::size_t>(layout.modes[k]), 0.0);
+    out.norm = 0;
+    return tt;
+  }
+  double scale = 1.0;
+  if (!(std::isfinite(sumsq) && sumsq > 1e-250 && sumsq < 1e250)) {  // squares over/underflow
+    const double maxabs = ops.max_abs(N);
+    scale = std::ldexp(1.0, -std::ilogb(maxabs));
+    ops.scale(N, scale);
+    ops.gram(1, N, &sumsq);
+  }
+  out.norm = std::sqrt(sumsq) / scale;
+  const double norm_s = std::sqrt(sumsq);
+  const double delta = opt.tol > 0 ? opt.tol * norm_s / std::sqrt(std::max(1, d - 1)) : 16 * DBL_EPSILON * norm_s;
+  const double delta_sq = delta * delta;
+
+  int64_t r = 1, P = N, core_elems = 0;
+  double disc_sq = 0;
+  bool untruncated = true;
+  // Whether the cores so far plus the next (full rank, as every step so far kept) outweigh the input.
+  auto hopeless = [&](int next) {
+    if (abort_core_bytes <= 0) return false;
+    int64_t bound = core_elems;
+    if (untruncated && next < d) {
+      const int64_t m2 = r * layout.modes[next], K2 = P / layout.modes[next];
+      int64_t r2 = std::min(m2, K2);
+      if (opt.max_rank > 0) r2 = std::min(r2, opt.max_rank);
+      bound += next + 1 < d ? m2 * r2 : m2;
+    }
+    return bound * 4 >= abort_core_bytes;
+  };
+  auto take = [&](std::vector<double> core, int64_t r_new, const tts::detail::RankChoice& c, int64_t m, int64_t K) {
+    disc_sq += c.discarded_sq;
+    out.capped = out.capped || c.capped;
+    untruncated = untruncated && r_new == std::min(m, K);
+    r = r_new;
+    P = K;
+    tt.ranks.push_back(r);
+    core_elems += static_cast<int64_t>(core.size());
+    tt.cores.push_back(std::move(core));
+  };
+
+  std::vector<double> H;  // the unfolding on the host once the sweep moved there
+  bool on_host = false;
+  int k = 0;
+  for (; k + 1 < d && !out.aborted; ++k) {
+    const int64_t n = layout.modes[k], m = r * n, K = P / n;
+    if (!on_host && m < K && m <= kMaxOpsRows) {
+      std::vector<double> G(static_cast<std::size_t>(m * m));
+      ops.gram(m, K, G.data());
+      const double noise = static_cast<double>(m) * DBL_EPSILON * sumsq;
+      const Route route = delta_sq >= 1e3 * noise ? Route::Gram
+                          : delta_sq >= kMeasuredGram * noise ? Route::MeasuredGram : Route::Tsqr;
+      // The TSQR route's tolerances need small singular values to about eps ||C||, which no
+      // eigensolver of the m x m Gram gives (a second Gram of the rotated rows was tried: dsyevd's
+      // absolute errors of eps ||G|| undo it; test_cuda_sweep showed ranks blowing up at 1e-9).
+      if (route != Route::Tsqr) {
+        Eig f = eig_of_gram(std::move(G), m);
+        ++out.device_steps;
+        // Even the smallest sigma^2 alone, less the Gram's rounding noise, exceeds the budget: the
+        // step keeps full rank on any route, so the identity core passes C on without a projection
+        // (the CPU core's full-rank prefix test, applied at every step).
+        const double sig_min_sq = f.sigma[m - 1] * f.sigma[m - 1];
+        const bool full = (opt.max_rank == 0 || m <= opt.max_rank) && sig_min_sq > delta_sq + 10.0 * noise;
+        if (full) {
+          std::vector<double> core(static_cast<std::size_t>(m * m), 0.0);
+          for (int64_t i = 0; i < m; ++i) core[i * m + i] = 1.0;
+          take(std::move(core), m, tts::detail::RankChoice{m, 0.0, false}, m, K);
+        } else if (route == Route::Gram) {
+          const auto c = choose_rank(f.sigma.data(), m, delta_sq, opt.max_rank);
+          if (c.r == m) {  // full rank: identity core, C passes on unchanged
+            std::vector<double> core(static_cast<std::size_t>(m * m), 0.0);
+            for (int64_t i = 0; i < m; ++i) core[i * m + i] = 1.0;
+            take(std::move(core), m, c, m, K);
+          } else {
+            std::vector<double> core(static_cast<std::size_t>(m * c.r)), Ut(static_cast<std::size_t>(c.r * m));
+            for (int64_t j = 0; j < m; ++j) {
+              for (int64_t i = 0; i < c.r; ++i) core[j * c.r + i] = Ut[i * m + j] = f.U[j * m + i];
+            }
+            ops.project(m, K, Ut.data(), c.r, nullptr);
+            take(std::move(core), c.r, c, m, K);
+          }
+        } else {  // MeasuredGram: rotate all m rows, choose the rank from their measured energies
+          std::vector<double> Ut(static_cast<std::size_t>(m * m)), energy(static_cast<std::size_t>(m));
+          for (int64_t j = 0; j < m; ++j) {
+            for (int64_t i = 0; i < m; ++i) Ut[i * m + j] = f.U[j * m + i];
+          }
+          ops.project(m, K, Ut.data(), m, energy.data());
+          std::vector<double> sig(static_cast<std::size_t>(m));
+          for (int64_t i = 0; i < m; ++i) sig[i] = std::sqrt(energy[i]);
+          const auto c = choose_rank(sig.data(), m, delta_sq, opt.max_rank);
+          std::vector<double> core(static_cast<std::size_t>(m * c.r));
+          for (int64_t j = 0; j < m; ++j) {
+            for (int64_t i = 0; i < c.r; ++i) core[j * c.r + i] = f.U[j * m + i];
+          }
+          take(std::move(core), c.r, c, m, K);  // rows 0..r-1 of W are U_r^T C already
+        }
+        if (hopeless(k + 1)) out.aborted = true;
+        continue;
+      }
+    }
+    if (!on_host) {  // the rest of the sweep runs on the host
+      H.resize(static_cast<std::size_t>(m * K));
+      ops.download(m * K, H.data());
+      ops.release_work();
+      on_host = true;
+    }
+    std::function<bool(int64_t)> would_outweigh;
+    if (abort_core_bytes > 0 && untruncated) {
+      would_outweigh = [&, k, m, K](int64_t r_here) {
+        int64_t bound = core_elems + m * r_here;
+        if (r_here == std::min(m, K) && k + 1 < d) {
+          const int64_t m2 = r_here * layout.modes[k + 1], K2 = K / layout.modes[k + 1];
+          int64_t r2 = std::min(m2, K2);
+          if (opt.max_rank > 0) r2 = std::min(r2, opt.max_rank);
+          bound += k + 2 < d ? m2 * r2 : m2;
+        }
+        return bound * 4 >= abort_core_bytes;
+      };
+    }
+    tts::detail::StepResult s = tts::detail::factor_unfolding(H.data(), m, K, delta_sq, sumsq, opt.max_rank,
+                                                              Route::Auto, nullptr, would_outweigh);
+    ++out.host_steps;
+    if (s.aborted) {
+      out.aborted = true;
+      break;
+    }
+    take(std::move(s.core), s.choice.r, s.choice, m, K);
+    if (hopeless(k + 1)) out.aborted = true;
+  }
+  if (!out.aborted) {
+    std::vector<double> last(static_cast<std::size_t>(r * P));
+    if (on_host) {
+      std::copy(H.begin(), H.begin() + r * P, last.begin());
+    } else {
+      ops.download(r * P, last.data());
+    }
+    tt.cores.push_back(std::move(last));
+    tt.ranks.push_back(1);
+  }
+  if (!on_host) ops.release_work();
+  if (scale != 1.0 && !tt.cores.empty()) {
+    for (double& v : tt.cores.back()) v /= scale;
+  }
+  out.discarded_sq = disc_sq / (scale * scale);
+  return tt;
+}
+
+CompressResult compress_with(SweepOps& ops, const ArrayView& a, const QttLayout& layout, const SvdOptions& opt) {
+  tts::detail::check_svd_options(opt);
+  const int64_t original_bytes = a.numel * static_cast<int64_t>(dtype_size(a.dtype));
+  // Same policy as native/core/src/compress.cpp: float32 cores when they meet tol (measured),
+  // retries at tol/10 when the dtype cast pushed the measured error past tol.
+  auto f32_worth_trying = [](double tol, int d) {
+    if (tol == 0) return true;
+    return 4.0 * std::ldexp(1.0, -24) * std::sqrt(static_cast<double>(d)) <= 0.5 * tol;
+  };
+  CompressResult res;
+  SvdOptions o = opt;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    SweepOut run;
+    TensorTrain tt = sweep(ops, a, layout, o, original_bytes, run);
+    if (run.aborted) {
+      CompressResult none;
+      none.fingerprint.reference_norm = run.norm;
+      return none;
+    }
+    Fingerprint fp;
+    if (f32_worth_trying(opt.tol, tt.d())) {
+      TensorTrain t32 = to_f32(tt);
+      Fingerprint f32fp = ops.fingerprint(t32);
+      const bool ok = opt.tol > 0 ? f32fp.relative_error <= opt.tol : f32fp.frobenius_error == 0;
+      if (ok) {
+        fp = f32fp;
+        tt = std::move(t32);
+      } else {
+        Fingerprint f64fp = ops.fingerprint(tt);
+        if (opt.tol == 0 && !(f64fp.frobenius_error < f32fp.frobenius_error)) {
+          fp = f32fp;
+          tt = std::move(t32);
+        } else {
+          fp = f64fp;
+        }
+      }
+    } else {
+      fp = ops.fingerprint(tt);
+    }
+    res.tt = std::move(tt);
+    res.fingerprint = fp;
+    res.compressible = res.tt.stored_bytes() < original_bytes;
+    const bool met = opt.tol > 0 ? fp.relative_error <= opt.tol : fp.frobenius_error == 0;
+    if (met || run.capped || opt.tol == 0 || !res.compressible) break;
+    o.tol = o.tol * 0.1;
+  }
+  return res;
+}
+
+}  // namespace tts::cuda::detail
