@@ -58,7 +58,7 @@ function operation(ep: Endpoint): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, a] of Object.entries(ep.answers)) {
     const content: Record<string, unknown> = {};
-    if (a.schema) content['application/json'] = { schema: toJsonSchema(a.schema) };
+    if (a.schema) content['application/json'] = { schema: toJsonSchema(a.schema, { open: true }) };
     for (const [type, c] of Object.entries(a.content ?? {})) content[type] = c.description ? { schema: { description: c.description } } : {};
     const headers = { ...(ep.auth === 'tenant' ? RATE_HEADERS : {}), ...(a.headers ?? {}) };
     responses[status] = {
@@ -100,7 +100,7 @@ function operation(ep: Endpoint): Record<string, unknown> {
 export function openApiDocument(): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const ep of ENDPOINTS) (paths[ep.path] ??= {})[ep.method] = operation(ep);
-  const problemSchema: JsonSchema = toJsonSchema(problem);
+  const problemSchema: JsonSchema = toJsonSchema(problem, { open: true });
   return {
     openapi: '3.1.0',
     info: {

@@ -4,7 +4,11 @@ import type { Schema } from './types.js';
 
 export type JsonSchema = Record<string, unknown>;
 
-export function toJsonSchema(sc: Schema): JsonSchema {
+/**
+ * `open`: for response bodies, which may gain fields in later versions; their objects are not closed
+ * with additionalProperties: false (a client should ignore fields it does not know).
+ */
+export function toJsonSchema(sc: Schema, opts: { open?: boolean } = {}): JsonSchema {
   const out: JsonSchema = {};
   const put = (k: string, v: unknown) => {
     if (v !== undefined) out[k] = v;
@@ -35,7 +39,7 @@ export function toJsonSchema(sc: Schema): JsonSchema {
       break;
     case 'array':
       out.type = 'array';
-      out.items = toJsonSchema(sc.items);
+      out.items = toJsonSchema(sc.items, opts);
       put('minItems', sc.minItems);
       put('maxItems', sc.maxItems);
       break;
@@ -43,11 +47,11 @@ export function toJsonSchema(sc: Schema): JsonSchema {
       out.type = 'object';
       put('title', sc.title);
       const names = Object.keys(sc.properties);
-      if (names.length > 0) out.properties = Object.fromEntries(names.map((n) => [n, toJsonSchema(sc.properties[n]!)]));
+      if (names.length > 0) out.properties = Object.fromEntries(names.map((n) => [n, toJsonSchema(sc.properties[n]!, opts)]));
       if (sc.required && sc.required.length > 0) out.required = [...sc.required];
-      if (sc.additionalProperties === false) out.additionalProperties = false;
+      if (sc.additionalProperties === false && !opts.open) out.additionalProperties = false;
       put('maxProperties', sc.maxProperties);
-      if (sc.oneOf) out.oneOf = sc.oneOf.map((alt) => ({ ...toJsonSchema(alt.schema), title: alt.title }));
+      if (sc.oneOf) out.oneOf = sc.oneOf.map((alt) => ({ ...toJsonSchema(alt.schema, opts), title: alt.title }));
       break;
     }
     case 'any':

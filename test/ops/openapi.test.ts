@@ -75,6 +75,42 @@ describe('operations: the API reference', function () {
     expect(doc.paths['/gate/metrics']!.get.security).to.deep.equal([{ serviceKey: [] }]);
   });
 
+  it('documents every field the answers carry', async () => {
+    /** Paths of fields in `body` that the documented schema does not name (where it names any). */
+    const undocumented = (body: unknown, schema: any, at = ''): string[] => {
+      if (Array.isArray(body)) return schema?.items ? body.flatMap((v, i) => undocumented(v, schema.items, `${at}[${i}]`)) : [];
+      if (body === null || typeof body !== 'object' || !schema?.properties) return [];
+      return Object.entries(body).flatMap(([k, v]) => (k in schema.properties
+        ? undocumented(v, schema.properties[k], `${at}.${k}`) : [`${at}.${k}`]));
+    };
+    const answer = (p: string, method: string, status: number) =>
+      doc.paths[p]![method].responses[String(status)].content['application/json'].schema;
+    const svc = { Authorization: 'Bearer svc_openapi_test_key_0123456789' };
+    const created = await http(server.url, 'POST', '/gate/onboard/create', { json: { tenant_id: 'docs-check', email: 'a@b.c' }, headers: svc });
+    const key = { 'X-Api-Key': created.body.api_key };
+    const values = new Float64Array(4096).map((_, i) => Math.sin(i / 100));
+    const header = Buffer.from("{'descr': '<f8', 'fortran_order': False, 'shape': (4096,), }".padEnd(117) + '\n');
+    const npy = Buffer.concat([Buffer.from([0x93]), Buffer.from('NUMPY'), Buffer.from([1, 0, header.length, 0]), header, Buffer.from(values.buffer)]);
+    const calls: Array<[string, string, string, number, { json?: unknown; headers: Record<string, string> }]> = [
+      ['POST', '/gate/onboard/create', '/gate/onboard/create', 201, { json: { tenant_id: 'docs-check-2' }, headers: svc }],
+      ['POST', '/v1/put', '/v1/put', 200, { json: { key: 'wave', data_b64: npy.toString('base64'), metadata: { kind: 'wave' } }, headers: key }],
+      ['GET', '/v1/get/default/wave', '/v1/get/{namespace}/{key}', 200, { headers: key }],
+      ['POST', '/v1/serve', '/v1/serve', 200, { json: { key: 'wave' }, headers: key }],
+      ['GET', '/v1/list/default', '/v1/list/{namespace}', 200, { headers: key }],
+      ['POST', '/v1/query/search', '/v1/query/search', 200, { json: { filters: { kind: 'wave' } }, headers: key }],
+      ['GET', '/gate/admin/tenants', '/gate/admin/tenants', 200, { headers: svc }],
+      ['GET', '/gate/admin/usage/docs-check', '/gate/admin/usage/{tenant_id}', 200, { headers: svc }],
+      ['GET', '/gate/health', '/gate/health', 200, { headers: {} }],
+      ['DELETE', '/v1/delete/default/wave', '/v1/delete/{namespace}/{key}', 200, { headers: key }],
+    ];
+    expect(undocumented(created.body, answer('/gate/onboard/create', 'post', 201))).to.deep.equal([]);
+    for (const [method, url, template, status, init] of calls) {
+      const r = await http(server.url, method, url, init);
+      expect(r.status, `${method} ${url}: ${r.text}`).to.equal(status);
+      expect(undocumented(r.body, answer(template, method.toLowerCase(), status)), `${method} ${url}`).to.deep.equal([]);
+    }
+  });
+
   it('serves /openapi.json and /docs without authentication', async () => {
     const json = await http(server.url, 'GET', '/openapi.json');
     expect(json.status).to.equal(200);
