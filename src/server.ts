@@ -99,6 +99,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     jobs: () => ({ queued: scheduler.queuedCount, running: scheduler.runningCount }),
     dbFile,
     blobDir,
+    build: { version: VERSION, backend: engine.info().backend },
   });
 
   let closing: Promise<void> | null = null;

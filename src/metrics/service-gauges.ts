@@ -12,6 +12,8 @@ export interface ServiceGaugeSources {
   dbFile: string;
   /** Root of the blob files. */
   blobDir: string;
+  /** Constant labels of ttstore_build_info. */
+  build: { version: string; backend: string };
   /** How long a blob-store walk is reused; a walk stats every file. Default 30 s. */
   blobWalkTtlMs?: number;
 }
@@ -47,6 +49,10 @@ export function registerServiceGauges(registry: Registry, src: ServiceGaugeSourc
     return walked.result;
   };
 
+  new Gauge({
+    name: 'ttstore_build_info', help: 'Always 1; the labels say which version and engine backend run.',
+    labelNames: ['version', 'backend'] as const, registers: [registry],
+  }).set(src.build, 1);
   new Gauge({
     name: 'ttstore_core_cache_bytes', help: 'Bytes of decoded operands held by the query core cache (native memory).',
     registers: [registry], collect() { this.set(src.coreCache().bytes); },

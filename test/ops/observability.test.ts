@@ -149,6 +149,7 @@ describe('operations: logs and metrics', function () {
     expect(sample(text, 'ttstore_core_cache_misses_total')).to.equal(2); // the similarity loaded both operands
     expect(sample(text, 'ttstore_core_cache_bytes')).to.be.greaterThan(0);
     expect(sample(text, 'ttstore_jobs_queued')).to.equal(0);
+    expect(sample(text, 'ttstore_build_info', { version: (await http(server.url, 'GET', '/gate/health')).body.version })).to.equal(1);
     expect(sample(text, 'ttstore_sqlite_bytes')).to.be.greaterThan(0);
     expect(sample(text, 'ttstore_blob_store_bytes')).to.be.greaterThan(0);
     // No label carries a tenant or a key.
