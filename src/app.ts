@@ -1,4 +1,4 @@
-// The Koa application: request id -> request log -> problem+json boundary -> routes -> 404/405.
+// The Koa application: request id -> request log and metrics -> problem+json boundary -> routes -> 404/405.
 // Everything route-specific (the gate, body parsing, validation) sits on the routes themselves, so
 // an unknown path or method is answered before any authentication (CONTRACT.md section 4).
 import { randomUUID } from 'node:crypto';
@@ -6,6 +6,7 @@ import Koa, { type Context, type Next } from 'koa';
 import type Router from '@koa/router';
 import { ProblemError, problemHandler, renderProblem } from './errors.js';
 import type { Logger } from './log.js';
+import type { HttpMetrics } from './metrics/registry.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -18,13 +19,25 @@ function requestId() {
   };
 }
 
-function requestLog(log: Logger) {
+/**
+ * One log line and one metrics observation per request. The route label is the matched template
+ * (`/v1/get/:namespace/:key`), never the raw path, so keys and tenants cannot become label values.
+ */
+function requestLog(log: Logger, metrics: HttpMetrics | undefined, closing: () => boolean) {
   return async function logRequest(ctx: Context, next: Next): Promise<void> {
     const started = process.hrtime.bigint();
     try {
       await next();
     } finally {
+      // While shutting down, every response closes its connection: keep-alive clients then reconnect
+      // (and are refused) instead of holding the server open until its grace period runs out.
+      if (closing()) ctx.set('Connection', 'close');
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      if (metrics) {
+        const labels = { method: ctx.method, route: ctx._matchedRoute ? String(ctx._matchedRoute) : 'unmatched', status: String(ctx.status) };
+        metrics.requests.inc(labels);
+        metrics.duration.observe(labels, ms / 1000);
+      }
       log.info({
         requestId: ctx.state.requestId,
         tenant_id: ctx.state.tenant?.tenantId,
@@ -55,13 +68,16 @@ function unmatched() {
 export interface AppOptions {
   log: Logger;
   router: Router;
+  metrics?: HttpMetrics;
+  /** True once shutdown began. */
+  closing?: () => boolean;
 }
 
-export function createApp({ log, router }: AppOptions): Koa {
+export function createApp({ log, router, metrics, closing = () => false }: AppOptions): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true; // errors are logged by problemHandler, once
   app.use(requestId());
-  app.use(requestLog(log));
+  app.use(requestLog(log, metrics, closing));
   app.use(problemHandler(log));
   app.use(unmatched());
   app.use(router.routes());

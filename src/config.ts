@@ -61,7 +61,8 @@ function enumVar<T extends string>(name: string, def: T, values: readonly T[], d
 const GiB = 1024 ** 3;
 
 export const SPECS = {
-  host: stringVar('SVC_GATE_HOST', '127.0.0.1', 'Address the HTTP server listens on'),
+  host: stringVar('SVC_GATE_HOST', '127.0.0.1', 'Address the HTTP server listens on',
+    (v) => (/^[A-Za-z0-9.:_%-]{1,253}$/.test(v) ? null : 'must be an IP address or a host name')),
   port: intVar('SVC_GATE_PORT', 8080, 0, 65535, 'TCP port (0: any free port, logged at start)'),
   dataDir: stringVar('SVC_GATE_DATA_DIR', './data', 'Directory of the SQLite database and blob files'),
   serviceKey: stringVar('SVC_GATE_ENGINE_SERVICE_KEY', undefined,
@@ -105,8 +106,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return { ...parsed, host: parsed.host ?? '127.0.0.1', dataDir: path.resolve(parsed.dataDir ?? './data') };
 }
 
+/** SVC_GATE_* names in `env` that no setting reads (a typo would otherwise pass silently). */
+export function unknownVariables(env: NodeJS.ProcessEnv = process.env): string[] {
+  const known = new Set(Object.values(SPECS).map((s) => s.name));
+  return Object.keys(env).filter((k) => k.startsWith('SVC_GATE_') && !known.has(k)).sort();
+}
+
 /** `--help` text: every variable with its default. */
 export function helpText(): string {
   const rows = Object.values(SPECS).map((s) => `  ${s.name.padEnd(40)} ${s.description} (default: ${s.defaultText})`);
-  return ['ttstore: compressed tensor store', '', 'Usage: npm start [-- --help]', '', 'Environment:', ...rows, ''].join('\n');
+  return [
+    'ttstore: compressed tensor store', '', 'Usage: npm start [-- --help]   (or: node dist/src/main.js [--help])', '',
+    'Environment (a bad value stops start-up with a message naming the variable):', ...rows, '',
+    'Signals: SIGTERM or SIGINT stop accepting, let in-flight requests finish within SVC_GATE_SHUTDOWN_GRACE_S,',
+    're-queue running simulation jobs, close the database and exit 0. A second signal exits at once (code 1).', '',
+    'Operations: GET /gate/health (open), GET /gate/metrics (service key, Prometheus), GET /openapi.json and /docs (open).',
+    '',
+  ].join('\n');
 }

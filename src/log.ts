@@ -3,9 +3,13 @@ import { pino, type Logger } from 'pino';
 
 export type { Logger };
 
+// Request lines never carry headers or bodies; these paths are the second line of defence for any
+// object that might (an error with its request, a record with its key).
 export const REDACT_PATHS = [
   'req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]',
-  'api_key', '*.api_key', 'serviceKey', '*.serviceKey', 'authorization', 'x-api-key',
+  '*.headers.authorization', '*.headers["x-api-key"]',
+  'api_key', '*.api_key', '*.*.api_key', 'apiKey', '*.apiKey', 'serviceKey', '*.serviceKey', 'service_key', '*.service_key',
+  'authorization', 'x-api-key',
 ];
 
 export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {

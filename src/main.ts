@@ -1,7 +1,7 @@
 // CLI entry: `node dist/src/main.js [--help]`. Configuration comes from SVC_GATE_* variables only.
-import { ConfigError, helpText, loadConfig } from './config.js';
+import { ConfigError, helpText, loadConfig, unknownVariables } from './config.js';
 import { createLogger } from './log.js';
-import { startServer } from './server.js';
+import { startServer, type RunningServer } from './server.js';
 
 async function main(): Promise<void> {
   // Engine calls run on libuv's pool, which SQLite and file I/O share: give it room so a few long
@@ -22,13 +22,19 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
-  const server = await startServer(config, log);
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down');
-    server.close().then(
+  const unknown = unknownVariables();
+  if (unknown.length > 0) log.warn({ variables: unknown }, 'ignoring unknown SVC_GATE_* variables (see --help for the known ones)');
+  // Signal handlers go in before start-up: a SIGTERM that arrives while the server starts must stop
+  // it cleanly too, not kill it with the default action.
+  let server: RunningServer | null = null;
+  let stopping: string | null = null;
+  const shutdown = (running: RunningServer) => {
+    // Past the grace period plus room for the stores to close, something is stuck: give up loudly.
+    setTimeout(() => {
+      log.error({ grace_s: config.shutdownGraceS }, 'shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, (config.shutdownGraceS + 10) * 1000).unref();
+    running.close().then(
       () => {
         log.info('stopped');
         process.exit(0);
@@ -39,8 +45,19 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      log.warn({ signal }, 'second signal during shutdown: exiting now');
+      process.exit(1);
+    }
+    stopping = signal;
+    log.info({ signal, grace_s: config.shutdownGraceS }, 'shutting down: no new connections; in-flight requests finish');
+    if (server) shutdown(server);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  server = await startServer(config, log);
+  if (stopping) shutdown(server);
 }
 
 main().catch((err) => {

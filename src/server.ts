@@ -9,8 +9,14 @@ import { createApp } from './app.js';
 import { ConfigError, type Config } from './config.js';
 import type { Logger } from './log.js';
 import { Database, type Migration } from './store/db.js';
-import { engine } from './engine/index.js';
+import { engine as nativeEngine, setThreads } from './engine/index.js';
+import { Api } from './api/endpoint.js';
+import { createMetrics } from './metrics/registry.js';
+import { instrumentEngine } from './metrics/engine.js';
+import { registerServiceGauges } from './metrics/service-gauges.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerMetricsRoute } from './routes/metrics.js';
+import { registerReferenceRoutes } from './routes/reference.js';
 // storage (entries): schema, blob store, service, routes
 import { ENTRY_MIGRATIONS } from './entries/migrations.js';
 import { EntryService } from './entries/service.js';
@@ -32,16 +38,18 @@ import { registerQueryRoutes } from './routes/query.js';
 /** The engine backend SVC_GATE_ENGINE_BACKEND asks for; 'cuda' without a usable device stops start-up. */
 function selectBackend(config: Config): void {
   try {
-    engine.selectBackend?.(config.engineBackend);
+    nativeEngine.selectBackend?.(config.engineBackend);
   } catch (err) {
     throw new ConfigError(`SVC_GATE_ENGINE_BACKEND=${config.engineBackend}: ${(err as Error).message}`);
   }
-  engine.gpu?.setBudget(config.gpuCacheBytes);
+  nativeEngine.gpu?.setBudget(config.gpuCacheBytes);
 }
 
 export interface RunningServer {
   port: number;
   url: string;
+  /** The routes served (tests compare them with the OpenAPI document). */
+  router: Router;
   /** Stop accepting, let in-flight requests finish (bounded by the grace period), close the stores. */
   close(): Promise<void>;
 }
@@ -49,14 +57,19 @@ export interface RunningServer {
 export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
   const startedAt = Date.now();
   await mkdir(config.dataDir, { recursive: true });
-  if (config.engineThreads > 0) engine.setThreads?.(config.engineThreads);
   selectBackend(config);
+  const metrics = createMetrics();
+  // Every engine call below is timed and sized for /gate/metrics (and logged at debug).
+  const engine = instrumentEngine(nativeEngine, metrics.engine, log);
+  if (config.engineThreads > 0) setThreads(config.engineThreads);
 
   const migrations: Migration[] = [...ENTRY_MIGRATIONS, ...gateMigrations, ...JOB_MIGRATIONS];
-  const db = await Database.open(path.join(config.dataDir, 'ttstore.db'), migrations);
+  const dbFile = path.join(config.dataDir, 'ttstore.db');
+  const db = await Database.open(dbFile, migrations);
 
   // storage: blob files under <dataDir>/blobs; start() sweeps orphans and runs compaction (then hourly)
-  const blobs = await BlobStore.open(path.join(config.dataDir, 'blobs'));
+  const blobDir = path.join(config.dataDir, 'blobs');
+  const blobs = await BlobStore.open(blobDir);
   const entries = new EntryService({
     db, blobs, engine, log,
     compressionThresholdBytes: config.compressionThresholdBytes,
@@ -65,8 +78,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   await entries.start();
 
   // gate: registry + limiter + meter; tenantGate goes first on every /v1 route
-  const gate = await createGate({ db, config, log });
-  const tenantGate = gate.tenantGate;
+  const gate = await createGate({ db, config, log, metrics: metrics.registry });
   const jobStore = new JobStore(db);
   const purger = new TenantPurger(gate.registry, async (tenantId) => {
     await jobStore.purgeTenant(tenantId);
@@ -78,17 +90,31 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const scheduler = new JobScheduler({
     store: jobStore, outputs: entries, runner: engine, concurrency: config.simConcurrency, log,
     tenantActive: (tenantId) => gate.registry.get(tenantId)?.active === true,
+    // A cancelled solver settles in milliseconds; one that does not is re-queued at the next start.
+    stopTimeoutMs: Math.max(1000, config.shutdownGraceS * 1000),
   });
   await scheduler.start();
 
+  // Every route is mounted from its description in src/api/, which also makes the OpenAPI document.
   const router = new Router();
-  registerHealthRoutes(router, { db, engine, version: VERSION, startedAt });
-  registerAdminRoutes(router, gate);
-  registerStorageRoutes(router, { tenantGate, entries, engine, config });
-  registerSimulationRoutes(router, { tenantGate, scheduler, runner: engine });
-  registerQueryRoutes(router, { tenantGate, entries, engine, config });
+  const api = new Api(router, { tenant: gate.tenantGate, admin: gate.adminGate });
+  registerHealthRoutes(api, { db, engine, version: VERSION, startedAt });
+  registerAdminRoutes(api, gate);
+  registerMetricsRoute(api, metrics.registry);
+  registerReferenceRoutes(api);
+  registerStorageRoutes(api, { entries, engine, config });
+  registerSimulationRoutes(api, { scheduler, runner: engine });
+  const query = registerQueryRoutes(api, { entries, engine, config });
+  registerServiceGauges(metrics.registry, {
+    coreCache: () => query.cache.stats(),
+    jobs: () => ({ queued: scheduler.queuedCount, running: scheduler.runningCount }),
+    dbFile,
+    blobDir,
+    build: { version: VERSION, backend: engine.info().backend },
+  });
 
-  const app = createApp({ log, router });
+  let closing: Promise<void> | null = null;
+  const app = createApp({ log, router, metrics: metrics.http, closing: () => closing !== null });
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {
@@ -99,22 +125,27 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   log.info({ host: config.host, port, url, dataDir: config.dataDir, engine: engine.info() }, 'listening');
 
-  let closing: Promise<void> | null = null;
   return {
     port,
     url,
+    router,
     close() {
       closing ??= (async () => {
+        // Stop accepting at once; requests in flight run to their end (each response then closes its
+        // connection, see createApp), up to the grace period, after which the rest are cut off.
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
-        const grace = setTimeout(() => server.closeAllConnections(), config.shutdownGraceS * 1000);
+        const grace = setTimeout(() => {
+          log.warn({ grace_s: config.shutdownGraceS }, 'shutdown grace period over; closing the remaining connections');
+          server.closeAllConnections();
+        }, config.shutdownGraceS * 1000);
         const jobsStopped = scheduler.stop(); // running jobs cancelled and left queued for the next start
         await stopped;
         clearTimeout(grace);
         await jobsStopped;
         entries.stop();
         purger.stop();
-        await db.close();
+        await db.close(); // waits for queued writes (metered CU among them), then closes SQLite
       })();
       return closing;
     },

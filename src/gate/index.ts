@@ -1,11 +1,13 @@
 // The gate assembled: registry, limiter, meter and the two middlewares. Built once by the
 // composition root (src/server.ts) after the database is open with gateMigrations.
 import type { Middleware } from 'koa';
+import { Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Database } from '../store/db.js';
 import { Meter } from './meter.js';
-import { createAdminGate, createTenantGate, type GateCounters } from './middleware.js';
+import { createAdminGate, createTenantGate } from './middleware.js';
+import { createGateMetrics, type GateMetrics } from './metrics.js';
 import { SlidingWindowLimiter } from './rate-limit.js';
 import { TenantRegistry } from './registry.js';
 import { resolveServiceKey } from './service-key.js';
@@ -16,7 +18,7 @@ export interface Gate {
   registry: TenantRegistry;
   limiter: SlidingWindowLimiter;
   meter: Meter;
-  counters: GateCounters;
+  metrics: GateMetrics;
   config: Config;
   /** First middleware of every /v1 route. */
   tenantGate: Middleware;
@@ -26,13 +28,13 @@ export interface Gate {
   reload(): Promise<number>;
 }
 
-export async function createGate(opts: { db: Database; config: Config; log: Logger }): Promise<Gate> {
+export async function createGate(opts: { db: Database; config: Config; log: Logger; metrics?: Registry }): Promise<Gate> {
   const { db, config, log } = opts;
   const serviceKey = await resolveServiceKey(config.serviceKey, config.dataDir, log);
   const registry = new TenantRegistry(db, log);
   const meter = new Meter(db, log);
   const limiter = new SlidingWindowLimiter();
-  const counters: GateCounters = { admitted: 0, rateLimited: 0, unauthenticated: 0, forbidden: 0, quotaExceeded: 0 };
+  const metrics = createGateMetrics(opts.metrics ?? new Registry(), registry);
   const reload = async (): Promise<number> => {
     const n = await registry.reload();
     await meter.load();
@@ -44,9 +46,9 @@ export async function createGate(opts: { db: Database; config: Config; log: Logg
     registry,
     limiter,
     meter,
-    counters,
+    metrics,
     config,
-    tenantGate: createTenantGate({ registry, limiter, meter, limits: config, log, counters }),
+    tenantGate: createTenantGate({ registry, limiter, meter, limits: config, log, metrics }),
     adminGate: createAdminGate({ registry, serviceKey }),
     reload,
   };

@@ -39,6 +39,8 @@ export interface Reservation {
   readonly period: string;
   readonly bucket: BreakdownKey;
   readonly milli: number;
+  /** What was reserved for (the metrics label of the charge). */
+  readonly op: Operation;
 }
 
 export interface UsageFigures {
@@ -64,7 +66,6 @@ export class Meter {
   /** Charges not yet handed to a database write: "tenant\0period\0bucket" -> milli. */
   private pending = new Map<string, number>();
   private flushing: Promise<void> | null = null;
-  private chargedMilliTotal = 0;
 
   constructor(private readonly db: Database, private readonly log: Logger) {}
 
@@ -99,7 +100,7 @@ export class Meter {
         { period: u.period, monthly_quota: quota, cus_used: toCu(u.usedMilli), cost: cu });
     }
     u.reservedMilli += milli;
-    return { tenantId: tenant.tenantId, period: u.period, bucket, milli };
+    return { tenantId: tenant.tenantId, period: u.period, bucket, milli, op };
   }
 
   release(r: Reservation): void {
@@ -118,14 +119,8 @@ export class Meter {
       }
       const k = `${r.tenantId}\0${r.period}\0${r.bucket}`;
       this.pending.set(k, (this.pending.get(k) ?? 0) + r.milli);
-      this.chargedMilliTotal += r.milli;
     }
     return this.flush();
-  }
-
-  /** CU charged by this process since start (for metrics). */
-  get chargedTotal(): number {
-    return toCu(this.chargedMilliTotal);
   }
 
   /** Usage of one tenant in `period` (default current): memory for the current period, else the disk. */

@@ -12,6 +12,7 @@ import type { Logger } from '../log.js';
 import type { Authorizer, RequestTenant } from './context.js';
 import { apiKeyHeader, bearerToken, digestsEqual, presentedTenantKey, sha256 } from './keys.js';
 import type { Meter, Reservation } from './meter.js';
+import type { GateMetrics } from './metrics.js';
 import type { Operation } from './operations.js';
 import { effectiveQuota, effectiveRateLimit, type GateLimitsConfig } from './plans.js';
 import type { SlidingWindowLimiter } from './rate-limit.js';
@@ -24,36 +25,27 @@ export const missingKey = (detail: string): ProblemError =>
 export const invalidKey = (detail: string): ProblemError =>
   new ProblemError(401, 'invalid_api_key', detail, {}, { 'WWW-Authenticate': `${CHALLENGE}, error="invalid_token"` });
 
-/** Counters for /gate/metrics. */
-export interface GateCounters {
-  admitted: number;
-  rateLimited: number;
-  unauthenticated: number;
-  forbidden: number;
-  quotaExceeded: number;
-}
-
 export interface TenantGateDeps {
   registry: TenantRegistry;
   limiter: SlidingWindowLimiter;
   meter: Meter;
   limits: GateLimitsConfig;
   log: Logger;
-  counters: GateCounters;
+  metrics: GateMetrics;
 }
 
 export function createTenantGate(deps: TenantGateDeps): Middleware {
-  const { registry, limiter, meter, limits, log, counters } = deps;
+  const { registry, limiter, meter, limits, log, metrics } = deps;
 
   return async function tenantGate(ctx: Context, next: Next): Promise<void> {
     const key = presentedTenantKey(ctx);
     if (key === null) {
-      counters.unauthenticated++;
+      metrics.requests.inc({ outcome: 'unauthenticated' });
       throw missingKey('send the API key as X-Api-Key or Authorization: Bearer');
     }
     const tenant = registry.authenticate(key);
     if (!tenant) {
-      counters.unauthenticated++;
+      metrics.requests.inc({ outcome: 'unauthenticated' });
       throw invalidKey('the API key is unknown, rotated out or belongs to a deactivated tenant');
     }
     const requestTenant: RequestTenant = { tenantId: tenant.tenantId, plan: tenant.plan, namespaces: tenant.namespaces };
@@ -65,27 +57,27 @@ export function createTenantGate(deps: TenantGateDeps): Middleware {
     ctx.set('X-RateLimit-Remaining', String(d.remaining));
     ctx.set('X-RateLimit-Reset', String(Math.ceil(d.resetAtMs / 1000)));
     if (!d.admitted) {
-      counters.rateLimited++;
+      metrics.requests.inc({ outcome: 'rate_limited' });
       const retryAfterS = Math.max(1, Math.ceil(d.retryAfterMs / 1000));
       throw new ProblemError(429, 'rate_limited',
         `tenant ${tenant.tenantId} is over its limit of ${d.limit} requests per ${d.windowS} s; retry in ${retryAfterS} s`,
         { limit: d.limit, window_s: d.windowS, retry_after_s: retryAfterS },
         { 'Retry-After': String(retryAfterS) });
     }
-    counters.admitted++;
+    metrics.requests.inc({ outcome: 'admitted' });
 
     const reservations: Reservation[] = [];
     const gate: Authorizer = {
       async authorize(namespace: string | null, op: Operation): Promise<void> {
         if (namespace !== null && !tenant.namespaceSet.has(namespace)) {
-          counters.forbidden++;
+          metrics.denied.inc({ reason: 'namespace_forbidden' });
           throw new ProblemError(403, 'namespace_forbidden',
             `the key of tenant ${tenant.tenantId} may not use namespace ${namespace}`, { namespace });
         }
         try {
           reservations.push(meter.reserve(tenant, op, effectiveQuota(tenant, limits)));
         } catch (err) {
-          if (err instanceof ProblemError && err.code === 'quota_exceeded') counters.quotaExceeded++;
+          if (err instanceof ProblemError && err.code === 'quota_exceeded') metrics.denied.inc({ reason: 'quota_exceeded' });
           throw err;
         }
       },
@@ -99,6 +91,7 @@ export function createTenantGate(deps: TenantGateDeps): Middleware {
     } finally {
       if (succeeded && reservations.length > 0) {
         ctx.state.cuCharged = reservations.reduce((sum, r) => sum + r.milli, 0) / 1000;
+        for (const r of reservations) metrics.cuCharged.inc({ operation: r.op }, r.milli / 1000);
         try {
           await meter.charge(reservations); // durable before the response leaves
         } catch (err) {

@@ -90,6 +90,7 @@ export class JobScheduler {
       createdAt: this.now(),
     });
     this.queue.push(row);
+    this.opts.log.info({ job_id: row.job_id, tenant_id: row.tenant_id, solver: row.solver }, 'simulation job queued');
     this.pump();
     return row;
   }
@@ -109,6 +110,11 @@ export class JobScheduler {
   /** Jobs running now (for tests and metrics). */
   get runningCount(): number {
     return this.active.size;
+  }
+
+  /** Jobs waiting to run (for metrics). */
+  get queuedCount(): number {
+    return this.queue.length;
   }
 
   /**

@@ -1,13 +1,18 @@
 // Admin and onboarding routes (CONTRACT.md section 6's table), all behind adminGate (service key as
-// Bearer). Bodies are JSON objects; unknown fields are 400 so a typo never passes silently.
-import type Router from '@koa/router';
-import type { Context, Middleware, Next } from 'koa';
+// Bearer), each mounted from its description in src/api/admin.ts. Bodies are JSON objects validated
+// by the same schemas; unknown fields are 400 so a typo never passes silently.
+import type { Context, Next } from 'koa';
 import { koaBody } from 'koa-body';
 import { notFound, unsupportedMediaType } from '../errors.js';
 import type { Gate } from '../gate/index.js';
-import { effectiveQuota, effectiveRateLimit } from '../gate/plans.js';
+import type { Plan } from '../gate/context.js';
+import { periodOf } from '../gate/meter.js';
+import { effectiveQuota, effectiveRateLimit, type RateLimit } from '../gate/plans.js';
 import type { TenantRecord } from '../gate/registry.js';
-import * as v from './admin-validate.js';
+import { ADMIN_ENDPOINTS as EP, addNamespaceBody, createBody, periodQuery, reloadBody, tenantOnlyBody, updateTierBody } from '../api/admin.js';
+import type { Api } from '../api/endpoint.js';
+import { parseBody, parseParams } from '../schema/validate.js';
+import { customLimits } from './admin-validate.js';
 
 const parseJson = koaBody({
   json: true, urlencoded: false, text: false, multipart: false, jsonLimit: '64kb', patchNode: false,
@@ -24,8 +29,13 @@ async function jsonBody(ctx: Context, next: Next): Promise<void> {
 
 const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 
-export function registerAdminRoutes(router: Router, gate: Gate): void {
-  const { registry, meter, config, adminGate } = gate;
+interface Limits {
+  rate_limit?: RateLimit;
+  monthly_quota?: number;
+}
+
+export function registerAdminRoutes(api: Api, gate: Gate): void {
+  const { registry, meter, config } = gate;
   const limits = (t: TenantRecord) => ({
     monthly_quota: effectiveQuota(t, config),
     rate_limit: effectiveRateLimit(t, config),
@@ -35,15 +45,14 @@ export function registerAdminRoutes(router: Router, gate: Gate): void {
     if (!t) throw notFound(`no tenant ${id}`);
     return t;
   };
-  const post = (path: string, handler: Middleware) => router.post(path, adminGate, jsonBody, handler);
 
-  post('/gate/onboard/create', async (ctx) => {
-    const body = v.objectBody(ctx.request.body, ['tenant_id', 'plan', 'namespaces', 'email', 'rate_limit', 'monthly_quota']);
-    const tenantId = v.tenantId(body.tenant_id);
-    const plan = v.plan(body.plan, false) ?? 'starter';
-    const namespaces = v.namespaces(body.namespaces);
-    const email = v.email(body.email);
-    const custom = v.customLimits(plan, body);
+  api.mount(EP.create_tenant, jsonBody, async (ctx) => {
+    const body = parseBody<{ tenant_id: string; plan?: Plan; namespaces?: string[]; email?: string } & Limits>(createBody, ctx.request.body);
+    const tenantId = body.tenant_id;
+    const plan = body.plan ?? 'starter';
+    const namespaces = body.namespaces ?? ['default'];
+    const email = body.email ?? null;
+    const custom = customLimits(plan, body);
     const { record, apiKey } = await registry.create({ tenantId, plan, namespaces, email, ...custom });
     ctx.status = 201;
     ctx.set('Cache-Control', 'no-store');
@@ -59,47 +68,43 @@ export function registerAdminRoutes(router: Router, gate: Gate): void {
     };
   });
 
-  post('/gate/onboard/rotate-key', async (ctx) => {
-    const body = v.objectBody(ctx.request.body, ['tenant_id']);
-    const tenantId = v.tenantId(body.tenant_id);
+  api.mount(EP.rotate_key, jsonBody, async (ctx) => {
+    const { tenant_id: tenantId } = parseBody<{ tenant_id: string }>(tenantOnlyBody, ctx.request.body);
     const { record, apiKey } = await registry.rotateKey(tenantId);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { tenant_id: record.tenantId, api_key: apiKey, rotated_at: record.keyRotatedAt };
   });
 
-  post('/gate/onboard/add-namespace', async (ctx) => {
-    const body = v.objectBody(ctx.request.body, ['tenant_id', 'namespace']);
-    const tenantId = v.tenantId(body.tenant_id);
-    const namespace = v.namespace(body.namespace);
+  api.mount(EP.add_namespace, jsonBody, async (ctx) => {
+    const { tenant_id: tenantId, namespace } = parseBody<{ tenant_id: string; namespace: string }>(addNamespaceBody, ctx.request.body);
     const record = await registry.addNamespace(tenantId, namespace);
     ctx.body = { tenant_id: record.tenantId, namespaces: record.namespaces };
   });
 
-  post('/gate/onboard/update-tier', async (ctx) => {
-    const body = v.objectBody(ctx.request.body, ['tenant_id', 'plan', 'rate_limit', 'monthly_quota']);
-    const tenantId = v.tenantId(body.tenant_id);
-    const plan = v.plan(body.plan, true)!;
-    const custom = v.customLimits(plan, body);
+  api.mount(EP.update_tier, jsonBody, async (ctx) => {
+    const body = parseBody<{ tenant_id: string; plan: Plan } & Limits>(updateTierBody, ctx.request.body);
+    const tenantId = body.tenant_id;
+    const plan = body.plan;
+    const custom = customLimits(plan, body);
     const record = await registry.updateTier(tenantId, plan, custom);
     ctx.body = { tenant_id: record.tenantId, plan: record.plan, ...limits(record) };
   });
 
-  post('/gate/admin/deactivate', async (ctx) => {
-    const body = v.objectBody(ctx.request.body, ['tenant_id']);
-    const tenantId = v.tenantId(body.tenant_id);
+  api.mount(EP.deactivate, jsonBody, async (ctx) => {
+    const { tenant_id: tenantId } = parseBody<{ tenant_id: string }>(tenantOnlyBody, ctx.request.body);
     const record = await registry.deactivate(tenantId, config.retentionDays);
     ctx.body = {
       tenant_id: record.tenantId, active: false, deactivated_at: record.deactivatedAt, purge_after: record.purgeAfter,
     };
   });
 
-  post('/gate/admin/reload', async (ctx) => {
-    v.objectBody(ctx.request.body ?? {}, []);
+  api.mount(EP.reload, jsonBody, async (ctx) => {
+    parseBody(reloadBody, ctx.request.body ?? {});
     const tenants = await gate.reload();
     ctx.body = { reloaded: true, tenants };
   });
 
-  router.get('/gate/admin/tenants', adminGate, async (ctx) => {
+  api.mount(EP.tenants, async (ctx) => {
     ctx.body = {
       tenants: registry.list().map((t) => ({
         tenant_id: t.tenantId,
@@ -114,8 +119,8 @@ export function registerAdminRoutes(router: Router, gate: Gate): void {
     };
   });
 
-  router.get('/gate/admin/usage', adminGate, async (ctx) => {
-    const period = v.period(ctx.query.period);
+  api.mount(EP.usage_all, async (ctx) => {
+    const period = parseParams<{ period?: string }>(periodQuery, ctx.query).period ?? periodOf();
     const used = await meter.usageAll(period);
     ctx.body = {
       period,
@@ -127,9 +132,9 @@ export function registerAdminRoutes(router: Router, gate: Gate): void {
     };
   });
 
-  router.get('/gate/admin/usage/:tenant_id', adminGate, async (ctx) => {
-    const tenantId = v.tenantId(ctx.params.tenant_id);
-    const period = v.period(ctx.query.period);
+  api.mount(EP.usage_tenant, async (ctx) => {
+    const tenantId = parseParams<{ tenant_id: string }>(EP.usage_tenant.pathParams, ctx.params, ['tenant_id']).tenant_id;
+    const period = parseParams<{ period?: string }>(periodQuery, ctx.query).period ?? periodOf();
     const t = mustExist(tenantId);
     const quota = effectiveQuota(t, config);
     const u = await meter.usageOf(tenantId, period);
@@ -141,33 +146,6 @@ export function registerAdminRoutes(router: Router, gate: Gate): void {
       utilization: utilization(u.cusUsed, quota),
       breakdown: u.breakdown,
     };
-  });
-
-  router.get('/gate/metrics', adminGate, async (ctx) => {
-    const c = gate.counters;
-    const tenants = registry.list();
-    const active = tenants.filter((t) => t.active).length;
-    const lines = [
-      '# HELP ttstore_gate_requests_total Requests that reached the tenant gate, by outcome.',
-      '# TYPE ttstore_gate_requests_total counter',
-      `ttstore_gate_requests_total{outcome="admitted"} ${c.admitted}`,
-      `ttstore_gate_requests_total{outcome="rate_limited"} ${c.rateLimited}`,
-      `ttstore_gate_requests_total{outcome="unauthenticated"} ${c.unauthenticated}`,
-      '# HELP ttstore_gate_denied_total Admitted requests refused by the namespace ACL or the monthly quota.',
-      '# TYPE ttstore_gate_denied_total counter',
-      `ttstore_gate_denied_total{reason="namespace_forbidden"} ${c.forbidden}`,
-      `ttstore_gate_denied_total{reason="quota_exceeded"} ${c.quotaExceeded}`,
-      '# HELP ttstore_gate_cu_charged_total Compute units charged since this process started.',
-      '# TYPE ttstore_gate_cu_charged_total counter',
-      `ttstore_gate_cu_charged_total ${meter.chargedTotal}`,
-      '# HELP ttstore_gate_tenants Tenants in the registry, by state.',
-      '# TYPE ttstore_gate_tenants gauge',
-      `ttstore_gate_tenants{state="active"} ${active}`,
-      `ttstore_gate_tenants{state="inactive"} ${tenants.length - active}`,
-      '',
-    ];
-    ctx.type = 'text/plain; version=0.0.4; charset=utf-8';
-    ctx.body = lines.join('\n');
   });
 }
 

@@ -1,5 +1,6 @@
 // GET /gate/health: no authentication; says what the engine runs on and whether the database answers.
-import type Router from '@koa/router';
+import type { Api } from '../api/endpoint.js';
+import { ADMIN_ENDPOINTS } from '../api/admin.js';
 import type { Database } from '../store/db.js';
 import type { Engine } from '../engine/types.js';
 
@@ -10,8 +11,8 @@ export interface HealthDeps {
   startedAt: number;
 }
 
-export function registerHealthRoutes(router: Router, deps: HealthDeps): void {
-  router.get('/gate/health', async (ctx) => {
+export function registerHealthRoutes(api: Api, deps: HealthDeps): void {
+  api.mount(ADMIN_ENDPOINTS.health, async (ctx) => {
     let db = 'ok';
     try {
       await deps.db.get('SELECT 1 AS one');

@@ -1,8 +1,9 @@
 // The query routes of CONTRACT.md section 6, each behind the gate's tenantGate (authenticate, rate
 // limit); the handlers validate the whole body (400/413/415), call gate.authorize (ACL 403, quota
 // 402), then ask the query service.
-import type Router from '@koa/router';
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
+import type { Api } from '../api/endpoint.js';
+import { QUERY_ENDPOINTS as EP } from '../api/query.js';
 import type { Config } from '../config.js';
 import type { Engine } from '../engine/types.js';
 import type { EntryService } from '../entries/service.js';
@@ -15,7 +16,6 @@ import { searchRequest, similarityRequest, topkRequest, topkVectorRequest, vecto
 const SMALL_JSON_LIMIT = 2 * 1024 * 1024;
 
 export interface QueryDeps {
-  tenantGate: Middleware;
   entries: EntryService;
   engine: Engine;
   config: Pick<Config, 'maxPayloadBytes' | 'coreCacheBytes'>;
@@ -26,13 +26,12 @@ function gateOf(ctx: Context): GateState {
 }
 
 /** Wires the four query routes; returns the service (its cache statistics are worth watching). */
-export function registerQueryRoutes(router: Router, deps: QueryDeps): QueryService {
+export function registerQueryRoutes(api: Api, deps: QueryDeps): QueryService {
   const query = new QueryService({ entries: deps.entries, engine: deps.engine, coreCacheBytes: deps.config.coreCacheBytes });
   const small = jsonParser(SMALL_JSON_LIMIT);
   const large = jsonParser(jsonLimitFor(deps.config.maxPayloadBytes));
-  const gate = deps.tenantGate;
 
-  router.post('/v1/query/similarity', gate, async function similarity(ctx: Context): Promise<void> {
+  api.mount(EP.similarity, async function similarity(ctx: Context): Promise<void> {
     const { tenant, gate: g } = gateOf(ctx);
     await readJson(ctx, small);
     const r = similarityRequest(ctx.request.body);
@@ -41,7 +40,7 @@ export function registerQueryRoutes(router: Router, deps: QueryDeps): QueryServi
     ctx.body = { key_a: r.key_a, key_b: r.key_b, namespace: r.namespace, metric: r.metric, score };
   });
 
-  router.post('/v1/query/topk', gate, async function topk(ctx: Context): Promise<void> {
+  api.mount(EP.topk, async function topk(ctx: Context): Promise<void> {
     const { tenant, gate: g } = gateOf(ctx);
     await readJson(ctx, small);
     const r = topkRequest(ctx.request.body);
@@ -50,7 +49,7 @@ export function registerQueryRoutes(router: Router, deps: QueryDeps): QueryServi
     ctx.body = { query_key: r.query_key, metric: r.metric, n_candidates: found.n_candidates, results: found.results };
   });
 
-  router.post('/v1/query/topk_vector', gate, async function topkVector(ctx: Context): Promise<void> {
+  api.mount(EP.topk_vector, async function topkVector(ctx: Context): Promise<void> {
     const { tenant, gate: g } = gateOf(ctx);
     await readJson(ctx, large);
     const r = topkVectorRequest(ctx.request.body);
@@ -61,7 +60,7 @@ export function registerQueryRoutes(router: Router, deps: QueryDeps): QueryServi
     ctx.body = { query_key: '', metric: r.metric, n_candidates: found.n_candidates, results: found.results };
   });
 
-  router.post('/v1/query/search', gate, async function search(ctx: Context): Promise<void> {
+  api.mount(EP.search, async function search(ctx: Context): Promise<void> {
     const { tenant, gate: g } = gateOf(ctx);
     await readJson(ctx, small);
     const r = searchRequest(ctx.request.body);

@@ -1,17 +1,17 @@
 // The simulation routes (CONTRACT.md section 6), each behind the gate's tenantGate: validate
 // (simulation-validate.ts), authorize (ACL 403 on the output namespace, quota 402), then hand the job
 // to the scheduler. Job ids are opaque: an unknown id and another tenant's id are the same 404.
-import type Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
+import type { Api } from '../api/endpoint.js';
+import { SIMULATION_ENDPOINTS as EP } from '../api/simulation.js';
 import { notFound } from '../errors.js';
 import type { GateState } from '../gate/context.js';
 import type { JobScheduler } from '../jobs/scheduler.js';
 import { solverUnavailable, type SimRunner } from '../jobs/runner.js';
-import { bodyObject, jsonParser, readJson } from './storage-body.js';
+import { jsonParser, readJson } from './storage-body.js';
 import { parseListQuery, parseSubmit } from './simulation-validate.js';
 
 export interface SimulationDeps {
-  tenantGate: Middleware;
   scheduler: JobScheduler;
   /** Which solvers this build runs (engine.solvers()). */
   runner: Pick<SimRunner, 'solvers'>;
@@ -24,11 +24,10 @@ function gateOf(ctx: Context): GateState {
   return ctx.state as GateState;
 }
 
-export function registerSimulationRoutes(router: Router, deps: SimulationDeps): void {
-  const gate = deps.tenantGate;
-  router.post('/v1/simulation/submit', gate, submitHandler(deps));
-  router.get('/v1/simulation/status/:job_id', gate, statusHandler(deps));
-  router.get('/v1/simulation/list', gate, listHandler(deps));
+export function registerSimulationRoutes(api: Api, deps: SimulationDeps): void {
+  api.mount(EP.simulation_submit, submitHandler(deps));
+  api.mount(EP.simulation_status, statusHandler(deps));
+  api.mount(EP.simulation_list, listHandler(deps));
 }
 
 function submitHandler(deps: SimulationDeps): Middleware {
@@ -36,7 +35,7 @@ function submitHandler(deps: SimulationDeps): Middleware {
   return async function submit(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
     await readJson(ctx, parse);
-    const req = parseSubmit(bodyObject(ctx));
+    const req = parseSubmit(ctx.request.body);
     await gate.authorize(req.namespace, 'simulation_submit');
     const available = deps.runner.solvers();
     if (!available.includes(req.solver)) throw solverUnavailable(req.solver, available);

@@ -8,17 +8,15 @@ import { badRequest, ProblemError } from '../errors.js';
 import { encodeNpyHeader } from '../codec/npy.js';
 import type { GateState } from '../gate/context.js';
 import { getView, listItemView, shapeOf, ranksOf, fingerprintOf, type EntryRow } from '../entries/entry.js';
-import {
-  decodePathSegment, queryInt, queryValue, validateKey, validateNamespace, validatePrefix, validateVersion,
-} from '../entries/identifiers.js';
+import { decodePathSegment, validateKey, validateNamespace } from '../entries/identifiers.js';
+import { listQuery, serveBody, versionQuery } from '../api/storage.js';
+import { parseBody, parseParams } from '../schema/validate.js';
 import { encodeNpy } from '../codec/npy.js';
-import { bodyObject, jsonParser, readJson } from './storage-body.js';
+import { jsonParser, readJson } from './storage-body.js';
 import type { StorageDeps } from './storage.js';
 import { GpuPlacementError } from '../engine/gpu.js';
 
-export const LIST_DEFAULT_LIMIT = 1000;
-export const LIST_MAX_LIMIT = 10000;
-const DEVICE_RE = /^cuda:(0|[1-9]\d{0,8})$/;
+export { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from '../api/storage.js';
 
 function gateOf(ctx: Context): GateState {
   return ctx.state as GateState;
@@ -58,7 +56,7 @@ export function getHandler(deps: StorageDeps): Middleware {
   return async function get(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
     const { namespace, key } = namespaceAndKey(ctx, '/v1/get/');
-    const version = queryInt(ctx.query, 'version', 1, Number.MAX_SAFE_INTEGER);
+    const { version } = parseParams<{ version?: number }>(versionQuery, ctx.query);
     await gate.authorize(namespace, 'get');
     const row = await deps.entries.require(tenant.tenantId, namespace, key, version);
     const etag = etagOf(row);
@@ -82,17 +80,9 @@ export function serveHandler(deps: StorageDeps): Middleware {
   return async function serve(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
     await readJson(ctx, parse);
-    const body = bodyObject(ctx);
-    const key = validateKey(body.key);
-    const namespace = validateNamespace(body.namespace);
-    const version = validateVersion(body.version);
-    const target = body.target ?? 'dense';
-    if (target !== 'dense' && target !== 'gpu' && target !== 'cores') throw badRequest('target must be dense, gpu or cores');
-    let device = 'cuda:0';
-    if (target === 'gpu' && body.device !== undefined && body.device !== null) {
-      if (typeof body.device !== 'string' || !DEVICE_RE.test(body.device)) throw badRequest('device must look like cuda:<int>, e.g. cuda:0');
-      device = body.device;
-    }
+    const { key, namespace, version, target, device = 'cuda:0' } = parseBody<{
+      key: string; namespace: string; version?: number; target: 'dense' | 'gpu' | 'cores'; device?: string;
+    }>(serveBody, ctx.request.body);
     await gate.authorize(namespace, target === 'dense' ? 'serve_dense' : target === 'gpu' ? 'serve_gpu' : 'serve_cores');
     const row = await deps.entries.require(tenant.tenantId, namespace, key, version);
 
@@ -205,9 +195,7 @@ export function listHandler(deps: StorageDeps): Middleware {
     const { tenant, gate } = gateOf(ctx);
     const [ns] = rawSegments(ctx, '/v1/list/', 1) as [string];
     const namespace = validateNamespace(decodePathSegment(ns, 'namespace'));
-    const prefix = validatePrefix(queryValue(ctx.query, 'prefix'));
-    const limit = queryInt(ctx.query, 'limit', 1, LIST_MAX_LIMIT) ?? LIST_DEFAULT_LIMIT;
-    const offset = queryInt(ctx.query, 'offset', 0, Number.MAX_SAFE_INTEGER) ?? 0;
+    const { prefix = '', limit, offset } = parseParams<{ prefix?: string; limit: number; offset: number }>(listQuery, ctx.query);
     await gate.authorize(namespace, 'list');
     const { rows, total } = await deps.entries.list(tenant.tenantId, namespace, prefix, limit, offset);
     ctx.body = { namespace, prefix, keys: rows.map(listItemView), count: rows.length, total, limit, offset };

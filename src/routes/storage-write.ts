@@ -2,14 +2,16 @@
 // the whole request (400/413/415), then asks the gate (ACL 403, quota 402), then does the work:
 // CONTRACT.md section 4's order of checks.
 import type { Context, Middleware } from 'koa';
-import { badRequest, payloadTooLarge, unsupportedMediaType } from '../errors.js';
+import { payloadTooLarge, unsupportedMediaType } from '../errors.js';
 import { decodeBase64Strict, base64DecodedLength } from '../codec/base64.js';
 import { decodePayload, type Payload } from '../codec/payload.js';
 import type { GateState } from '../gate/context.js';
 import { putView } from '../entries/entry.js';
-import { queryValue, validateKey, validateNamespace } from '../entries/identifiers.js';
-import { metadataFromHeader, validateMetadata } from '../entries/metadata.js';
+import { validateNamespace } from '../entries/identifiers.js';
+import { metadataFromHeader } from '../entries/metadata.js';
 import { resolveTarget } from '../entries/oracle.js';
+import { putBody, putQuery } from '../api/storage.js';
+import { parseBody, parseParams } from '../schema/validate.js';
 import { parseCoresBatch, parseCoresEntry } from '../entries/cores-input.js';
 import { bodyObject, jsonParser, NPY_HEADER_ALLOWANCE, readJson, readRawBody } from './storage-body.js';
 import type { StorageDeps } from './storage.js';
@@ -28,19 +30,25 @@ function checkDataSize(payload: Payload, max: number): void {
   }
 }
 
-/** Query-string number (the binary form's tolerance); 400 when not a plain decimal number. */
-function queryNumber(ctx: Context, name: string): number | undefined {
-  const raw = queryValue(ctx.query, name);
-  if (raw === undefined) return undefined;
-  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(raw)) throw badRequest(`${name} must be a number`);
-  return Number(raw);
+interface PutFields {
+  key: string;
+  namespace: string;
+  domain?: string;
+  tolerance?: number;
+  max_rank?: number;
 }
 
-function queryInteger(ctx: Context, name: string): number | undefined {
-  const raw = queryValue(ctx.query, name);
-  if (raw === undefined) return undefined;
-  if (!/^[+-]?\d+$/.test(raw)) throw badRequest(`${name} must be an integer`);
-  return Number(raw);
+/**
+ * The decoded data_b64 of a JSON put (413 over the limit, judged before decoding). The string is
+ * dropped from the request on the way, so it is garbage before the engine works on the bytes.
+ */
+function takeDataB64(ctx: Context, body: { data_b64?: string }, max: number): Buffer {
+  const b64 = body.data_b64!; // required by putBody
+  (ctx.request.body as Record<string, unknown>).data_b64 = undefined;
+  body.data_b64 = undefined;
+  const implied = base64DecodedLength(b64);
+  if (implied > max + NPY_HEADER_ALLOWANCE) throw payloadTooLarge(`decoded payload of ${implied} bytes exceeds the limit of ${max} bytes`);
+  return decodeBase64Strict(b64, 'data_b64');
 }
 
 export function putHandler(deps: StorageDeps): Middleware {
@@ -56,9 +64,9 @@ export function putHandler(deps: StorageDeps): Middleware {
     let payload: Payload;
     if (typeof type === 'string') {
       // Binary form: parameters in the query string, metadata in a header, the payload as the body.
-      key = validateKey(queryValue(ctx.query, 'key'));
-      namespace = validateNamespace(queryValue(ctx.query, 'namespace'));
-      target = resolveTarget(queryValue(ctx.query, 'domain'), queryNumber(ctx, 'tolerance'), queryInteger(ctx, 'max_rank'));
+      const q = parseParams<PutFields>(putQuery, ctx.query, ['key']);
+      ({ key, namespace } = q);
+      target = resolveTarget(q.domain, q.tolerance, q.max_rank);
       metadata = metadataFromHeader(ctx.get('X-Ttstore-Metadata') || undefined);
       const blob = type === BLOB_TYPE;
       const bytes = await readRawBody(ctx, blob ? max : max + NPY_HEADER_ALLOWANCE);
@@ -68,16 +76,11 @@ export function putHandler(deps: StorageDeps): Middleware {
         throw unsupportedMediaType(`POST /v1/put takes application/json, ${NPY_TYPE} or ${BLOB_TYPE}, got ${ctx.get('Content-Type')}`);
       }
       await readJson(ctx, parse);
-      const body = bodyObject(ctx);
-      key = validateKey(body.key);
-      namespace = validateNamespace(body.namespace);
+      const body = parseBody<PutFields & { data_b64?: string; metadata?: Record<string, unknown> }>(putBody, ctx.request.body);
+      ({ key, namespace } = body);
       target = resolveTarget(body.domain, body.tolerance, body.max_rank);
-      metadata = validateMetadata(body.metadata);
-      if (typeof body.data_b64 !== 'string') throw badRequest('data_b64 is required and must be a base64 string');
-      const implied = base64DecodedLength(body.data_b64);
-      if (implied > max + NPY_HEADER_ALLOWANCE) throw payloadTooLarge(`decoded payload of ${implied} bytes exceeds the limit of ${max} bytes`);
-      const bytes = decodeBase64Strict(body.data_b64, 'data_b64');
-      body.data_b64 = undefined; // let the string go before the engine works
+      metadata = body.metadata ?? {};
+      const bytes = takeDataB64(ctx, body, max);
       payload = await decodePayload(bytes);
     }
     checkDataSize(payload, max);

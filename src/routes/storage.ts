@@ -1,7 +1,8 @@
-// The storage routes of SPEC.md / CONTRACT.md section 6, each behind the gate's tenantGate
-// (authenticate, rate limit); the handlers validate, call gate.authorize, then do the work.
-import type Router from '@koa/router';
-import type { Middleware } from 'koa';
+// The storage routes of SPEC.md / CONTRACT.md section 6, each mounted from its description in
+// src/api/storage.ts behind the gate's tenantGate (authenticate, rate limit); the handlers validate,
+// call gate.authorize, then do the work.
+import type { Api } from '../api/endpoint.js';
+import { STORAGE_ENDPOINTS as EP } from '../api/storage.js';
 import type { Config } from '../config.js';
 import type { Engine } from '../engine/types.js';
 import type { EntryService } from '../entries/service.js';
@@ -18,16 +19,15 @@ export interface StorageDeps {
 }
 
 export function registerStorageRoutes(
-  router: Router,
-  opts: { tenantGate: Middleware; entries: EntryService; engine: Engine; config: Pick<Config, 'maxPayloadBytes'> },
+  api: Api,
+  opts: { entries: EntryService; engine: Engine; config: Pick<Config, 'maxPayloadBytes'> },
 ): void {
   const deps: StorageDeps = { ...opts, jsonLimit: jsonLimitFor(opts.config.maxPayloadBytes) };
-  const gate = opts.tenantGate;
-  router.post('/v1/put', gate, putHandler(deps));
-  router.post('/v1/put_cores', gate, putCoresHandler(deps));
-  router.post('/v1/put_cores_batch', gate, putCoresBatchHandler(deps));
-  router.get('/v1/get/:namespace/:key', gate, getHandler(deps));
-  router.post('/v1/serve', gate, serveHandler(deps));
-  router.delete('/v1/delete/:namespace/:key', gate, deleteHandler(deps));
-  router.get('/v1/list/:namespace', gate, listHandler(deps));
+  api.mount(EP.put, putHandler(deps));
+  api.mount(EP.put_cores, putCoresHandler(deps));
+  api.mount(EP.put_cores_batch, putCoresBatchHandler(deps));
+  api.mount(EP.get, getHandler(deps));
+  api.mount(EP.serve, serveHandler(deps));
+  api.mount(EP.delete, deleteHandler(deps));
+  api.mount(EP.list, listHandler(deps));
 }

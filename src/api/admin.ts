@@ -1,0 +1,178 @@
+// The admin and onboarding endpoints (CONTRACT.md section 6's table), the operator's endpoints
+// (health, metrics) and the API reference itself.
+import { PLANS } from '../gate/context.js';
+import { BREAKDOWN_KEYS } from '../gate/operations.js';
+import { PERIOD_RE } from '../gate/meter.js';
+import { NAMESPACE_RE } from '../entries/identifiers.js';
+import { badRequest } from '../errors.js';
+import { s } from '../schema/types.js';
+import type { Endpoint } from './endpoint.js';
+
+export const TENANT_ID_RE = /^[a-z0-9][a-z0-9_-]{1,62}$/;
+const EMAIL_RE = /^[^\s@]{1,64}@[^\s@]{1,253}$/;
+export const MAX_NAMESPACES = 1000;
+export const MAX_RATE_LIMIT_REQUESTS = 10_000_000;
+export const MAX_RATE_LIMIT_WINDOW_S = 86_400;
+export const MAX_MONTHLY_QUOTA = 1e15;
+
+const tenantId = s.string({ pattern: TENANT_ID_RE, description: 'Tenant identifier (CONTRACT.md section 1).' });
+const namespaceName = s.string({ pattern: NAMESPACE_RE });
+const plan = s.enum(PLANS);
+const rateLimit = s.object({
+  requests: s.integer(1, MAX_RATE_LIMIT_REQUESTS),
+  window_s: s.integer(1, MAX_RATE_LIMIT_WINDOW_S),
+}, { required: ['requests', 'window_s'], description: 'Custom limit (plan enterprise only).' });
+const monthlyQuota = s.number({ minimum: 0, maximum: MAX_MONTHLY_QUOTA, description: 'Custom monthly quota in CU (plan enterprise only).' });
+
+export const createBody = s.object({
+  tenant_id: tenantId,
+  plan: s.enum(PLANS, { docDefault: 'starter' }),
+  namespaces: s.array(namespaceName, {
+    minItems: 1, maxItems: MAX_NAMESPACES, itemsText: 'namespace names', docDefault: ['default'],
+    refine: (v) => [...new Set(v)],
+  }),
+  email: s.string({ maxLength: 254, pattern: EMAIL_RE, description: 'Contact address.',
+    invalid: (_v, field) => badRequest('email must be an email address', { field }) }),
+  rate_limit: rateLimit,
+  monthly_quota: monthlyQuota,
+}, { required: ['tenant_id'], title: 'CreateTenantRequest' });
+
+export const tenantOnlyBody = s.object({ tenant_id: tenantId }, { required: ['tenant_id'] });
+export const addNamespaceBody = s.object({ tenant_id: tenantId, namespace: namespaceName }, { required: ['tenant_id', 'namespace'] });
+export const updateTierBody = s.object({ tenant_id: tenantId, plan, rate_limit: rateLimit, monthly_quota: monthlyQuota },
+  { required: ['tenant_id', 'plan'], title: 'UpdateTierRequest' });
+export const reloadBody = s.object({});
+export const periodQuery = {
+  period: s.string({ pattern: PERIOD_RE, description: 'A month, YYYY-MM (default: the current UTC month).',
+    invalid: (_v, field) => badRequest('period must be a month shaped like YYYY-MM', { field }) }),
+};
+
+const limits = { monthly_quota: s.number(), rate_limit: s.object({ requests: s.integer(1, MAX_RATE_LIMIT_REQUESTS), window_s: s.integer(1, MAX_RATE_LIMIT_WINDOW_S) }) };
+const tenant = s.object({
+  tenant_id: s.string(), plan, namespaces: s.array(s.string()), active: s.boolean(), email: s.string(), ...limits,
+  created_at: s.number(), deactivated_at: s.number(), purge_after: s.number(),
+}, { title: 'Tenant' });
+const usage = { cus_used: s.number(), monthly_quota: s.number(), utilization: s.number() };
+
+const ADMIN = 'admin';
+const OPS = 'operations';
+const BODY_ERRORS = [400, 413, 415];
+
+export const ADMIN_ENDPOINTS = {
+  create_tenant: {
+    id: 'create_tenant', method: 'post', path: '/gate/onboard/create', tag: ADMIN, auth: 'admin',
+    summary: 'Create a tenant and issue its API key (shown once)',
+    body: { json: createBody, required: true },
+    answers: {
+      201: {
+        description: 'Created.',
+        schema: s.object({ ...tenant.properties, api_key: s.string({ description: 'tts_ + 43 base64url characters; shown once.' }) }),
+      },
+    },
+    problems: [...BODY_ERRORS, 409],
+  },
+  rotate_key: {
+    id: 'rotate_key', method: 'post', path: '/gate/onboard/rotate-key', tag: ADMIN, auth: 'admin',
+    summary: 'Replace a tenant\'s API key (the old one stops working at once)',
+    body: { json: tenantOnlyBody, required: true },
+    answers: { 200: { description: 'The new key.', schema: s.object({ tenant_id: s.string(), api_key: s.string(), rotated_at: s.number() }) } },
+    problems: [...BODY_ERRORS, 404],
+  },
+  add_namespace: {
+    id: 'add_namespace', method: 'post', path: '/gate/onboard/add-namespace', tag: ADMIN, auth: 'admin',
+    summary: 'Add a namespace to a tenant\'s ACL (a no-op when present)',
+    body: { json: addNamespaceBody, required: true },
+    answers: { 200: { description: 'The ACL.', schema: s.object({ tenant_id: s.string(), namespaces: s.array(s.string()) }) } },
+    problems: [...BODY_ERRORS, 404],
+  },
+  update_tier: {
+    id: 'update_tier', method: 'post', path: '/gate/onboard/update-tier', tag: ADMIN, auth: 'admin',
+    summary: 'Change a tenant\'s plan (and custom limits, enterprise only)',
+    body: { json: updateTierBody, required: true },
+    answers: { 200: { description: 'The limits now in force.', schema: s.object({ tenant_id: s.string(), plan, ...limits }) } },
+    problems: [...BODY_ERRORS, 404],
+  },
+  deactivate: {
+    id: 'deactivate', method: 'post', path: '/gate/admin/deactivate', tag: ADMIN, auth: 'admin',
+    summary: 'Deactivate a tenant: its key stops working; data is purged after the retention period',
+    body: { json: tenantOnlyBody, required: true },
+    answers: {
+      200: {
+        description: 'Deactivated.',
+        schema: s.object({ tenant_id: s.string(), active: s.boolean(), deactivated_at: s.number(), purge_after: s.number() }),
+      },
+    },
+    problems: [...BODY_ERRORS, 404],
+  },
+  reload: {
+    id: 'reload', method: 'post', path: '/gate/admin/reload', tag: ADMIN, auth: 'admin',
+    summary: 'Re-read the tenant registry from disk',
+    body: { json: reloadBody },
+    answers: { 200: { description: 'Reloaded.', schema: s.object({ reloaded: s.boolean(), tenants: s.integer(0, Number.MAX_SAFE_INTEGER) }) } },
+    problems: BODY_ERRORS,
+  },
+  tenants: {
+    id: 'tenants', method: 'get', path: '/gate/admin/tenants', tag: ADMIN, auth: 'admin',
+    summary: 'Every tenant',
+    answers: { 200: { description: 'Tenants.', schema: s.object({ tenants: s.array(tenant) }) } },
+  },
+  usage_all: {
+    id: 'usage_all', method: 'get', path: '/gate/admin/usage', tag: ADMIN, auth: 'admin',
+    summary: 'CU used by every tenant in a period',
+    query: periodQuery,
+    answers: {
+      200: {
+        description: 'Usage per tenant.',
+        schema: s.object({ period: s.string(), tenants: s.array(s.object({ tenant_id: s.string(), active: s.boolean(), ...usage })) }),
+      },
+    },
+    problems: [400],
+  },
+  usage_tenant: {
+    id: 'usage_tenant', method: 'get', path: '/gate/admin/usage/{tenant_id}', tag: ADMIN, auth: 'admin',
+    summary: 'CU used by one tenant in a period, by operation',
+    pathParams: { tenant_id: tenantId },
+    query: periodQuery,
+    answers: {
+      200: {
+        description: 'Usage.',
+        schema: s.object({
+          tenant_id: s.string(), period: s.string(), ...usage,
+          breakdown: s.object(Object.fromEntries(BREAKDOWN_KEYS.map((k) => [k, s.number()]))),
+        }),
+      },
+    },
+    problems: [400, 404],
+  },
+  metrics: {
+    id: 'metrics', method: 'get', path: '/gate/metrics', tag: OPS, auth: 'admin',
+    summary: 'Prometheus metrics (text exposition format 0.0.4)',
+    answers: { 200: { description: 'Metrics.', content: { 'text/plain': { description: 'Prometheus text format.' } } } },
+  },
+  health: {
+    id: 'health', method: 'get', path: '/gate/health', tag: OPS, auth: 'none',
+    summary: 'Liveness, engine backend and database state',
+    answers: {
+      200: {
+        description: 'Healthy (503 with status "degraded" when the database does not answer).',
+        schema: s.object({
+          status: s.enum(['ok', 'degraded']), version: s.string(), uptime_s: s.number(),
+          engine: s.object({ backend: s.enum(['cpu', 'cuda']), cuda_devices: s.integer(0, 1024), blas: s.string(), threads: s.integer(0, 4096) },
+            { additionalProperties: true }),
+          db: s.enum(['ok', 'error']),
+        }),
+      },
+    },
+    problems: [503],
+  },
+  openapi: {
+    id: 'openapi', method: 'get', path: '/openapi.json', tag: OPS, auth: 'none',
+    summary: 'This document (OpenAPI 3.1)',
+    answers: { 200: { description: 'The OpenAPI document.', schema: s.json() } },
+  },
+  docs: {
+    id: 'docs', method: 'get', path: '/docs', tag: OPS, auth: 'none',
+    summary: 'The API reference for people (HTML, self-contained)',
+    answers: { 200: { description: 'An HTML page.', content: { 'text/html': {} } } },
+  },
+} satisfies Record<string, Endpoint>;

@@ -1,0 +1,67 @@
+// One description per route: method, path, auth, parameters, body schema and answers. The router is
+// built from these descriptions (mount) and so is the OpenAPI document (src/api/openapi.ts), so the
+// two cannot drift: a route exists only through its description.
+import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import type { ObjectSchema, Schema } from '../schema/types.js';
+
+/** tenant: an API key (X-Api-Key or Bearer); admin: the service key as Bearer; none: open. */
+export type Auth = 'tenant' | 'admin' | 'none';
+
+export interface Answer {
+  description: string;
+  /** JSON body (application/json); absent: no body or a non-JSON one given in `content`. */
+  schema?: Schema;
+  /** Other media types of this answer (e.g. application/x-npy). */
+  content?: Record<string, { description?: string }>;
+  headers?: Record<string, string>;
+}
+
+export interface Endpoint {
+  /** operationId, unique. */
+  id: string;
+  method: 'get' | 'post' | 'delete';
+  /** OpenAPI path template, e.g. /v1/get/{namespace}/{key}. */
+  path: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  auth: Auth;
+  /** CU charged for a 2xx (tenant endpoints). */
+  cu?: number | string;
+  pathParams?: Record<string, Schema>;
+  query?: Record<string, Schema>;
+  body?: {
+    json?: ObjectSchema;
+    /** Raw body forms beside (or instead of) JSON. */
+    raw?: Record<string, string>;
+    required?: boolean;
+  };
+  /** Success answers by status. */
+  answers: Record<number, Answer>;
+  /** Problem statuses this route can answer (problem+json), beyond the ones its auth implies. */
+  problems?: number[];
+}
+
+/** Koa path of an OpenAPI template: {name} -> :name. */
+export function koaPath(template: string): string {
+  return template.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1');
+}
+
+export interface Gates {
+  tenant: Middleware;
+  admin: Middleware;
+}
+
+/** Registers described endpoints on a router, each behind the gate its `auth` names. */
+export class Api {
+  constructor(readonly router: Router, private readonly gates: Gates) {}
+
+  mount(ep: Endpoint, ...handlers: Middleware[]): void {
+    const chain = ep.auth === 'tenant' ? [this.gates.tenant, ...handlers] : ep.auth === 'admin' ? [this.gates.admin, ...handlers] : handlers;
+    const path = koaPath(ep.path);
+    if (ep.method === 'get') this.router.get(ep.id, path, ...chain);
+    else if (ep.method === 'post') this.router.post(ep.id, path, ...chain);
+    else this.router.delete(ep.id, path, ...chain);
+  }
+}

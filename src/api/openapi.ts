@@ -1,0 +1,132 @@
+// The OpenAPI 3.1 document, built from the endpoint descriptions the router is built from.
+import { toJsonSchema, type JsonSchema } from '../schema/json-schema.js';
+import { VERSION } from '../version.js';
+import { ADMIN_ENDPOINTS } from './admin.js';
+import { problem } from './common.js';
+import type { Endpoint } from './endpoint.js';
+import { QUERY_ENDPOINTS } from './query.js';
+import { SIMULATION_ENDPOINTS } from './simulation.js';
+import { STORAGE_ENDPOINTS } from './storage.js';
+
+/** Every endpoint the server serves, in document order. */
+export const ENDPOINTS: readonly Endpoint[] = [
+  ...Object.values(STORAGE_ENDPOINTS), ...Object.values(QUERY_ENDPOINTS), ...Object.values(SIMULATION_ENDPOINTS),
+  ...Object.values(ADMIN_ENDPOINTS),
+];
+
+const PROBLEM_TEXT: Record<number, string> = {
+  304: 'Not modified',
+  400: 'Invalid request (invalid_request, or a code of its own: grid_too_small, grid_too_large, unknown_solver, shape_mismatch)',
+  401: 'missing_api_key or invalid_api_key (WWW-Authenticate: Bearer realm="ttstore")',
+  402: 'quota_exceeded: the operation would pass the monthly quota',
+  403: 'namespace_forbidden (tenant endpoints) or admin_only (a tenant key on an admin endpoint)',
+  404: 'not_found',
+  409: 'tenant_exists or not_compressed',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited: Retry-After header; limit, window_s and retry_after_s fields',
+  500: 'internal_error (never a stack trace)',
+  501: 'gpu_unsupported',
+  503: 'gpu_unavailable, or the server is shutting down (service_unavailable)',
+};
+
+const RATE_HEADERS = {
+  'X-RateLimit-Limit': 'Requests allowed per window.',
+  'X-RateLimit-Remaining': 'Requests left in the current window.',
+  'X-RateLimit-Reset': 'Unix seconds at which the oldest counted request leaves the window.',
+};
+
+function headersOf(h: Record<string, string>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(h).map(([name, description]) => [name, { description, schema: { type: 'string' } }]));
+}
+
+function parameters(ep: Endpoint): unknown[] {
+  const out: unknown[] = [];
+  for (const [name, sc] of Object.entries(ep.pathParams ?? {})) out.push({ name, in: 'path', required: true, schema: toJsonSchema(sc) });
+  for (const [name, sc] of Object.entries(ep.query ?? {})) {
+    const schema = toJsonSchema(sc);
+    out.push({ name, in: 'query', required: false, ...(schema.description ? { description: schema.description } : {}), schema });
+  }
+  return out;
+}
+
+function operation(ep: Endpoint): Record<string, unknown> {
+  const statuses = new Set<number>([...(ep.problems ?? [])]);
+  if (ep.auth === 'tenant') [401, 429].forEach((c) => statuses.add(c));
+  if (ep.auth === 'admin') [401, 403].forEach((c) => statuses.add(c));
+  statuses.add(500);
+  const responses: Record<string, unknown> = {};
+  for (const [status, a] of Object.entries(ep.answers)) {
+    const content: Record<string, unknown> = {};
+    if (a.schema) content['application/json'] = { schema: toJsonSchema(a.schema, { open: true }) };
+    for (const [type, c] of Object.entries(a.content ?? {})) content[type] = c.description ? { schema: { description: c.description } } : {};
+    const headers = { ...(ep.auth === 'tenant' ? RATE_HEADERS : {}), ...(a.headers ?? {}) };
+    responses[status] = {
+      description: a.description,
+      ...(Object.keys(headers).length > 0 ? { headers: headersOf(headers) } : {}),
+      ...(Object.keys(content).length > 0 ? { content } : {}),
+    };
+  }
+  for (const status of [...statuses].sort()) {
+    responses[String(status)] = {
+      description: PROBLEM_TEXT[status] ?? 'Problem',
+      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+    };
+  }
+  const op: Record<string, unknown> = {
+    operationId: ep.id,
+    summary: ep.summary,
+    ...(ep.description || ep.cu !== undefined
+      ? { description: [ep.description, ep.cu !== undefined ? `Cost: ${ep.cu} CU (2xx only).` : ''].filter(Boolean).join('\n\n') }
+      : {}),
+    tags: [ep.tag],
+    security: ep.auth === 'tenant' ? [{ apiKey: [] }, { bearerApiKey: [] }] : ep.auth === 'admin' ? [{ serviceKey: [] }] : [],
+  };
+  const params = parameters(ep);
+  if (params.length > 0) op.parameters = params;
+  if (ep.body) {
+    const content: Record<string, unknown> = {};
+    if (ep.body.json) content['application/json'] = { schema: toJsonSchema(ep.body.json) };
+    for (const [type, description] of Object.entries(ep.body.raw ?? {})) {
+      content[type] = { schema: { type: 'string', contentMediaType: type, description } };
+    }
+    op.requestBody = { required: ep.body.required ?? false, content };
+  }
+  op.responses = responses;
+  return op;
+}
+
+/** The document (plain JSON data). */
+export function openApiDocument(): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const ep of ENDPOINTS) (paths[ep.path] ??= {})[ep.method] = operation(ep);
+  const problemSchema: JsonSchema = toJsonSchema(problem, { open: true });
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'ttstore',
+      version: VERSION,
+      summary: 'Multi-tenant compressed tensor store',
+      description: 'Arrays and blobs stored as quantized tensor trains; similarity search on the cores; simulations '
+        + 'whose outputs are entries. Errors are RFC 9457 problem details. In request bodies an optional field '
+        + 'given as null is the same as an absent one.',
+    },
+    servers: [{ url: '/' }],
+    tags: [
+      { name: 'storage', description: 'Entries: put, get, serve, delete, list (tenant key).' },
+      { name: 'query', description: 'Similarity, top-K and metadata search on the stored cores (tenant key).' },
+      { name: 'simulation', description: 'Solver jobs whose outputs are stored as entries (tenant key).' },
+      { name: 'admin', description: 'Tenants, keys, plans and usage (service key).' },
+      { name: 'operations', description: 'Health, metrics and this reference.' },
+    ],
+    paths,
+    components: {
+      schemas: { Problem: problemSchema },
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'A tenant API key (takes precedence over Authorization).' },
+        bearerApiKey: { type: 'http', scheme: 'bearer', description: 'A tenant API key as Authorization: Bearer.' },
+        serviceKey: { type: 'http', scheme: 'bearer', description: 'The service key (SVC_GATE_ENGINE_SERVICE_KEY) as Authorization: Bearer.' },
+      },
+    },
+  };
+}

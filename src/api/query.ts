@@ -1,0 +1,82 @@
+// The query endpoints (SPEC.md "Query endpoints", CONTRACT.md section 6) and their request schemas.
+// Unknown fields are refused, so a misspelt `metric` cannot silently fall back to the default.
+import { s } from '../schema/types.js';
+import type { Endpoint } from './endpoint.js';
+import { dataB64, domain, key, metric, namespace, tolerance } from './common.js';
+
+export const TOPK_DEFAULT_K = 10;
+export const TOPK_MAX_K = 1000;
+/** Filters of one request; each costs one index probe per candidate. */
+export const MAX_FILTERS = 64;
+
+const QUERY = 'query';
+
+const k = s.integer(1, TOPK_MAX_K, { default: TOPK_DEFAULT_K, description: 'How many results.' });
+const filters = s.json({
+  maxProperties: MAX_FILTERS,
+  description: 'Top-level metadata keys and the JSON values they must equal (strictly: true is not 1); {} matches every entry.',
+});
+
+export const similarityBody = s.object({
+  key_a: key('First key.'), key_b: key('Second key.'), namespace, metric,
+}, { required: ['key_a', 'key_b'], title: 'SimilarityRequest' });
+
+export const topkBody = s.object({
+  query_key: key('Key of the stored query entry (left out of the results).'), namespace, k, metric, filters,
+}, { required: ['query_key'], title: 'TopkRequest' });
+
+export const topkVectorBody = s.object({
+  data_b64: dataB64, namespace, k, metric, filters, domain, tolerance,
+}, { required: ['data_b64'], title: 'TopkVectorRequest' });
+
+export const searchBody = s.object({ namespace, filters }, { required: ['filters'], title: 'SearchRequest' });
+
+const results = s.array(s.array(s.any(), { minItems: 2, maxItems: 2 }), { description: '[key, score] pairs, best first; ties by key.' });
+const topkResponse = s.object({
+  query_key: s.string(), metric: s.string(), n_candidates: s.integer(0, Number.MAX_SAFE_INTEGER), results,
+}, { title: 'TopkResponse' });
+const QUERY_ERRORS = [400, 402, 403, 404, 413, 415];
+
+export const QUERY_ENDPOINTS = {
+  similarity: {
+    id: 'similarity', method: 'post', path: '/v1/query/similarity', tag: QUERY, auth: 'tenant', cu: 1,
+    summary: 'Similarity of two stored entries, from their cores',
+    body: { json: similarityBody, required: true },
+    answers: {
+      200: {
+        description: 'The score.',
+        schema: s.object({ key_a: s.string(), key_b: s.string(), namespace: s.string(), metric: s.string(), score: s.number() }),
+      },
+    },
+    problems: QUERY_ERRORS,
+  },
+  topk: {
+    id: 'topk', method: 'post', path: '/v1/query/topk', tag: QUERY, auth: 'tenant', cu: 1,
+    summary: 'The k entries of a namespace closest to a stored one',
+    body: { json: topkBody, required: true },
+    answers: { 200: { description: 'The best candidates.', schema: topkResponse } },
+    problems: QUERY_ERRORS,
+  },
+  topk_vector: {
+    id: 'topk_vector', method: 'post', path: '/v1/query/topk_vector', tag: QUERY, auth: 'tenant', cu: 1,
+    summary: 'The k entries of a namespace closest to an array given in the request',
+    body: { json: topkVectorBody, required: true },
+    answers: { 200: { description: 'The best candidates (query_key is "").', schema: topkResponse } },
+    problems: QUERY_ERRORS,
+  },
+  search: {
+    id: 'search', method: 'post', path: '/v1/query/search', tag: QUERY, auth: 'tenant', cu: 0.5,
+    summary: 'Entries whose metadata matches every filter, in ascending key order',
+    body: { json: searchBody, required: true },
+    answers: {
+      200: {
+        description: 'Every match.',
+        schema: s.object({
+          namespace: s.string(), count: s.integer(0, Number.MAX_SAFE_INTEGER),
+          results: s.array(s.object({ key: s.string(), metadata: s.json(), version: s.integer(1, Number.MAX_SAFE_INTEGER) })),
+        }),
+      },
+    },
+    problems: [400, 402, 403, 415],
+  },
+} satisfies Record<string, Endpoint>;

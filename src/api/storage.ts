@@ -1,0 +1,183 @@
+// The storage endpoints (SPEC.md "Storage endpoints", CONTRACT.md section 6) and their request schemas.
+import { DTYPES } from '../engine/types.js';
+import { badRequest } from '../errors.js';
+import { s } from '../schema/types.js';
+import type { Endpoint } from './endpoint.js';
+import {
+  dataB64, domain, dtypeSchema, key, layoutSchema, maxRank, metadata, namespace, prefix, putResponse, getResponse,
+  shapeSchema, tolerance, verdictSchema,
+} from './common.js';
+
+export const LIST_DEFAULT_LIMIT = 1000;
+export const LIST_MAX_LIMIT = 10000;
+export const DEVICE_RE = /^cuda:(0|[1-9]\d{0,8})$/;
+export const MAX_BATCH_ENTRIES = 1000;
+
+const STORAGE = 'storage';
+const ENTRY_ERRORS = [400, 402, 403, 404, 413, 415];
+
+/** Unknown fields of storage bodies are ignored (as they always were), so older clients keep working. */
+export const putBody = s.object({
+  key: key(), namespace, data_b64: dataB64, metadata, domain, tolerance, max_rank: maxRank,
+}, { additionalProperties: true, required: ['key', 'data_b64'], title: 'PutRequest' });
+
+/** The binary form's query string (the payload is the raw body). */
+export const putQuery = { key: key(), namespace, domain, tolerance, max_rank: maxRank };
+
+const core = s.object({
+  data_b64: s.string({ format: 'byte', description: '.npy (float32 or float64) of shape [r_prev, n, r_next].' }),
+}, { required: ['data_b64'] });
+
+/** put_cores (validated by entries/cores-input.ts, which owns the rules of trains; described here). */
+export const putCoresBody = s.object({
+  key: key(), namespace,
+  cores: s.array(core, { minItems: 1, description: 'Cores in order; r_0 = r_d = 1 and neighbouring ranks equal.' }),
+  shape: s.array(s.integer(0, Number.MAX_SAFE_INTEGER), { maxItems: 8, description: 'Default [product of the n].' }),
+  dtype: s.enum(DTYPES.filter((d) => d !== 'bool'), { docDefault: 'float32', description: 'The dtype serve returns.' }),
+  layout: s.enum(['row_major', 'interleaved'], { docDefault: 'row_major' }),
+  metadata, domain,
+}, { additionalProperties: true, required: ['key', 'cores'], title: 'PutCoresRequest' });
+
+export const putCoresBatchBody = s.object({
+  namespace,
+  entries: s.array({ ...putCoresBody, required: ['key', 'cores'] }, { minItems: 1, maxItems: MAX_BATCH_ENTRIES }),
+}, { additionalProperties: true, required: ['entries'], title: 'PutCoresBatchRequest' });
+
+export const serveBody = s.object({
+  key: key(), namespace,
+  version: s.integer(1, Number.MAX_SAFE_INTEGER, { description: 'Default: the latest.' }),
+  target: s.enum(['dense', 'gpu', 'cores'], {
+    default: 'dense',
+    invalid: (_v, field) => badRequest('target must be dense, gpu or cores', { field }),
+  }),
+  device: s.string({
+    pattern: DEVICE_RE, docDefault: 'cuda:0', description: 'GPU device when target is gpu.',
+    invalid: (_v, field) => badRequest('device must look like cuda:<int>, e.g. cuda:0', { field }),
+  }),
+}, { additionalProperties: true, required: ['key'], title: 'ServeRequest' });
+
+export const versionQuery = {
+  version: s.integer(1, Number.MAX_SAFE_INTEGER, { description: 'A version number; default: the latest.' }),
+};
+
+export const listQuery = {
+  prefix,
+  limit: s.integer(1, LIST_MAX_LIMIT, { default: LIST_DEFAULT_LIMIT }),
+  offset: s.integer(0, Number.MAX_SAFE_INTEGER, { default: 0 }),
+};
+
+const pathNamespace = s.string({ description: 'Namespace (percent-encoded).' });
+const pathKey = s.string({ description: 'Key, percent-encoded: a key a/b travels as a%2Fb.' });
+
+export const STORAGE_ENDPOINTS = {
+  put: {
+    id: 'put', method: 'post', path: '/v1/put', tag: STORAGE, auth: 'tenant', cu: 1,
+    summary: 'Compress and store an array or blob',
+    description: 'JSON with data_b64, or the binary form: the .npy (application/x-npy) or the bytes of a blob '
+      + '(application/octet-stream) as the body, the other fields as query parameters (which apply to the binary '
+      + 'form only) and metadata as a JSON object in the X-Ttstore-Metadata header.',
+    query: putQuery,
+    body: {
+      json: putBody, required: true,
+      raw: { 'application/x-npy': 'A NumPy .npy file (an array).', 'application/octet-stream': 'Raw bytes (always a blob).' },
+    },
+    answers: { 200: { description: 'Stored as a new version.', schema: putResponse } },
+    problems: ENTRY_ERRORS,
+  },
+  put_cores: {
+    id: 'put_cores', method: 'post', path: '/v1/put_cores', tag: STORAGE, auth: 'tenant', cu: 1,
+    summary: 'Store a tensor train given as its cores',
+    body: { json: putCoresBody, required: true },
+    answers: { 200: { description: 'Stored as a new version (verdict exact).', schema: putResponse } },
+    problems: ENTRY_ERRORS,
+  },
+  put_cores_batch: {
+    id: 'put_cores_batch', method: 'post', path: '/v1/put_cores_batch', tag: STORAGE, auth: 'tenant', cu: 2,
+    summary: 'Store up to 1000 trains at once, all or nothing',
+    description: 'The first invalid entry gives 400 with `index`.',
+    body: { json: putCoresBatchBody, required: true },
+    answers: {
+      200: {
+        description: 'All stored.',
+        schema: s.object({ namespace: s.string(), count: s.integer(1, MAX_BATCH_ENTRIES), results: s.array(putResponse) }),
+      },
+    },
+    problems: ENTRY_ERRORS,
+  },
+  get: {
+    id: 'get', method: 'get', path: '/v1/get/{namespace}/{key}', tag: STORAGE, auth: 'tenant', cu: 0.1,
+    summary: 'Fingerprint and metadata of an entry, without reconstructing it',
+    description: 'Always an ETag; If-None-Match gives 304 (free). With ?version= the answer is immutable and cacheable.',
+    pathParams: { namespace: pathNamespace, key: pathKey },
+    query: versionQuery,
+    answers: {
+      200: { description: 'The entry.', schema: getResponse, headers: { ETag: 'Validator of this version.', 'Cache-Control': 'immutable with ?version=' } },
+      304: { description: 'Not modified (If-None-Match matched).' },
+    },
+    problems: [400, 402, 403, 404],
+  },
+  serve: {
+    id: 'serve', method: 'post', path: '/v1/serve', tag: STORAGE, auth: 'tenant', cu: 'dense 0.5, cores 0.5, gpu 2.0',
+    summary: 'Reconstruct an entry (dense), hand out its cores, or place them on a GPU',
+    description: 'target dense answers JSON with data_b64 (an .npy, or the bytes of a blob); with Accept: application/x-npy '
+      + '(or application/octet-stream for a blob) the body is the bytes themselves, the facts in X-Ttstore-* headers.',
+    body: { json: serveBody, required: true },
+    answers: {
+      200: {
+        description: 'dense: {key, namespace, version, target, kind, dtype, shape, layout, verdict, fingerprint, data_b64}; '
+          + 'cores: {key, namespace, version, target, dtype, shape, layout, ranks, cores: [{shape, data_b64}]}; '
+          + 'gpu: {key, namespace, version, target, device, placed, resident_before, gpu_core_bytes, n_cores, ranks}.',
+        schema: s.object({
+          key: s.string(), namespace: s.string(), version: s.integer(1, Number.MAX_SAFE_INTEGER),
+          target: s.enum(['dense', 'gpu', 'cores']), kind: s.enum(['array', 'blob']), dtype: dtypeSchema, shape: shapeSchema,
+          layout: layoutSchema, verdict: verdictSchema, fingerprint: s.json(), data_b64: s.string({ format: 'byte' }),
+          ranks: s.array(s.integer(1, 4096)),
+          cores: s.array(s.object({ shape: shapeSchema, data_b64: s.string({ format: 'byte' }) })),
+          device: s.string(), placed: s.boolean(), resident_before: s.boolean(), gpu_core_bytes: s.integer(0, Number.MAX_SAFE_INTEGER),
+          n_cores: s.integer(0, 4096),
+        }, { title: 'ServeResponse' }),
+        content: {
+          'application/x-npy': { description: 'The array as an .npy file (C order).' },
+          'application/octet-stream': { description: 'The bytes of a blob (or an array\'s raw data).' },
+        },
+      },
+    },
+    problems: [400, 402, 403, 404, 409, 415, 501, 503],
+  },
+  delete: {
+    id: 'delete', method: 'delete', path: '/v1/delete/{namespace}/{key}', tag: STORAGE, auth: 'tenant', cu: 0.1,
+    summary: 'Soft-delete every version of a key',
+    pathParams: { namespace: pathNamespace, key: pathKey },
+    answers: {
+      200: {
+        description: 'Deleted; purged after the retention period.',
+        schema: s.object({
+          key: s.string(), namespace: s.string(), deleted: s.boolean(), versions: s.integer(1, Number.MAX_SAFE_INTEGER),
+          purge_after: s.number({ description: 'Unix seconds.' }),
+        }),
+      },
+    },
+    problems: [400, 402, 403, 404],
+  },
+  list: {
+    id: 'list', method: 'get', path: '/v1/list/{namespace}', tag: STORAGE, auth: 'tenant', cu: 0.1,
+    summary: 'Latest versions of the keys of a namespace, in ascending byte order',
+    pathParams: { namespace: pathNamespace },
+    query: listQuery,
+    answers: {
+      200: {
+        description: 'One page of keys.',
+        schema: s.object({
+          namespace: s.string(), prefix: s.string(),
+          keys: s.array(s.object({
+            key: s.string(), version: s.integer(1, Number.MAX_SAFE_INTEGER), created_at: s.number(), verdict: verdictSchema,
+            compressed: s.boolean(), original_bytes: s.integer(0, Number.MAX_SAFE_INTEGER), stored_core_bytes: s.integer(0, Number.MAX_SAFE_INTEGER),
+          })),
+          count: s.integer(0, LIST_MAX_LIMIT), total: s.integer(0, Number.MAX_SAFE_INTEGER),
+          limit: s.integer(1, LIST_MAX_LIMIT), offset: s.integer(0, Number.MAX_SAFE_INTEGER),
+        }),
+      },
+    },
+    problems: [400, 402, 403],
+  },
+} satisfies Record<string, Endpoint>;

@@ -1,0 +1,84 @@
+// The engine as the services see it, with every array-touching call timed and sized: a histogram and
+// byte counters per operation (/gate/metrics) and a debug log line per call. A decorator rather than
+// code in src/engine so that the engine stays a plain typed face of the addon; methods this file does
+// not know (added later) pass through untouched via the prototype.
+import type { Logger } from '../log.js';
+import type { ArrayBytes, Engine, OperandPool, TensorTrain } from '../engine/types.js';
+import type { EngineMetrics } from './registry.js';
+
+/** Bytes of a train's cores as held (4 or 8 per element). */
+function coreBytes(tt: TensorTrain): number {
+  let n = 0;
+  for (const c of tt.cores) n += c.byteLength;
+  return n;
+}
+
+const byteLength = (a: ArrayBytes | undefined): number => a?.byteLength ?? 0;
+
+export function instrumentEngine(inner: Engine, metrics: EngineMetrics, log: Logger): Engine {
+  /** Time `call`; on success record bytes in/out (out computed from the result). */
+  async function timed<T>(op: string, bytesIn: number, call: () => Promise<T>, bytesOut: (r: T) => number): Promise<T> {
+    const started = process.hrtime.bigint();
+    let ok = false;
+    try {
+      const r = await call();
+      ok = true;
+      const out = bytesOut(r);
+      metrics.bytes.inc({ op, direction: 'in' }, bytesIn);
+      metrics.bytes.inc({ op, direction: 'out' }, out);
+      return r;
+    } finally {
+      const s = Number(process.hrtime.bigint() - started) / 1e9;
+      metrics.seconds.observe({ op }, s);
+      if (log.isLevelEnabled('debug')) {
+        log.debug({ engine_op: op, duration_ms: Math.round(s * 1e6) / 1e3, bytes_in: bytesIn, ok }, 'engine call');
+      }
+    }
+  }
+
+  const wrapped: Partial<Engine> = {
+    compress(data, dtype, shape, opts) {
+      return timed('compress', byteLength(data), () => inner.compress(data, dtype, shape, opts), (r) => {
+        if (r.storedCoreBytes > 0) metrics.compressionRatio.observe(byteLength(data) / r.storedCoreBytes);
+        return r.storedCoreBytes;
+      });
+    },
+    reconstruct(tt, shape, layout, dtype, reference) {
+      return timed('reconstruct', coreBytes(tt) + byteLength(reference),
+        () => inner.reconstruct(tt, shape, layout, dtype, reference), (r) => r.data.byteLength);
+    },
+    fingerprint(tt, shape, layout, reference, dtype) {
+      return timed('fingerprint', coreBytes(tt) + byteLength(reference),
+        () => inner.fingerprint(tt, shape, layout, reference, dtype), () => 0);
+    },
+    dot(a, b) {
+      return timed('contract', coreBytes(a) + coreBytes(b), () => inner.dot(a, b), () => 0);
+    },
+    norm(a) {
+      return timed('contract', coreBytes(a), () => inner.norm(a), () => 0);
+    },
+    distance(a, b) {
+      return timed('contract', coreBytes(a) + coreBytes(b), () => inner.distance(a, b), () => 0);
+    },
+    dotBatch(q, candidates) {
+      return timed('contract', coreBytes(q) + candidates.reduce((n, c) => n + coreBytes(c), 0),
+        () => inner.dotBatch(q, candidates), () => 0);
+    },
+    round(tt, opts) {
+      return timed('round', coreBytes(tt), () => inner.round(tt, opts), coreBytes);
+    },
+    createOperandPool(): OperandPool {
+      const pool = inner.createOperandPool();
+      return {
+        ...pool,
+        addTrain: (id, tt) => timed('pool_load', coreBytes(tt), () => pool.addTrain(id, tt), (held) => held),
+        addDense: (id, data, dtype, shape, layout) =>
+          timed('pool_load', byteLength(data), () => pool.addDense(id, data, dtype, shape, layout), (held) => held),
+        // The operands already sit in native memory: a score reads no bytes across the boundary.
+        score: (queryId, queryNorm, ids, norms, metric) =>
+          timed('contract', 0, () => pool.score(queryId, queryNorm, ids, norms, metric), () => 0),
+      };
+    },
+  };
+  return Object.assign(Object.create(inner) as Engine, wrapped);
+}

@@ -1,0 +1,109 @@
+// Gauges read at scrape time from the services that own the numbers: the decoded-core cache, the job
+// queue, and the bytes on disk. Nothing here is updated on the request path.
+import { readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { CoreCacheStats } from '../query/core-cache.js';
+
+export interface ServiceGaugeSources {
+  coreCache(): CoreCacheStats;
+  jobs(): { queued: number; running: number };
+  /** The SQLite database file (its -wal and -shm siblings are counted with it). */
+  dbFile: string;
+  /** Root of the blob files. */
+  blobDir: string;
+  /** Constant labels of ttstore_build_info. */
+  build: { version: string; backend: string };
+  /** How long a blob-store walk is reused; a walk stats every file. Default 30 s. */
+  blobWalkTtlMs?: number;
+}
+
+async function fileBytes(file: string): Promise<number> {
+  try {
+    return (await stat(file)).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** Bytes and count of the blob files under `dir` (two levels: fan-out folder, file). */
+async function walkBlobs(dir: string): Promise<{ bytes: number; files: number }> {
+  let bytes = 0;
+  let files = 0;
+  for (const sub of await readdir(dir).catch(() => [] as string[])) {
+    const subdir = path.join(dir, sub);
+    const names = await readdir(subdir).catch(() => [] as string[]);
+    const sizes = await Promise.all(names.filter((n) => n.endsWith('.blob')).map((n) => fileBytes(path.join(subdir, n))));
+    for (const s of sizes) bytes += s;
+    files += sizes.length;
+  }
+  return { bytes, files };
+}
+
+export function registerServiceGauges(registry: Registry, src: ServiceGaugeSources): void {
+  const ttl = src.blobWalkTtlMs ?? 30_000;
+  let walked: { at: number; result: Promise<{ bytes: number; files: number }> } | null = null;
+  const blobs = () => {
+    // One walk at a time, reused for `ttl`: scrapes every few seconds never stat the store each time.
+    if (!walked || Date.now() - walked.at > ttl) walked = { at: Date.now(), result: walkBlobs(src.blobDir) };
+    return walked.result;
+  };
+
+  new Gauge({
+    name: 'ttstore_build_info', help: 'Always 1; the labels say which version and engine backend run.',
+    labelNames: ['version', 'backend'] as const, registers: [registry],
+  }).set(src.build, 1);
+  new Gauge({
+    name: 'ttstore_core_cache_bytes', help: 'Bytes of decoded operands held by the query core cache (native memory).',
+    registers: [registry], collect() { this.set(src.coreCache().bytes); },
+  });
+  new Gauge({
+    name: 'ttstore_core_cache_budget_bytes', help: 'Byte budget of the core cache (SVC_GATE_CORE_CACHE_BYTES).',
+    registers: [registry], collect() { this.set(src.coreCache().budgetBytes); },
+  });
+  new Gauge({
+    name: 'ttstore_core_cache_entries', help: 'Operands held by the core cache.',
+    registers: [registry], collect() { this.set(src.coreCache().entries); },
+  });
+  // The cache keeps its own monotone counts; these counters mirror them at each scrape.
+  new Counter({
+    name: 'ttstore_core_cache_hits_total', help: 'Core cache lookups that found the operand held.',
+    registers: [registry], collect() { this.reset(); this.inc(src.coreCache().hits); },
+  });
+  new Counter({
+    name: 'ttstore_core_cache_misses_total', help: 'Core cache lookups that loaded the operand from its blob.',
+    registers: [registry], collect() { this.reset(); this.inc(src.coreCache().misses); },
+  });
+  new Gauge({
+    name: 'ttstore_core_cache_hit_ratio', help: 'Hits over lookups since start (0 before the first lookup).',
+    registers: [registry],
+    collect() {
+      const { hits, misses } = src.coreCache();
+      this.set(hits + misses > 0 ? hits / (hits + misses) : 0);
+    },
+  });
+  new Gauge({
+    name: 'ttstore_jobs_queued', help: 'Simulation jobs waiting to run.',
+    registers: [registry], collect() { this.set(src.jobs().queued); },
+  });
+  new Gauge({
+    name: 'ttstore_jobs_running', help: 'Simulation jobs running now.',
+    registers: [registry], collect() { this.set(src.jobs().running); },
+  });
+  new Gauge({
+    name: 'ttstore_sqlite_bytes', help: 'Size of the SQLite database with its write-ahead log.',
+    registers: [registry],
+    async collect() {
+      const sizes = await Promise.all(['', '-wal', '-shm'].map((s) => fileBytes(src.dbFile + s)));
+      this.set(sizes.reduce((a, b) => a + b, 0));
+    },
+  });
+  new Gauge({
+    name: 'ttstore_blob_store_bytes', help: 'Size of the blob files (cores and raw payloads); refreshed at most every 30 s.',
+    registers: [registry], async collect() { this.set((await blobs()).bytes); },
+  });
+  new Gauge({
+    name: 'ttstore_blob_store_files', help: 'Number of blob files; refreshed with ttstore_blob_store_bytes.',
+    registers: [registry], async collect() { this.set((await blobs()).files); },
+  });
+}

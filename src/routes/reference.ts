@@ -1,0 +1,20 @@
+// GET /openapi.json and GET /docs (no auth): the API reference, built once at start from the same
+// endpoint descriptions the router is built from.
+import { ADMIN_ENDPOINTS } from '../api/admin.js';
+import { renderDocsPage } from '../api/docs-page.js';
+import type { Api } from '../api/endpoint.js';
+import { openApiDocument } from '../api/openapi.js';
+
+export function registerReferenceRoutes(api: Api): void {
+  const doc = openApiDocument();
+  const json = JSON.stringify(doc);
+  const html = renderDocsPage(doc);
+  api.mount(ADMIN_ENDPOINTS.openapi, async (ctx) => {
+    ctx.type = 'application/json';
+    ctx.body = json;
+  });
+  api.mount(ADMIN_ENDPOINTS.docs, async (ctx) => {
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = html;
+  });
+}
