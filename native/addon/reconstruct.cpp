@@ -1,6 +1,13 @@
 // reconstruct(tt, shape, layout, dtype, reference?) -> Promise<{data: Uint8Array, fingerprint?}>
 // fingerprint(tt, shape, layout, reference, dtype) -> Promise<Fingerprint>
-// The output ArrayBuffer is allocated here on the main thread and written by the worker in place.
+// The output is allocated and written on the worker thread (a 2^24-element array is 64 MiB: zeroing it
+// on the main thread would stall the event loop for tens of milliseconds) and handed to JavaScript
+// as an external ArrayBuffer that frees it, without a copy.
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+
 #include "backend.hpp"
 #include "bindings.hpp"
 #include "worker.hpp"
@@ -13,22 +20,39 @@ class ReconstructWorker : public PromiseWorker {
   ReconstructWorker(Napi::Env env, TrainView tt, tts::QttLayout layout, tts::DType dtype)
       : PromiseWorker(env, "ttstore.reconstruct"), tt_(std::move(tt)), layout_(std::move(layout)), dtype_(dtype) {}
   using PromiseWorker::keep_;
-  uint8_t* out_ = nullptr;       // null: fingerprint only
-  Bytes ref_;                    // data null: no reference
-  Napi::ObjectReference out_js_;  // the Uint8Array handed back
+  bool want_out_ = false;  // false: fingerprint only
+  Bytes ref_;              // data null: no reference
 
  protected:
   void Run() override {
     tts::TensorTrain tt = tt_.Materialize();
     tts::ArrayView ref{ref_.data, dtype_, layout_.numel()};
-    tts::MutableArrayView out{out_, dtype_, out_ ? layout_.numel() : 0};
+    bytes_ = want_out_ ? static_cast<size_t>(layout_.numel()) * tts::dtype_size(dtype_) : 0;
+    if (bytes_ > 0) {
+      out_.reset(static_cast<uint8_t*>(std::malloc(bytes_)));
+      if (!out_) throw std::bad_alloc();
+    }
+    tts::MutableArrayView out{out_.get(), dtype_, want_out_ ? layout_.numel() : 0};
     fingerprint_ = BackendReconstruct(tt, layout_, out, ref);
   }
 
   Napi::Value Result(Napi::Env env) override {
-    if (out_ == nullptr) return FingerprintToJs(env, fingerprint_);
+    if (!want_out_) return FingerprintToJs(env, fingerprint_);
+    Napi::ArrayBuffer ab;
+    if (bytes_ == 0) {
+      ab = Napi::ArrayBuffer::New(env, 0);
+    } else {
+      try {
+        ab = Napi::ArrayBuffer::New(env, out_.get(), bytes_, [](Napi::Env, void* p) { std::free(p); });
+        out_.release();  // owned by the ArrayBuffer from here on
+      } catch (const Napi::Error&) {
+        // Runtimes that forbid external buffers: one copy on the main thread instead.
+        ab = Napi::ArrayBuffer::New(env, bytes_);
+        std::memcpy(ab.Data(), out_.get(), bytes_);
+      }
+    }
     Napi::Object o = Napi::Object::New(env);
-    o.Set("data", out_js_.Value());
+    o.Set("data", Napi::Uint8Array::New(env, bytes_, ab, 0));
     if (ref_.data != nullptr) o.Set("fingerprint", FingerprintToJs(env, fingerprint_));
     return o;
   }
@@ -38,6 +62,11 @@ class ReconstructWorker : public PromiseWorker {
   tts::QttLayout layout_;
   tts::DType dtype_;
   tts::Fingerprint fingerprint_;
+  struct Free {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<uint8_t, Free> out_;
+  size_t bytes_ = 0;
 };
 
 struct Target {
@@ -70,17 +99,11 @@ Napi::Value Reconstruct(const Napi::CallbackInfo& info) {
   Bytes ref;
   bool has_ref = !info[4].IsUndefined() && !info[4].IsNull();
   if (has_ref) ref = ToArrayBytes(env, info[4], "reference", dtype, t.shape);
-  size_t bytes = static_cast<size_t>(t.layout.numel()) * tts::dtype_size(dtype);
-  Napi::ArrayBuffer ab = Napi::ArrayBuffer::New(env, bytes);
-  Napi::Uint8Array out = Napi::Uint8Array::New(env, bytes, ab, 0);
-
   auto w = std::make_unique<ReconstructWorker>(env, std::move(t.tt), std::move(t.layout), dtype);
   w->keep_ = std::move(keep);
-  w->keep_.Add(env, out);
   if (has_ref) w->keep_.Add(env, info[4]);
-  w->out_ = static_cast<uint8_t*>(ab.Data());
+  w->want_out_ = true;
   w->ref_ = ref;
-  w->out_js_ = Napi::Persistent(out.As<Napi::Object>());
   return Launch(std::move(w));
 }
 
