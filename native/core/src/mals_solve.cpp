@@ -24,6 +24,9 @@ namespace {
 
 using Vec = std::vector<double>;
 
+// Local systems up to this size are assembled and factored (about N matvecs + N^3 / 3 flops).
+constexpr int64_t kDenseLocal = 768;
+
 double nrm2(const Vec& v) { return cblas_dnrm2(static_cast<int>(v.size()), v.data(), 1); }
 
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* A, const double* B, double* C,
@@ -288,9 +291,19 @@ SolveReport solve_spd(const Mpo& A, const Mps& b, Mps& x, const SolveOptions& op
         for (int64_t i = 0; i < N; ++i) res += (f[i] - Ax[i]) * (f[i] - Ax[i]);
         res = fn > 0 ? std::sqrt(res) / fn : 0;
         worst = std::max(worst, res);
+        double solved = res;  // local residual of the unsplit pair after the solve
         if (res > local_tol) {
-          if (N > 64 || !local_dense(op, f, X)) local_cg(op, f, X, local_tol, 400);
+          // Exact (Cholesky) for the small systems, where ill-conditioned operators (Poisson) would
+          // stall CG; CG from the current pair for the large ones.
+          if (N > kDenseLocal || !local_dense(op, f, X)) local_cg(op, f, X, local_tol, 400);
+          op.apply(X.data(), Ax.data(), T1, T2, T3);
+          double r2 = 0;
+          for (int64_t i = 0; i < N; ++i) r2 += (f[i] - Ax[i]) * (f[i] - Ax[i]);
+          solved = fn > 0 ? std::sqrt(r2) / fn : 0;
         }
+        // The split may not lose more than the solve reached (a stalled local solve must not make
+        // the truncation keep every rank).
+        const double split_tol = std::max(0.5 * opt.tol, 1.5 * solved);
         // Split the pair. A Frobenius threshold alone would let an ill-conditioned A turn a small
         // truncation of X into a large residual, so the rank grows from the Frobenius choice until
         // the truncated pair still has local residual <= tol / 2 (residual-based truncation).
@@ -310,7 +323,7 @@ SolveReport solve_spd(const Mpo& A, const Mps& b, Mps& x, const SolveOptions& op
           op.apply(Xr.data(), Ax.data(), T1, T2, T3);
           double rt = 0;
           for (int64_t i = 0; i < N; ++i) rt += (f[i] - Ax[i]) * (f[i] - Ax[i]);
-          if (std::sqrt(rt) <= 0.5 * opt.tol * fn) break;
+          if (std::sqrt(rt) <= split_tol * fn) break;
           r = std::min(r_cap, r + std::max<int64_t>(1, r / 4));
         }
         Vec left(static_cast<std::size_t>(rl * n * r)), right(static_cast<std::size_t>(r * n * rr));

@@ -10,6 +10,7 @@
 // A periodic grid keeps the carry out of the top bit (wrap-around); a Dirichlet grid drops it (the
 // shifted index left the grid: the zero boundary value).
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "ttstore/qtt_algebra.hpp"
@@ -51,8 +52,11 @@ struct Carry {
 }  // namespace
 
 Mpo stencil(const Grid& g, Boundary b, double c0, const std::vector<double>& plus,
-            const std::vector<double>& minus) {
+            const std::vector<double>& minus, int stride) {
   check_grid(g);
+  if (stride != 1 && stride != 2) throw InvalidArgument("stencil: stride must be 1 or 2");
+  if (stride == 2 && g.n_bits < 2) throw InvalidArgument("stencil: stride 2 needs n_bits >= 2");
+  const int low_levels = stride == 2 ? 1 : 0;  // bits below the one the carry enters
   if (static_cast<int>(plus.size()) != g.dims || static_cast<int>(minus.size()) != g.dims) {
     throw InvalidArgument("stencil: one plus and one minus coefficient per axis");
   }
@@ -85,12 +89,13 @@ Mpo stencil(const Grid& g, Boundary b, double c0, const std::vector<double>& plu
   op.ranks[0] = op.ranks[d] = 1;
   for (int k = 0; k < d; ++k) {
     const int axis = k % g.dims;
+    const bool below_entry = k / g.dims >= g.n_bits - low_levels;
     // Full R x 2 x 2 x R core, then the boundary vectors are folded into the first and last.
     std::vector<double> W(static_cast<std::size_t>(R * 4 * R), 0.0);
     auto at = [&](int64_t a, int i, int j, int64_t bb) -> double& { return W[((a * 2 + i) * 2 + j) * R + bb]; };
     for (int64_t s = 0; s < R; ++s) {
       for (int jin = 0; jin < 2; ++jin) {
-        if (s == 0 || states[s].axis != axis) {
+        if (s == 0 || states[s].axis != axis || below_entry) {
           at(s, jin, jin, s) = 1.0;  // nothing to add on this bit: pass the state on
           continue;
         }
@@ -144,6 +149,55 @@ Mpo derivative(const Grid& g, Boundary b, int axis, double h) {
 Mpo laplacian(const Grid& g, Boundary b, double h) {
   const double w = 1.0 / (h * h);
   return stencil(g, b, -2.0 * g.dims * w, std::vector<double>(g.dims, w), std::vector<double>(g.dims, w));
+}
+
+Mpo wide_laplacian(const Grid& g, Boundary b, double h) {
+  const double w = 1.0 / (4 * h * h);
+  return stencil(g, b, -2.0 * g.dims * w, std::vector<double>(g.dims, w), std::vector<double>(g.dims, w), 2);
+}
+
+Mpo parity_projector(const Grid& g) {
+  check_grid(g);
+  const int d = g.d();
+  Mpo p;
+  p.modes.assign(static_cast<std::size_t>(d), 2);
+  p.ranks.assign(static_cast<std::size_t>(d + 1), 1);
+  // Each class holds side^dims / 2^dims points; e_c e_c^T / |c| summed over the classes.
+  const double scale = std::ldexp(1.0, g.dims * (1 - g.n_bits));
+  for (int k = 0; k < d; ++k) {
+    const bool lowest = k / g.dims == g.n_bits - 1;
+    const double w = k == 0 ? scale : 1.0;
+    p.cores.push_back(lowest ? std::vector<double>{w, 0, 0, w} : std::vector<double>{w, w, w, w});
+  }
+  return p;
+}
+
+Mpo combine(double ca, const Mpo& a, double cb, const Mpo& b) {
+  a.validate();
+  b.validate();
+  if (a.modes != b.modes) throw InvalidArgument("mpo combine: different modes");
+  const int d = a.d();
+  Mpo s;
+  s.modes = a.modes;
+  s.ranks.assign(static_cast<std::size_t>(d + 1), 1);
+  for (int k = 1; k < d; ++k) s.ranks[k] = a.ranks[k] + b.ranks[k];
+  for (int k = 0; k < d; ++k) {
+    const int64_t n = s.modes[k], R0 = s.ranks[k], R1 = s.ranks[k + 1];
+    std::vector<double> core(static_cast<std::size_t>(R0 * n * n * R1), 0.0);
+    const Mpo* ops[2] = {&a, &b};
+    const double cs[2] = {ca, cb};
+    for (int t = 0; t < 2; ++t) {
+      const Mpo& m = *ops[t];
+      const int64_t r0 = m.ranks[k], r1 = m.ranks[k + 1];
+      const int64_t o0 = (t == 1 && k > 0) ? a.ranks[k] : 0, o1 = (t == 1 && k < d - 1) ? a.ranks[k + 1] : 0;
+      const double w = (k == 0) ? cs[t] : 1.0;
+      for (int64_t x = 0; x < r0; ++x)
+        for (int64_t ij = 0; ij < n * n; ++ij)
+          for (int64_t y = 0; y < r1; ++y) core[((o0 + x) * n * n + ij) * R1 + (o1 + y)] += w * m.cores[k][(x * n * n + ij) * r1 + y];
+    }
+    s.cores.push_back(std::move(core));
+  }
+  return s;
 }
 
 }  // namespace tts::qtt

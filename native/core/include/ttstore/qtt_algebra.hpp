@@ -69,14 +69,26 @@ double total(const Mps& x);
 // c0 I + sum_j (plus[j] S_j^+ + minus[j] S_j^-), (S_j^± x)(.., i_j, ..) = x(.., i_j ± 1, ..), as one
 // MPO of rank 2 dims + 1 (the bond carries "no carry yet" or the carry/borrow of one axis, which is
 // how adding 1 to a binary number propagates from the least significant bit up).
+// `stride` (1 or 2) is the shift distance: with 2 the carry enters one bit up and the lowest bit of
+// the axis passes unchanged (the wide stencils of a central difference applied twice).
 Mpo stencil(const Grid& g, Boundary b, double c0, const std::vector<double>& plus,
-            const std::vector<double>& minus);
+            const std::vector<double>& minus, int stride = 1);
 Mpo identity(const Grid& g);                                   // rank 1
 Mpo shift(const Grid& g, Boundary b, int axis, int by);        // by = +1 or -1; rank 2
 // Central first derivative along `axis`: (x_{i+1} - x_{i-1}) / (2h); rank 3.
 Mpo derivative(const Grid& g, Boundary b, int axis, double h);
 // The standard (2 dims + 1)-point Laplacian with spacing h; rank 2 dims + 1.
 Mpo laplacian(const Grid& g, Boundary b, double h);
+
+// D_x D_x + D_y D_y (+ D_z D_z) for the central difference D: the Laplacian on stride 2h, rank
+// 2 dims + 1. Its periodic null space holds the fields constant on each parity class of the
+// indices, which is why a projection built on central differences needs parity_projector below.
+Mpo wide_laplacian(const Grid& g, Boundary b, double h);
+// The orthogonal projector onto the fields constant on each of the 2^dims parity classes of the
+// indices (all-ones on the higher bits, identity on the lowest bit of each axis): rank 1.
+Mpo parity_projector(const Grid& g);
+// ca a + cb b (block-diagonal: ranks add).
+Mpo combine(double ca, const Mpo& a, double cb, const Mpo& b);
 
 // ---- linear solver ------------------------------------------------------------------------------
 
