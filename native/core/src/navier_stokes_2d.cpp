@@ -115,7 +115,12 @@ void Stepper::project(State& s) const {
   o.tol = std::min(1e-2, std::max(1e-12, kDivergence * scale / dn));
   o.max_rank = c_.max_rank;
   o.max_sweeps = 10;
-  qtt::solve_spd(pressure_, div, s.p, o);
+  // The part of D·u* below the target is left alone: it is u's rounding noise amplified by D, of
+  // full rank, and chasing it would fill p (and then u) with ranks to no purpose.
+  SvdOptions rhs_round;
+  rhs_round.tol = 0.5 * o.tol;
+  rhs_round.max_rank = c_.max_rank;
+  qtt::solve_spd(pressure_, round(div, rhs_round), s.p, o);
   const qtt::Mps px = qtt::apply(dx_, s.p, round_), py = qtt::apply(dy_, s.p, round_);
   s.u = qtt::combine({1.0, -1.0}, {&s.u, &px}, round_);
   s.v = qtt::combine({1.0, -1.0}, {&s.v, &py}, round_);

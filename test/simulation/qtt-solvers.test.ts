@@ -1,8 +1,12 @@
-// helmholtz_3d over HTTP at the smallest contract grid (512^3): the job completes, its field u is an
+// The QTT-native solvers over HTTP at the smallest contract grids.
+// helmholtz_3d at 512^3: the job completes, its field u is an
 // entry stored straight from the solver's cores (put_cores semantics: verdict exact, layout
 // interleaved, never made dense on the server), and the served cores, read through the interleaved
 // layout of CONTRACT.md section 3, give sin(2πx) sin(4πy) sin(2πz) decayed by exactly
 // 1 / (1 + nu dt λ_h) per step at the points [x, y, z].
+// navier_stokes_2d at 512^2 (Taylor-Green): u, v and vorticity are entries of cores over the
+// interleaved layout, and a dense serve of the vorticity gives 2 sin x sin y (times the central
+// difference factor and the viscous decay) at [x, y].
 import { expect } from 'chai';
 import { decodeNpy } from '../../src/codec/npy.js';
 import type { TestServer } from '../helpers/server.js';
@@ -23,7 +27,7 @@ function evalInterleaved(cores: Array<{ shape: number[]; data: Float64Array }>, 
   return v[0]!;
 }
 
-describe('simulation: helmholtz_3d at 512^3, stored from its cores', () => {
+describe('simulation: QTT-native solvers, fields stored from their cores', () => {
   let server: TestServer;
   let c: Client;
 
@@ -77,6 +81,30 @@ describe('simulation: helmholtz_3d at 512^3, stored from its cores', () => {
     }
     expect(scale).to.be.above(0.1);
     expect(worst).to.be.below(1e-7);
+  });
+
+  it('runs navier_stokes_2d Taylor-Green at 512^2 and serves its vorticity dense in [x, y] order', async function () {
+    this.timeout(120000);
+    const params = { n_bits: 9, reynolds: 100, dt: 0.004, steps: 3 };
+    const job = await submit(c, { solver: 'navier_stokes_2d', namespace: 'sims', output_key_prefix: 'ns9', params });
+    const done = await waitCompleted(c, job.job_id);
+    expect(done.outputs).to.have.members(['ns9/u', 'ns9/v', 'ns9/vorticity']);
+    expect(done.stats!.divergence).to.be.below(1e-6);
+    const got = await c.call('GET', '/v1/get/sims/ns9%2Fvorticity');
+    expect(got.body).to.include({ layout: 'interleaved', compressed: true, oracle_verdict: 'exact' });
+    expect(got.body.shape).to.deep.equal([512, 512]);
+    expect(got.body.metadata).to.deep.include({ solver: 'navier_stokes_2d', field: 'vorticity', step: 3, n_bits: 9 });
+
+    const w = await c.dense('ns9/vorticity', { namespace: 'sims' });
+    expect(w.shape).to.deep.equal([512, 512]);
+    const wv = new Float64Array(Buffer.from(w.data).buffer, 0, 512 * 512);
+    const h = (2 * Math.PI) / 512;
+    const amp = 2 * (Math.sin(h) / h) * Math.exp((-2 * 0.012) / 100);
+    let worst = 0;
+    for (const [i, j] of [[128, 128], [10, 300], [400, 77], [256, 5], [33, 450]]) {
+      worst = Math.max(worst, Math.abs(wv[i! * 512 + j!]! - amp * Math.sin(i! * h) * Math.sin(j! * h)));
+    }
+    expect(worst).to.be.below(1e-6);
   });
 
   it('rejects a grid below 512^3', async () => {
