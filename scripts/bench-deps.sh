@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Baselines of the benchmarks run under Debian's python (/usr/bin/python3) with python3-numpy and
-# python3-scipy; installs them when missing (as root), else says how.
+# python3-scipy, and bench:qtt's dense solvers link FFTW (libfftw3-dev, named as an argument);
+# installs what is missing (as root), else says how.
 set -euo pipefail
 missing=()
-for p in python3-numpy python3-scipy; do
+for p in python3-numpy python3-scipy "$@"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -69,8 +69,22 @@ LiveRuns& live() {
   return *l;
 }
 
-// A field's data moved into a heap block that its ArrayBuffer owns.
+// A field's data moved into a heap block that its ArrayBuffer owns. A field the solver handed over
+// as a train (QTT-native solvers) goes across as its cores, {modes, ranks, cores} plus its layout,
+// with an empty `data`: the dense array is never made.
 Napi::Object FieldToJs(Napi::Env env, tts::sim::Field& f) {
+  if (f.is_tt()) {
+    Napi::Array shape = Napi::Array::New(env, f.shape.size());
+    for (uint32_t i = 0; i < f.shape.size(); ++i) shape.Set(i, Napi::Number::New(env, static_cast<double>(f.shape[i])));
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("name", Napi::String::New(env, f.name));
+    o.Set("shape", shape);
+    o.Set("data", Napi::Float64Array::New(env, 0));
+    o.Set("layout", Napi::String::New(env, "interleaved"));
+    o.Set("tt", PackedTrain::Pack(f.tt).ToJs(env));
+    f.tt = {};
+    return o;
+  }
   const size_t n = f.data.size(), bytes = n * sizeof(double);
   Napi::ArrayBuffer ab;
   if (bytes == 0) {

@@ -103,11 +103,17 @@ export interface OperandPool {
 /** A value of a simulation param (CONTRACT.md section 6): JSON scalars only. */
 export type SimParams = Record<string, number | string | boolean>;
 
-/** One output array of a simulation: float64, C order, 2-D arrays indexed [x, y]. */
+/**
+ * One output array of a simulation: float64, C order, 2-D arrays indexed [x, y]. A QTT-native
+ * solver gives the field as its train instead (`tt` over `layout`, `data` empty): stored as cores,
+ * never made dense.
+ */
 export interface SimField {
   name: string;
   shape: number[];
   data: Float64Array;
+  tt?: TensorTrain;
+  layout?: LayoutName;
 }
 
 /** The final fields and scalar facts (every solver reports `steps` and `t`; others per solver). */

@@ -218,49 +218,54 @@ export class EntryService {
 
   /** Store validated cores as they are (verdict exact): all entries or none. */
   async putCores(tenantId: string, namespace: string, items: CoresInput[]): Promise<EntryRow[]> {
-    const blobs: BlobRef[] = [];
-    const pending: Array<{ key: string; row: NewRow; metadata: Record<string, unknown> }> = [];
+    const prepared: PreparedEntry[] = [];
     try {
-      for (const it of items) {
-        let norm: number | null = await this.engine.norm(it.tt);
-        if (!Number.isFinite(norm)) norm = null;
-        const blob = await this.blobs.write('cores', encodeCores(it.tt));
-        blobs.push(blob);
-        const numel = it.shape.reduce((a, b) => a * b, 1);
-        pending.push({
-          key: it.key,
-          metadata: it.metadata,
-          row: {
-            kind: 'array',
-            dtype: it.dtype,
-            shape: JSON.stringify(it.shape),
-            layout: it.layout,
-            modes: JSON.stringify(it.tt.modes),
-            ranks: JSON.stringify(it.tt.ranks),
-            core_dtype: coreDtypeOf(it.tt),
-            verdict: 'exact',
-            compressed: 1,
-            original_bytes: numel * ITEM_SIZE[it.dtype],
-            stored_core_bytes: coreBytes(it.tt),
-            ...ZERO_FINGERPRINT,
-            tolerance: 0,
-            max_rank_request: null,
-            domain: it.domain,
-            source: 'put_cores',
-            passthrough_reason: null,
-            metadata: JSON.stringify(it.metadata),
-            norm,
-            blob_id: blob.id,
-            blob_kind: 'cores',
-            checksum: blob.checksum,
-          },
-        });
-      }
+      for (const it of items) prepared.push(await this.prepareCores(it));
     } catch (err) {
-      await Promise.all(blobs.map((b) => this.blobs.remove(b.id).catch(() => undefined)));
+      await this.discard(prepared);
       throw err;
     }
-    return this.commit(tenantId, namespace, pending, blobs);
+    return this.commit(tenantId, namespace, prepared, prepared.map((p) => p.blob));
+  }
+
+  /**
+   * putCores' first half for one entry (as prepare is put's): the cores as a durable blob, the row
+   * not yet visible. Simulation outputs that a solver produced as trains go through here.
+   */
+  async prepareCores(it: CoresInput): Promise<PreparedEntry> {
+    let norm: number | null = await this.engine.norm(it.tt);
+    if (!Number.isFinite(norm)) norm = null;
+    const blob = await this.blobs.write('cores', encodeCores(it.tt));
+    const numel = it.shape.reduce((a, b) => a * b, 1);
+    return {
+      key: it.key,
+      metadata: it.metadata,
+      blob,
+      row: {
+        kind: 'array',
+        dtype: it.dtype,
+        shape: JSON.stringify(it.shape),
+        layout: it.layout,
+        modes: JSON.stringify(it.tt.modes),
+        ranks: JSON.stringify(it.tt.ranks),
+        core_dtype: coreDtypeOf(it.tt),
+        verdict: 'exact',
+        compressed: 1,
+        original_bytes: numel * ITEM_SIZE[it.dtype],
+        stored_core_bytes: coreBytes(it.tt),
+        ...ZERO_FINGERPRINT,
+        tolerance: 0,
+        max_rank_request: null,
+        domain: it.domain,
+        source: 'put_cores',
+        passthrough_reason: null,
+        metadata: JSON.stringify(it.metadata),
+        norm,
+        blob_id: blob.id,
+        blob_kind: 'cores',
+        checksum: blob.checksum,
+      },
+    };
   }
 
   /** One transaction for all rows; on failure the already durable blobs are removed again. */

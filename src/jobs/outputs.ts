@@ -5,7 +5,7 @@
 // never leaves half of its outputs behind, and a crash leaves only orphan blobs (swept at start).
 import type { Tx } from '../store/db.js';
 import type { EntryRow } from '../entries/entry.js';
-import type { PreparedEntry, PutInput } from '../entries/service.js';
+import type { CoresInput, PreparedEntry, PutInput } from '../entries/service.js';
 import { resolveTarget } from '../entries/oracle.js';
 import type { JobParams } from './job.js';
 import type { SimField } from './runner.js';
@@ -13,6 +13,8 @@ import type { SimField } from './runner.js';
 /** What the writer needs of the entry service (EntryService has it). */
 export interface OutputStore {
   prepare(input: Omit<PutInput, 'tenantId' | 'namespace'>): Promise<PreparedEntry>;
+  /** A field the solver produced as a train: stored as put_cores stores cores (verdict exact). */
+  prepareCores(input: CoresInput): Promise<PreparedEntry>;
   commitPrepared(tenantId: string, namespace: string, items: PreparedEntry[], also?: (tx: Tx) => Promise<void>): Promise<EntryRow[]>;
   discard(items: PreparedEntry[]): Promise<void>;
 }
@@ -106,6 +108,28 @@ export class JobOutputs {
     for (const field of fields) {
       if (this.aborted() || (snapshot && this.failure !== null)) throw this.failure ?? new OutputsAborted();
       const key = outputKey(this.job.prefix, checkField(field), snapshot ? step : undefined);
+      const metadata = {
+        solver: this.job.solver,
+        job_id: this.job.jobId,
+        field: field.name,
+        step,
+        t,
+        n_bits: this.job.params.n_bits,
+        params: this.job.params,
+      };
+      if (field.tt) {
+        // QTT-native solvers: the cores are the field (a 512^3 field is never made dense here).
+        this.prepared.push(await this.store.prepareCores({
+          key,
+          tt: field.tt,
+          shape: [...field.shape],
+          dtype: 'float64',
+          layout: field.layout ?? 'interleaved',
+          metadata,
+          domain: 'simulation',
+        }));
+        continue;
+      }
       const data = field.data;
       this.prepared.push(await this.store.prepare({
         key,
@@ -115,15 +139,7 @@ export class JobOutputs {
           shape: [...field.shape],
           data: Buffer.from(data.buffer, data.byteOffset, data.byteLength),
         },
-        metadata: {
-          solver: this.job.solver,
-          job_id: this.job.jobId,
-          field: field.name,
-          step,
-          t,
-          n_bits: this.job.params.n_bits,
-          params: this.job.params,
-        },
+        metadata,
         target: resolveTarget('simulation', undefined, undefined),
       }));
     }
@@ -135,8 +151,15 @@ function checkField(field: SimField): string {
   if (typeof field.name !== 'string' || !FIELD_NAME_RE.test(field.name)) {
     throw new Error(`solver produced a field with an invalid name ${JSON.stringify(field.name)}`);
   }
-  if (!(field.data instanceof Float64Array)) throw new Error(`solver field ${field.name} is not a Float64Array`);
   const numel = field.shape.reduce((a, b) => a * b, 1);
+  if (field.tt) {
+    const modes = field.tt.modes.reduce((a, b) => a * b, 1);
+    if (!field.shape.every((d) => Number.isSafeInteger(d) && d >= 1) || modes !== numel) {
+      throw new Error(`solver field ${field.name} has shape [${field.shape.join(', ')}] but a train of ${modes} elements`);
+    }
+    return field.name;
+  }
+  if (!(field.data instanceof Float64Array)) throw new Error(`solver field ${field.name} is not a Float64Array`);
   if (!field.shape.every((d) => Number.isSafeInteger(d) && d >= 1) || numel !== field.data.length) {
     throw new Error(`solver field ${field.name} has shape [${field.shape.join(', ')}] but ${field.data.length} values`);
   }

@@ -21,6 +21,8 @@ Registry& registry() {
   static Registry* r = [] {
     auto* reg = new Registry;
     reg->solvers.push_back(detail::make_euler_2d());
+    reg->solvers.push_back(detail::make_helmholtz_3d());
+    reg->solvers.push_back(detail::make_navier_stokes_2d());
     reg->solvers.push_back(detail::make_poisson_2d());
     return reg;
   }();

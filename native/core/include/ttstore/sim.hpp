@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "ttstore/tt.hpp"
 #include "ttstore/types.hpp"
 
 namespace tts::sim {
@@ -21,10 +22,15 @@ using Param = std::variant<double, std::string, bool>;
 using Params = std::map<std::string, Param>;
 
 // A named output array, float64, C order; 2-D arrays are indexed [x, y] (y fastest).
+// A QTT-native solver hands its field over as the train itself (`tt` has cores, `data` is empty):
+// the cores over the `interleaved` layout of `shape` (CONTRACT.md section 3), stored as they are,
+// so that a 512^3 field is never made dense.
 struct Field {
   std::string name;
   std::vector<int64_t> shape;
   std::vector<double> data;
+  TensorTrain tt;
+  bool is_tt() const { return tt.d() > 0; }
 };
 
 // The final fields plus scalar facts about the run. Every solver reports `steps` and `t` (the step

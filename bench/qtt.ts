@@ -1,0 +1,108 @@
+// QTT solver benchmark: seconds per step of navier_stokes_2d (Taylor-Green and the double shear
+// layer, max_rank 64) and helmholtz_3d (one implicit step) through engine.simulate, beside dense
+// baselines run in the same process tree: a pseudo-spectral FFTW Navier-Stokes at 1024² and 2048²
+// and a dense CG of the same implicit diffusion step at 256³ (bench/qtt_dense_baselines.cpp,
+// compiled here against Debian's libfftw3-dev).
+// Run: npm run bench:qtt [-- --quick] [-- --skip-shear]   (--quick: n_bits 9 and 10 only, no 4096^3;
+// --skip-shear: no shear layer, which takes minutes per step at the rank cap)
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+import { engine, packageRoot } from '../src/engine/index.js';
+import type { SimParams } from '../src/engine/index.js';
+
+const quick = process.argv.includes('--quick');
+const skipShear = process.argv.includes('--skip-shear');
+
+/**
+ * Seconds per step from the progress callbacks (the run's set-up excluded): the time between the
+ * first and the last reported step, over the steps in between.
+ */
+async function secondsPerStep(solver: string, params: SimParams): Promise<{ perStep: number; total: number; stats: Record<string, number> }> {
+  let first: { done: number; t: number } | null = null;
+  let last: { done: number; t: number } | null = null;
+  const t0 = performance.now();
+  const run = engine.simulate(solver, params, {
+    onProgress(done) {
+      if (done < 1) return;
+      const p = { done, t: performance.now() };
+      if (first === null) first = p;
+      last = p;
+    },
+  });
+  const out = await run.result;
+  const total = (performance.now() - t0) / 1000;
+  const f = first as { done: number; t: number } | null;
+  const l = last as { done: number; t: number } | null;
+  const perStep = f && l && l.done > f.done ? (l.t - f.t) / 1000 / (l.done - f.done) : total / Number(params.steps);
+  return { perStep, total, stats: out.stats };
+}
+
+function dense(bin: string, args: string[]): Record<string, number> {
+  const r = spawnSync(bin, args, { encoding: 'utf8', env: { ...process.env, OMP_NUM_THREADS: String(engine.info().threads) } });
+  if (r.status !== 0) throw new Error(`${bin} ${args.join(' ')}: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim()) as Record<string, number>;
+}
+
+async function main(): Promise<void> {
+  const info = engine.info();
+  console.log(`bench:qtt  engine ${info.version} (${info.backend}, ${info.blas}, ${info.threads} threads)`);
+
+  const dir = mkdtempSync(path.join(tmpdir(), 'ttstore-qtt-bench-'));
+  const bin = path.join(dir, 'dense');
+  const cc = spawnSync('g++', ['-O3', '-march=native', '-fopenmp', '-o', bin,
+    path.join(packageRoot(), 'bench', 'qtt_dense_baselines.cpp'), '-lfftw3_omp', '-lfftw3', '-lm'], { encoding: 'utf8' });
+  const haveDense = cc.status === 0;
+  if (!haveDense) console.log(`dense baselines unavailable (apt-get install libfftw3-dev): ${cc.stderr.split('\n')[0]}`);
+
+  try {
+    console.log('\nnavier_stokes_2d (QTT, max_rank 64), Re 1000, dt = half the explicit stability limit');
+    console.log('initial        grid         s/step   max_rank  divergence');
+    const bits = quick ? [9, 10] : [9, 10, 11, 12];
+    const tg: Record<number, number> = {};
+    for (const initial of ['taylor_green', 'shear_layer'] as const) {
+      for (const b of bits) {
+        // The shear layer sits at the rank cap within two steps; each step costs ~10-20 s at 512^2
+        // on 2 cores and more beyond (docs/readme/qtt-solvers.md), so only 512^2 is timed.
+        if (initial === 'shear_layer' && (b > 9 || skipShear)) continue;
+        const n = 2 ** b;
+        const h = (2 * Math.PI) / n;
+        const dt = 0.5 * Math.min(1.7 * h, (2.5 * h * h * 1000) / 8);
+        const steps = initial === 'taylor_green' ? 6 : 3;
+        const r = await secondsPerStep('navier_stokes_2d', { n_bits: b, reynolds: 1000, dt, steps, initial, max_rank: 64 });
+        if (initial === 'taylor_green') tg[b] = r.perStep;
+        console.log(`${initial.padEnd(14)} ${`${n}^2`.padEnd(12)} ${r.perStep.toFixed(3).padStart(7)}  ${String(r.stats.max_rank).padStart(8)}  ${r.stats.divergence!.toExponential(1)}`);
+      }
+    }
+    if (tg[12] !== undefined) console.log(`Taylor-Green step time 4096^2 / 512^2: ${(tg[12] / tg[9]!).toFixed(2)}x (bar: <= 3x)`);
+    if (haveDense) {
+      for (const n of [1024, 2048]) {
+        const d = dense(bin, ['ns', String(n), n === 1024 ? '10' : '4']);
+        console.log(`dense pseudo-spectral (FFTW) ${n}^2: ${d.seconds_per_step!.toFixed(3)} s/step`);
+      }
+    }
+
+    console.log('\nhelmholtz_3d (QTT), one implicit step (I - nu dt Lap) u = u_prev, nu 0.5, dt 1e-3, tol 1e-8');
+    console.log('initial   grid        s/step  max_rank  sweeps');
+    for (const [b, initial] of [[9, 'modes'], [9, 'gaussian'], ...(quick ? [] : [[12, 'modes'], [12, 'gaussian']])] as Array<[number, string]>) {
+      const r = await secondsPerStep('helmholtz_3d', {
+        n_bits: b, nu: 0.5, dt: 1e-3, steps: 3, initial, tol: initial === 'gaussian' ? 1e-5 : 1e-8, max_rank: 64,
+        ...(initial === 'modes' ? { modes: JSON.stringify([[1, 2, 3, 1.0], [4, 1, 2, 0.5]]) } : {}),
+      });
+      console.log(`${initial.padEnd(9)} ${`${2 ** b}^3`.padEnd(10)} ${r.perStep.toFixed(3).padStart(7)}  ${String(r.stats.max_rank).padStart(8)}  ${String(r.stats.sweeps).padStart(6)}`);
+    }
+    if (haveDense) {
+      const d = dense(bin, ['cg', '256', '0.0005']);
+      console.log(`dense CG, same step at 256^3: ${d.seconds!.toFixed(3)} s (${d.iterations} iterations)`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

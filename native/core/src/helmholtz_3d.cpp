@@ -1,0 +1,234 @@
+// helmholtz_3d: implicit diffusion steps solved in QTT (see sim_helmholtz.hpp).
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "sim_params.hpp"
+#include "sim_registry.hpp"
+#include "ttstore/sim_helmholtz.hpp"
+
+namespace tts::sim::helmholtz {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+const std::vector<std::string> kBoundary = {"periodic", "dirichlet"};
+const std::vector<std::string> kInitial = {"modes", "gaussian"};
+const std::vector<std::string> kSource = {"none", "gaussian"};
+
+// `modes` arrives as JSON text (the engine's params are scalars): [[kx, ky, kz, A], ...].
+std::vector<std::array<double, 4>> parse_modes(const std::string& text) {
+  auto bad = [&](const std::string& why) -> InvalidArgument {
+    return InvalidArgument("param 'modes' for helmholtz_3d must be a list of [kx, ky, kz, amplitude] (" + why + ")");
+  };
+  std::vector<std::array<double, 4>> out;
+  std::size_t i = 0;
+  auto ws = [&] {
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  };
+  auto expect = [&](char c) {
+    ws();
+    if (i >= text.size() || text[i] != c) throw bad(std::string("expected '") + c + "'");
+    ++i;
+  };
+  expect('[');
+  ws();
+  if (i < text.size() && text[i] == ']') throw bad("empty list");
+  while (true) {
+    expect('[');
+    std::array<double, 4> m{};
+    for (int k = 0; k < 4; ++k) {
+      if (k > 0) expect(',');
+      ws();
+      const char* start = text.c_str() + i;
+      char* end = nullptr;
+      m[k] = std::strtod(start, &end);
+      if (end == start || !std::isfinite(m[k])) throw bad("a number is missing");
+      i += static_cast<std::size_t>(end - start);
+    }
+    expect(']');
+    for (int k = 0; k < 3; ++k) {
+      if (!(m[k] >= 1 && m[k] == std::floor(m[k]) && m[k] <= 1e6)) throw bad("wave numbers are integers >= 1");
+    }
+    out.push_back(m);
+    if (out.size() > 64) throw bad("at most 64 modes");
+    ws();
+    if (i < text.size() && text[i] == ',') {
+      ++i;
+      continue;
+    }
+    expect(']');
+    ws();
+    if (i != text.size()) throw bad("trailing characters");
+    return out;
+  }
+}
+
+// The 1-D profile of the gaussian exp(-(x - 1/2)² / (2 0.1²)) along one axis.
+std::vector<double> gaussian_axis(const Config& c) {
+  std::vector<double> g = points(c);
+  for (double& v : g) v = std::exp(-(v - 0.5) * (v - 0.5) / (2 * 0.1 * 0.1));
+  return g;
+}
+
+qtt::Mps gaussian(const Config& c) {
+  const std::vector<double> g = gaussian_axis(c);
+  return qtt::separable(grid(c), {g, g, g}, c.tol * 0.1);
+}
+
+}  // namespace
+
+Config parse(const Params& p) {
+  detail::ParamReader r("helmholtz_3d", p,
+                        {"n_bits", "nu", "dt", "steps", "boundary", "initial", "modes", "source", "max_rank", "tol",
+                         "seed", "snapshot_every"});
+  Config c;
+  c.n_bits = static_cast<int>(r.integer("n_bits", 9, 14, std::nullopt));
+  c.nu = r.number("nu", 0.0, 1e12, true, std::nullopt);
+  c.dt = r.number("dt", 0.0, 1e12, true, std::nullopt);
+  c.steps = r.integer("steps", 1, 1000000, std::nullopt);
+  c.boundary = r.choice("boundary", kBoundary) == "dirichlet" ? qtt::Boundary::Dirichlet : qtt::Boundary::Periodic;
+  c.initial = r.choice("initial", kInitial) == "gaussian" ? Initial::Gaussian : Initial::Modes;
+  auto it = p.find("modes");
+  if (it != p.end()) {
+    const std::string* text = std::get_if<std::string>(&it->second);
+    if (!text) throw InvalidArgument("param 'modes' for helmholtz_3d must be JSON text of [[kx, ky, kz, amplitude], ...]");
+    if (c.initial != Initial::Modes) throw InvalidArgument("param 'modes' for helmholtz_3d applies only to initial 'modes'");
+    c.modes = parse_modes(*text);
+  }
+  c.source = r.choice("source", kSource) == "gaussian" ? Source::Gaussian : Source::None;
+  c.max_rank = r.integer("max_rank", 1, 4096, 64);
+  c.tol = r.number("tol", 0.0, 1.0, true, 1e-8);
+  if (c.tol >= 1) throw InvalidArgument("param 'tol' for helmholtz_3d must be below 1");
+  r.integer("seed", 0, detail::kMaxExactInteger, 0);
+  c.snapshot_every = r.integer("snapshot_every", 1, detail::kMaxExactInteger, 0);
+  return c;
+}
+
+qtt::Grid grid(const Config& c) { return qtt::Grid{3, c.n_bits}; }
+
+double spacing(const Config& c) {
+  const double n = std::ldexp(1.0, c.n_bits);
+  return c.boundary == qtt::Boundary::Periodic ? 1.0 / n : 1.0 / (n + 1);
+}
+
+std::vector<double> points(const Config& c) {
+  const int64_t n = int64_t{1} << c.n_bits;
+  const double h = spacing(c);
+  std::vector<double> x(static_cast<std::size_t>(n));
+  for (int64_t i = 0; i < n; ++i) x[i] = (c.boundary == qtt::Boundary::Periodic ? i : i + 1) * h;
+  return x;
+}
+
+double eigenvalue(const Config& c, double kx, double ky, double kz) {
+  const double h = spacing(c);
+  const double w = c.boundary == qtt::Boundary::Periodic ? 2 * kPi : kPi;
+  double lam = 0;
+  for (double k : {kx, ky, kz}) {
+    const double s = std::sin(w * k * h / 2);
+    lam += 4 / (h * h) * s * s;
+  }
+  return lam;
+}
+
+qtt::Mps initial_field(const Config& c) {
+  if (c.initial == Initial::Gaussian) return gaussian(c);
+  const std::vector<double> x = points(c);
+  const double w = c.boundary == qtt::Boundary::Periodic ? 2 * kPi : kPi;
+  std::vector<qtt::Mps> terms;
+  std::vector<double> coef;
+  for (const auto& m : c.modes) {
+    std::vector<std::vector<double>> f(3, std::vector<double>(x.size()));
+    for (int a = 0; a < 3; ++a) {
+      for (std::size_t i = 0; i < x.size(); ++i) f[a][i] = std::sin(w * m[a] * x[i]);
+    }
+    terms.push_back(qtt::separable(grid(c), f, 1e-14));
+    coef.push_back(m[3]);
+  }
+  std::vector<const qtt::Mps*> ptr;
+  for (const auto& t : terms) ptr.push_back(&t);
+  SvdOptions o;
+  o.tol = c.tol * 1e-2;
+  o.max_rank = c.max_rank;
+  return qtt::combine(coef, ptr, o);
+}
+
+qtt::Mpo implicit_operator(const Config& c) {
+  const double h = spacing(c), a = c.nu * c.dt / (h * h);
+  // I - nu dt Δ_h = (1 + 6a) I - a Σ_j (S_j^+ + S_j^-)
+  return qtt::stencil(grid(c), c.boundary, 1 + 6 * a, std::vector<double>(3, -a), std::vector<double>(3, -a));
+}
+
+qtt::SolveReport step(const Config& c, const qtt::Mpo& a, const qtt::Mps& rhs, qtt::Mps& u) {
+  qtt::SolveOptions o;
+  o.tol = c.tol;
+  o.max_rank = c.max_rank;
+  o.max_sweeps = 20;
+  return qtt::solve_spd(a, rhs, u, o);
+}
+
+Output solve(const Config& c, const Hooks& hooks) {
+  if (c.n_bits < 2 || c.n_bits > 20) throw InvalidArgument("helmholtz_3d: n_bits must be in 2..20");
+  const detail::Reporter report(hooks);
+  const qtt::Mpo a = implicit_operator(c);
+  qtt::Mps u = initial_field(c);
+  std::optional<qtt::Mps> source;
+  if (c.source == Source::Gaussian) source = gaussian(c);
+  SvdOptions round_opt;
+  round_opt.tol = c.tol * 0.1;
+  round_opt.max_rank = c.max_rank;
+  const std::vector<int64_t> shape = grid(c).shape();
+
+  int64_t sweeps = 0;
+  double worst = 0;
+  report.progress(0, c.steps);
+  for (int64_t n = 1; n <= c.steps; ++n) {
+    report.poll();
+    const qtt::Mps rhs = source ? qtt::combine({1.0, c.dt}, {&u, &*source}, round_opt) : u;
+    const qtt::SolveReport r = step(c, a, rhs, u);
+    if (!std::isfinite(qtt::total(u))) throw Diverged("helmholtz_3d: the solution is no longer finite");
+    sweeps += r.sweeps;
+    worst = std::max(worst, r.residual);
+    report.progress(n, c.steps);
+    if (c.snapshot_every > 0 && report.wants_snapshots() && n % c.snapshot_every == 0) {
+      std::vector<Field> snap(1);
+      snap[0].name = "u";
+      snap[0].shape = shape;
+      snap[0].tt = u;
+      report.snapshot(n, static_cast<double>(n) * c.dt, snap);
+    }
+  }
+  Output out;
+  out.fields.resize(1);
+  out.fields[0].name = "u";
+  out.fields[0].shape = shape;
+  out.stats["steps"] = static_cast<double>(c.steps);
+  out.stats["t"] = static_cast<double>(c.steps) * c.dt;
+  out.stats["max_rank"] = static_cast<double>(u.max_rank());
+  out.stats["sweeps"] = static_cast<double>(sweeps);
+  out.stats["residual"] = worst;
+  out.stats["norm"] = norm(u);
+  out.fields[0].tt = std::move(u);
+  return out;
+}
+
+namespace {
+
+class Helmholtz3d final : public Solver {
+ public:
+  std::string name() const override { return "helmholtz_3d"; }
+  void validate(const Params& p) const override { (void)parse(p); }
+  Output run(const Params& p, const Hooks& hooks) const override { return solve(parse(p), hooks); }
+};
+
+}  // namespace
+
+}  // namespace tts::sim::helmholtz
+
+namespace tts::sim::detail {
+std::unique_ptr<Solver> make_helmholtz_3d() { return std::make_unique<helmholtz::Helmholtz3d>(); }
+}  // namespace tts::sim::detail
