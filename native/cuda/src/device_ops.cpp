@@ -11,56 +11,11 @@
 #include "qtt_svd_run.hpp"
 #include "sweep.hpp"
 #include "tt_checks.hpp"
+#include "tt_interfaces.hpp"
 
 namespace tts::cuda {
 namespace detail {
 namespace {
-
-// ---- interfaces for the fused reconstruction (the CPU core's split, reconstruct.cpp) ----------
-int choose_split(const TensorTrain& tt) {
-  const int d = tt.d();
-  const double N = static_cast<double>(tt.numel());
-  int best = 0;
-  double best_cost = std::numeric_limits<double>::infinity(), nl = 1;
-  for (int p = 0; p <= d; ++p) {
-    const double rp = static_cast<double>(tt.ranks[p]), nr = N / nl;
-    const double cost = (nl + nr) * rp + std::fabs(std::log2(nl) - std::log2(nr));
-    if (cost < best_cost) {
-      best_cost = cost;
-      best = p;
-    }
-    if (p < d) nl *= static_cast<double>(tt.modes[p]);
-  }
-  return best;
-}
-
-std::vector<double> left_interface(const TensorTrain& tt, int p) {
-  std::vector<double> L{1.0};
-  int64_t rows = 1;
-  for (int k = 0; k < p; ++k) {
-    const int64_t r0 = tt.ranks[k], n = tt.modes[k], r1 = tt.ranks[k + 1];
-    std::vector<double> next(static_cast<std::size_t>(rows * n * r1));
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, n * r1, r0, 1.0, L.data(), r0, tt.cores[k].data(),
-                n * r1, 0.0, next.data(), n * r1);
-    L.swap(next);
-    rows *= n;
-  }
-  return L;
-}
-
-std::vector<double> right_interface(const TensorTrain& tt, int p) {
-  std::vector<double> R{1.0};
-  int64_t cols = 1;
-  for (int k = tt.d() - 1; k >= p; --k) {
-    const int64_t r0 = tt.ranks[k], n = tt.modes[k], r1 = tt.ranks[k + 1];
-    std::vector<double> next(static_cast<std::size_t>(r0 * n * cols));
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r0 * n, cols, r1, 1.0, tt.cores[k].data(), r1, R.data(),
-                cols, 0.0, next.data(), cols);
-    R.swap(next);
-    cols *= n;
-  }
-  return R;
-}
 
 template <class T>
 DeviceBuffer<T> upload(const T* host, int64_t n, cudaStream_t s) {
@@ -84,9 +39,9 @@ DeviceSums fused_on_device(const TensorTrain& tt, const QttLayout& layout, DType
                            const void* ref_dev, cudaStream_t s) {
   tts::detail::check_structure(tt, "tensor train");
   if (tt.modes != layout.modes) throw InvalidArgument("the tensor train's modes do not match the layout's");
-  const int p = choose_split(tt);
+  const int p = tts::detail::choose_split(tt);
   const OffsetTables T = offsets_split_at(layout, p);
-  const std::vector<double> L = left_interface(tt, p), R = right_interface(tt, p);
+  const std::vector<double> L = tts::detail::left_interface(tt, p), R = tts::detail::right_interface(tt, p);
   auto dL = upload(L.data(), static_cast<int64_t>(L.size()), s);
   auto dR = upload(R.data(), static_cast<int64_t>(R.size()), s);
   auto dhi = upload(T.hi.data(), T.n_hi, s);

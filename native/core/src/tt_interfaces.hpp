@@ -1,0 +1,19 @@
+// Private: the two halves of a tensor train's reconstruction, shared by the CPU core's fused
+// reconstruction and the CUDA backend's (which uploads the interfaces and forms the blocks on the
+// device). The array is L (n_1..n_p x r_p) times R (r_p x n_p+1..n_d), both in mode order.
+#pragma once
+
+#include <vector>
+
+#include "ttstore/tt.hpp"
+
+namespace tts::detail {
+
+// The split p that keeps both interfaces small (and the halves balanced).
+int choose_split(const TensorTrain& tt);
+// Cores [0, p) as (n_1..n_p) x r_p, rows in mode order.
+std::vector<double> left_interface(const TensorTrain& tt, int p);
+// Cores [p, d) as r_p x (n_p+1..n_d), columns in mode order.
+std::vector<double> right_interface(const TensorTrain& tt, int p);
+
+}  // namespace tts::detail
