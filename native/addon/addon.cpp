@@ -12,21 +12,6 @@ namespace tts_addon {
 namespace {
 
 template <Napi::Value (*F)(const Napi::CallbackInfo&)>
-Napi::Value Guarded(const Napi::CallbackInfo& info) {
-  try {
-    return F(info);
-  } catch (const Napi::Error&) {
-    throw;
-  } catch (const tts::InvalidArgument& e) {
-    throw MakeError(info.Env(), true, e.what());
-  } catch (const std::bad_alloc&) {
-    throw MakeError(info.Env(), false, "out of memory");
-  } catch (const std::exception& e) {
-    throw MakeError(info.Env(), false, e.what());
-  }
-}
-
-template <Napi::Value (*F)(const Napi::CallbackInfo&)>
 void Export(Napi::Env env, Napi::Object exports, const char* name) {
   exports.Set(name, Napi::Function::New(env, Guarded<F>, name));
 }

@@ -267,19 +267,6 @@ Napi::Value TimedQttSvd(const Napi::CallbackInfo& info) {
 #endif
 }
 
-template <Napi::Value (*F)(const Napi::CallbackInfo&)>
-Napi::Value Guarded(const Napi::CallbackInfo& info) {
-  try {
-    return F(info);
-  } catch (const Napi::Error&) {
-    throw;
-  } catch (const tts::InvalidArgument& e) {
-    throw MakeError(info.Env(), true, e.what());
-  } catch (const std::exception& e) {
-    throw MakeError(info.Env(), false, e.what());
-  }
-}
-
 }  // namespace
 
 void RegisterGpu(Napi::Env env, Napi::Object exports) {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,24 @@ Napi::Promise Launch(std::unique_ptr<W> w) {
 
 // An Error with a code, for rejections and for exceptions thrown by the sync entry points.
 Napi::Error MakeError(Napi::Env env, bool invalid, const std::string& message);
+
+// Wraps an export so that no C++ exception leaves it other than as a JS exception: the core's
+// InvalidArgument becomes a RangeError with code ERR_TTS_INVALID, anything else an Error with code
+// ERR_TTS_INTERNAL.
+template <Napi::Value (*F)(const Napi::CallbackInfo&)>
+Napi::Value Guarded(const Napi::CallbackInfo& info) {
+  try {
+    return F(info);
+  } catch (const Napi::Error&) {
+    throw;
+  } catch (const tts::InvalidArgument& e) {
+    throw MakeError(info.Env(), true, e.what());
+  } catch (const std::bad_alloc&) {
+    throw MakeError(info.Env(), false, "out of memory");
+  } catch (const std::exception& e) {
+    throw MakeError(info.Env(), false, e.what());
+  }
+}
 
 // A tensor train's cores packed on the worker thread into one heap block of float32 or float64,
 // so that the main thread only wraps it (no copy there): one external ArrayBuffer, one view per core.

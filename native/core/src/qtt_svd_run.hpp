@@ -1,6 +1,8 @@
 // Private: the TT-SVD sweep with the extra facts compress() needs (error bound, cap, early stop).
 #pragma once
 
+#include <string>
+
 #include "ttstore/tt.hpp"
 
 namespace tts::detail {
@@ -23,6 +25,8 @@ struct SvdRun {
 
 void check_svd_options(const SvdOptions& opt);
 void check_array(const ArrayView& a, const QttLayout& layout, const char* what);
+// "<flat> (index [i, j, ...])": an element named by its flat C-order index and its array index.
+std::string index_text(const QttLayout& layout, int64_t flat);
 // W[t] = A[offset(t)] as float64 in mode order (numel entries); returns the sum of squares. Throws
 // InvalidArgument on NaN/Inf, naming the first bad element in C order.
 double gather(const ArrayView& a, const QttLayout& layout, double* W);

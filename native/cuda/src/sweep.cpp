@@ -59,15 +59,8 @@ std::string non_finite_message(const ArrayView& a, const QttLayout& layout, int6
     });
     kind = std::isnan(v) ? "NaN" : (v > 0 ? "Inf" : "-Inf");
   }
-  std::string s = "array holds a non-finite value (" + kind + ") at flat index " + std::to_string(bad) + " (index [";
-  std::vector<int64_t> idx(layout.shape.size());
-  int64_t rest = bad;
-  for (int j = static_cast<int>(layout.shape.size()) - 1; j >= 0; --j) {
-    idx[j] = rest % layout.shape[j];
-    rest /= layout.shape[j];
-  }
-  for (std::size_t j = 0; j < idx.size(); ++j) s += (j ? ", " : "") + std::to_string(idx[j]);
-  return s + "]); only finite values can be decomposed";
+  return "array holds a non-finite value (" + kind + ") at flat index " + tts::detail::index_text(layout, bad) +
+         "; only finite values can be decomposed";
 }
 
 TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
