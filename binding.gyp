@@ -1,5 +1,8 @@
 # CPU-only build of the same addon with node-gyp (CI builds it so it never rots; cmake-js is the main
 # build and the only one that adds CUDA). Output: build/Release/ttstore.node.
+# -fno-math-errno and -fno-trapping-math let the euler_2d flux rows vectorise and -ffp-contract=off
+# keeps FMA out of their AVX-512 build (see euler_flux.cpp). cmake-js sets the three on that file
+# alone; gyp has no per-file flags. None of them changes a computed value.
 {
   "targets": [
     {
@@ -15,7 +18,7 @@
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED", "TTS_VERSION=\"0.1.0\""],
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17", "-std=gnu++20"],
-      "cflags_cc": ["-std=c++17", "-fexceptions", "-frtti", "-fopenmp", "-O3"],
+      "cflags_cc": ["-std=c++17", "-fexceptions", "-frtti", "-fopenmp", "-O3", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off"],
       "ldflags": ["-fopenmp"],
       "libraries": ["-llapacke", "-llapack", "-lopenblas", "-lgomp"]
     }

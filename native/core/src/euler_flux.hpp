@@ -16,6 +16,11 @@ inline constexpr double kG1 = kG - 1.0;
 
 #define TTS_INLINE inline __attribute__((always_inline))
 
+// max and min as selects: std::fmax and std::fmin are library calls on the baseline ISA (their NaN
+// rules have no instruction there), and a call in the loop body stops it from vectorising.
+TTS_INLINE double max_of(double a, double b) { return a > b ? a : b; }
+TTS_INLINE double min_of(double a, double b) { return a < b ? a : b; }
+
 // WENO5 value at the right face of cell c from cells a..e (Jiang & Shu 1996 smoothness indicators)
 // with WENO-Z weights (Borges, Carmona, Costa & Don 2008, p = 1): fifth order also at smooth
 // extrema, where the classic weights drop to third. α_k = d_k (1 + τ5 / (β_k + ε)), here scaled by
@@ -52,8 +57,8 @@ TTS_INLINE void hllc(double rl, double nl, double tl, double El, double rr, doub
   const double sl_ = std::sqrt(rl), sr_ = std::sqrt(rr), w = 1.0 / (sl_ + sr_);
   const double u = (sl_ * ul + sr_ * ur) * w, v = (sl_ * vl + sr_ * vr) * w;
   const double H = (sl_ * (El + pl) / rl + sr_ * (Er + pr) / rr) * w;
-  const double c = std::sqrt(std::fmax(kG1 * (H - 0.5 * (u * u + v * v)), 1e-300));
-  const double SL = std::fmin(ul - cl, u - c), SR = std::fmax(ur + cr, u + c);
+  const double c = std::sqrt(max_of(kG1 * (H - 0.5 * (u * u + v * v)), 1e-300));
+  const double SL = min_of(ul - cl, u - c), SR = max_of(ur + cr, u + c);
   const double ml = rl * (SL - ul), mr = rr * (SR - ur);
   const double Sm = (pr - pl + nl * (SL - ul) - nr * (SR - ur)) / (ml - mr);
   // Star flux of the side the contact leaves behind: F*_K = F_K + S_K (U*_K - U_K).
@@ -93,7 +98,7 @@ TTS_INLINE void face_states(const double q[4][6], double L[4], double R[4]) {
     const double p2 = pressure(r2, q[1][2], q[2][2], q[3][2]), p3 = pressure(r3, q[1][3], q[2][3], q[3][3]);
     const double H = ((q[3][2] + p2) / s2 + (q[3][3] + p3) / s3) * w;
     const double q2 = un * un + ut * ut;
-    const double c = std::sqrt(std::fmax(kG1 * (H - 0.5 * q2), 1e-300)), ic = 1.0 / c;
+    const double c = std::sqrt(max_of(kG1 * (H - 0.5 * q2), 1e-300)), ic = 1.0 / c;
     const double b1 = kG1 * ic * ic, b2 = 0.5 * b1 * q2;
     // Left eigenvectors (rows); row 2 (shear) is [-ut, 0, 1, 0].
     const double l00 = 0.5 * (b2 + un * ic), l01 = -0.5 * (b1 * un + ic), l02 = -0.5 * b1 * ut, l03 = 0.5 * b1;
