@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "big_buffer.hpp"
+
 namespace tts::sim::detail {
 
 struct GridOp {
@@ -46,7 +48,7 @@ class Multigrid {
  private:
   struct Level {
     GridOp op;
-    std::vector<double> b, x, r;  // rhs and iterate (coarse levels only), residual
+    tts::detail::BigVector<double> b, x, r;  // rhs and iterate (coarse levels only), residual
   };
   void cycle(std::size_t l, const double* b, double* x);
   void restrict_to(std::size_t l, const double* fine, double* coarse) const;   // coarse = R fine
