@@ -2,13 +2,14 @@
 // 2 MiB and advised for transparent huge pages (MADV_HUGEPAGE; Linux's default THP mode is
 // "madvise"), so that touching a fresh 32 MiB vector costs 16 page faults instead of 8,192. On
 // virtual machines a fault is expensive: before this, allocating and zeroing the work vectors of a
-// 2048^2 poisson_2d solve took longer than the iteration itself. Values are the same as with
-// std::allocator; only where the pages come from changes.
+// 2048^2 poisson_2d solve took longer than the iteration itself. Elements are default-initialised:
+// `BigVector<double> v(n)` leaves them unset (no zeroing pass); give a value, v(n, 0.0), to set them.
 #pragma once
 
 #include <cstddef>
 #include <cstdlib>
 #include <new>
+#include <utility>
 #include <vector>
 
 #if defined(__linux__)
@@ -38,6 +39,15 @@ struct BigAllocator {
     (void)madvise(p, rounded, MADV_HUGEPAGE);  // advice only: without THP the pages are small
 #endif
     return static_cast<T*>(p);
+  }
+  // Default-initialise instead of value-initialise: work arrays are written before they are read.
+  template <typename U>
+  void construct(U* p) noexcept(noexcept(::new (static_cast<void*>(p)) U)) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
   void deallocate(T* p, std::size_t n) noexcept {
     if (n * sizeof(T) < kThreshold) {
