@@ -108,10 +108,20 @@ export function serveHandler(deps: StorageDeps): Middleware {
       return;
     }
 
-    const data = await deps.entries.readDense(row);
+    // A compressed entry is reconstructed into a reused buffer, given back once the response no
+    // longer needs it (sent, or the connection gone).
+    const out = row.compressed ? deps.buffers.acquire(row.original_bytes) : undefined;
+    let data: Uint8Array;
+    try {
+      data = await deps.entries.readDense(row, out);
+    } catch (err) {
+      if (out) deps.buffers.release(out);
+      throw err;
+    }
     const shape = shapeOf(row);
     const accept = ctx.accepts('application/json', 'application/x-npy', 'application/octet-stream');
     if (accept === 'application/x-npy' || accept === 'application/octet-stream') {
+      if (out) ctx.res.once('close', () => deps.buffers.release(out));
       // Raw bodies: no base64, no JSON; the facts go in headers (the key percent-encoded).
       ctx.set('X-Ttstore-Key', headerSafe(key));
       ctx.set('X-Ttstore-Namespace', namespace);
@@ -129,12 +139,18 @@ export function serveHandler(deps: StorageDeps): Middleware {
       ctx.length = length;
       return;
     }
-    const out = row.kind === 'blob'
-      ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
-      : encodeNpy(row.dtype, shape, data);
+    let dataB64: string;
+    try {
+      const npy = row.kind === 'blob'
+        ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+        : encodeNpy(row.dtype, shape, data);
+      dataB64 = npy.toString('base64');
+    } finally {
+      if (out) deps.buffers.release(out);
+    }
     ctx.body = {
       key, namespace, version: row.version, target, kind: row.kind, dtype: row.dtype, shape, layout: row.layout,
-      verdict: row.verdict, fingerprint: fingerprintOf(row), data_b64: out.toString('base64'),
+      verdict: row.verdict, fingerprint: fingerprintOf(row), data_b64: dataB64,
     };
   };
 }
