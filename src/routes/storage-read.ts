@@ -1,7 +1,7 @@
 // GET /v1/get/{namespace}/{key}, POST /v1/serve, DELETE /v1/delete/{namespace}/{key},
 // GET /v1/list/{namespace}. Path segments are percent-encoded (a key `a/b` travels as `a%2Fb`) and are
 // decoded here exactly once, from the raw path.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Context, Middleware } from 'koa';
 import { badRequest, ProblemError } from '../errors.js';
@@ -38,13 +38,21 @@ function namespaceAndKey(ctx: Context, prefix: string): { namespace: string; key
   };
 }
 
-/** A strong validator, unique per (tenant, namespace, key, version) and stable for that version. */
+const etags = new WeakMap<EntryRow, string>();
+
+/**
+ * A strong validator, unique per (tenant, namespace, key, version) and stable for that version.
+ * Memoised per row object (rows are immutable; the row cache shares them), like getView.
+ */
 export function etagOf(row: EntryRow): string {
-  const h = createHash('sha256')
-    .update(`${row.tenant_id}\u0000${row.namespace}\u0000${row.key}\u0000${row.version}\u0000${row.id}\u0000${row.created_at}`)
-    .digest('base64url')
-    .slice(0, 27);
-  return `"${h}-v${row.version}"`;
+  let etag = etags.get(row);
+  if (etag === undefined) {
+    const h = hash('sha256', `${row.tenant_id}\u0000${row.namespace}\u0000${row.key}\u0000${row.version}\u0000${row.id}\u0000${row.created_at}`, 'base64url')
+      .slice(0, 27);
+    etag = `"${h}-v${row.version}"`;
+    etags.set(row, etag);
+  }
+  return etag;
 }
 
 function matchesIfNoneMatch(header: string, etag: string): boolean {
