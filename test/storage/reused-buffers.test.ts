@@ -3,8 +3,7 @@
 import http from 'node:http';
 import { expect } from 'chai';
 import { decodeNpy } from '../../src/codec/npy.js';
-import type { TestServer } from '../helpers/server.js';
-import { npyOf, startStorageServer, tenantClient, type Client } from './helpers.js';
+import { bytesOf, npyOf, storageSuite } from './helpers.js';
 
 const encodeNpyOf = (a: Float64Array, n: number) => npyOf('float64', [n, n], a);
 
@@ -48,22 +47,12 @@ function noise(seed: number): Float64Array {
   return out;
 }
 
-const bytesOf = (a: Float64Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
-
 describe('storage: reused request and response buffers', function () {
   this.timeout(120000);
-  let server: TestServer;
-  let c: Client;
-  before(async () => {
-    server = await startStorageServer();
-    c = await tenantClient(server);
-  });
-  after(async () => {
-    await server.destroy();
-  });
+  const s = storageSuite();
 
   const putBinary = async (key: string, a: Float64Array) => {
-    const r = await c.call('POST', `/v1/put?key=${key}`, { body: npyOf('float64', [N, N], a), headers: { 'content-type': 'application/x-npy' } });
+    const r = await s.c.call('POST', `/v1/put?key=${key}`, { body: npyOf('float64', [N, N], a), headers: { 'content-type': 'application/x-npy' } });
     expect(r.status, r.text).to.equal(200);
     return r.body;
   };
@@ -74,7 +63,7 @@ describe('storage: reused request and response buffers', function () {
     for (let i = 0; i < 2; i++) expect((await putBinary(`seq${i}`, arrays[i]!)).verdict).to.equal('passthrough');
     await Promise.all([putBinary('par2', arrays[2]!), putBinary('par3', arrays[3]!)]);
     for (const [key, a] of [['seq0', arrays[0]], ['seq1', arrays[1]], ['par2', arrays[2]], ['par3', arrays[3]]] as const) {
-      expect((await c.dense(key)).data.equals(bytesOf(a)), key).to.equal(true);
+      expect((await s.c.dense(key)).data.equals(bytesOf(a)), key).to.equal(true);
     }
   });
 
@@ -82,29 +71,29 @@ describe('storage: reused request and response buffers', function () {
     const keys = ['f1', 'f2', 'f3'];
     for (const [i, key] of keys.entries()) expect((await putBinary(key, field(i + 1))).compressed).to.equal(true);
     const alone = new Map<string, Buffer>();
-    for (const key of keys) alone.set(key, (await c.dense(key)).data);
+    for (const key of keys) alone.set(key, (await s.c.dense(key)).data);
     expect(alone.get('f1')!.equals(alone.get('f2')!)).to.equal(false);
     for (let round = 0; round < 3; round++) {
-      const got = await Promise.all([...keys, ...keys].map(async (key) => [key, (await c.dense(key)).data] as const));
+      const got = await Promise.all([...keys, ...keys].map(async (key) => [key, (await s.c.dense(key)).data] as const));
       for (const [key, data] of got) expect(data.equals(alone.get(key)!), `${key} round ${round}`).to.equal(true);
     }
     // the JSON (base64) form gives its buffer back at once; the next x-npy answer is still right
-    const json = await c.serve({ key: 'f2' });
+    const json = await s.c.serve({ key: 'f2' });
     expect(json.status).to.equal(200);
-    expect((await c.dense('f3')).data.equals(alone.get('f3')!)).to.equal(true);
+    expect((await s.c.dense('f3')).data.equals(alone.get('f3')!)).to.equal(true);
   });
 
   it('keeps a served buffer until its reader has taken every byte, however slowly it reads', async () => {
     const M = 1024; // 8 MiB: more than the socket buffers hold, so most of it waits in the server
     const npy = (a: Float64Array) => encodeNpyOf(a, M);
     for (const [key, freq] of [['slow-a', 1], ['slow-b', 2]] as const) {
-      const r = await c.call('POST', `/v1/put?key=${key}`, { body: npy(field(freq, M)), headers: { 'content-type': 'application/x-npy' } });
+      const r = await s.c.call('POST', `/v1/put?key=${key}`, { body: npy(field(freq, M)), headers: { 'content-type': 'application/x-npy' } });
       expect(r.body.compressed, r.text).to.equal(true);
     }
-    const want = (await c.dense('slow-a')).data;
-    const slow = await pausedServe(server.url, c.apiKey, 'slow-a');
+    const want = (await s.c.dense('slow-a')).data;
+    const slow = await pausedServe(s.server.url, s.c.apiKey, 'slow-a');
     // meanwhile other serves of the same size take buffers from the pool and write into them
-    for (let i = 0; i < 3; i++) await c.dense('slow-b');
+    for (let i = 0; i < 3; i++) await s.c.dense('slow-b');
     const got = await decodeNpy(await slow.resume());
     expect(got.data.equals(want)).to.equal(true);
   });
