@@ -33,11 +33,12 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
  * allocation, sampling heap profile). And when `log` writes to a file descriptor (stdout), the lines
  * are written asynchronously: one write(2) per line on the event loop was the costliest step of a
  * metadata GET after the response itself; lines logged while a write is in flight go out together
- * in the next one, and whatever is pending is flushed when the process exits.
+ * in the next one, and whatever is pending is flushed when the process exits. While the reader of
+ * the output does not keep up, at most 16 MiB of lines wait; later ones are dropped rather than held.
  */
 export function requestLogger(log: Logger): Logger {
   const destination = (log as unknown as Record<symbol, unknown>)[pino.symbols.streamSym];
   const fd = (destination as { fd?: unknown } | undefined)?.fd;
-  const out = typeof fd === 'number' ? pino.destination({ dest: fd, sync: false }) : destination;
+  const out = typeof fd === 'number' ? pino.destination({ dest: fd, sync: false, maxLength: 16 << 20 }) : destination;
   return pino({ level: log.level, base: { service: 'ttstore' }, timestamp: TIMESTAMP }, out as never);
 }
