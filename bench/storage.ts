@@ -4,6 +4,13 @@
 //      (bar: binary put <= 1.5x the engine time);
 //   2. serve dense of that entry as application/x-npy (bar: >= 300 MB/s);
 //   3. GET metadata latency at 200 concurrent requests (bar: p99 <= 20 ms).
+// Beside each, the floor of the same client on the same machine: the same requests against a bare
+// node:http server in its own process that does no work (reads and drops the upload, answers a
+// prebuilt 16 MiB .npy or a fixed JSON body of the GET's size), measured interleaved with the service's.
+import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { engine } from '../src/engine/index.js';
 import { encodeNpy } from '../src/codec/npy.js';
 import { startServer } from '../test/helpers/server.js';
@@ -44,6 +51,33 @@ function lastDuration(logs: string[], method: string): number {
   return NaN;
 }
 
+/** `--floor-server <npy bytes> <get body bytes>`: the bare server of the floor rows; prints its port. */
+function floorServer(npyBytes: number, getBytes: number): void {
+  const npy = Buffer.alloc(npyBytes, 1);
+  const get = Buffer.from(JSON.stringify({ pad: 'x'.repeat(Math.max(0, getBytes - 10)) }));
+  const server = http.createServer((req, res) => {
+    if (req.method === 'POST' && req.url === '/put') {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+    } else if (req.method === 'POST') {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-npy', 'content-length': npy.length }).end(npy));
+    } else {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': get.length }).end(get);
+    }
+  });
+  server.keepAliveTimeout = 5000;
+  server.listen(0, '127.0.0.1', () => process.stdout.write(`${(server.address() as AddressInfo).port}\n`));
+}
+
+function spawnFloorServer(npyBytes: number, getBytes: number): Promise<{ url: string; proc: ChildProcess }> {
+  const proc = spawn(process.execPath, [fileURLToPath(import.meta.url), '--floor-server', String(npyBytes), String(getBytes)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    proc.stdout!.once('data', (c: Buffer) => resolve({ url: `http://127.0.0.1:${c.toString().trim()}`, proc }));
+    proc.once('exit', (code) => reject(new Error(`floor server exited (${code})`)));
+  });
+}
+
 async function main(): Promise<void> {
   const data = field();
   const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
@@ -51,6 +85,7 @@ async function main(): Promise<void> {
   const MiB = bytes.length / 2 ** 20;
 
   const server = await startServer({ env: { SVC_GATE_DEFAULT_RATE_LIMIT_REQUESTS: '10000000' } });
+  let floor: { url: string; proc: ChildProcess } | null = null;
   try {
     const t = await createTenant(server, { plan: 'enterprise', namespaces: ['default'] });
     const auth = { 'X-Api-Key': t.api_key };
@@ -76,6 +111,17 @@ async function main(): Promise<void> {
         binServer.push(lastDuration(server.logs, 'POST'));
       }
     }
+    // The floor of the binary put: the same upload to the bare server.
+    const getBytes = (await (await fetch(`${server.url}/v1/get/default/bench%2Ffield`, { headers: auth })).arrayBuffer()).byteLength;
+    floor = await spawnFloorServer(npy.length, getBytes);
+    const floorPut: number[] = [];
+    for (let r = 0; r <= REPS; r++) {
+      const t0 = process.hrtime.bigint();
+      const put = await fetch(`${floor.url}/put`, { method: 'POST', headers: { 'content-type': 'application/x-npy' }, body: npy });
+      await put.json();
+      if (r > 0) floorPut.push(ms(t0));
+    }
+
     const reconstructTimes: number[] = [];
     {
       const res = await engine.compress(bytes, 'float32', [N, N], { tolerance: 1e-6 });
@@ -97,15 +143,19 @@ async function main(): Promise<void> {
     }
 
     const serveTimes: number[] = [];
+    const floorServe: number[] = [];
     for (let r = 0; r < 6; r++) {
-      const t0 = process.hrtime.bigint();
-      const res = await fetch(`${server.url}/v1/serve`, {
-        method: 'POST', headers: { ...auth, 'content-type': 'application/json', Accept: 'application/x-npy' },
-        body: JSON.stringify({ key: 'bench/field' }),
-      });
-      const got = await res.arrayBuffer();
-      if (res.status !== 200 || got.byteLength !== npy.length) throw new Error(`serve: ${res.status} ${got.byteLength}`);
-      if (r > 0) serveTimes.push(ms(t0));
+      // the service, then the same request to the bare server
+      for (const [url, times] of [[`${server.url}/v1/serve`, serveTimes], [`${floor.url}/serve`, floorServe]] as const) {
+        const t0 = process.hrtime.bigint();
+        const res = await fetch(url, {
+          method: 'POST', headers: { ...auth, 'content-type': 'application/json', Accept: 'application/x-npy' },
+          body: JSON.stringify({ key: 'bench/field' }),
+        });
+        const got = await res.arrayBuffer();
+        if (res.status !== 200 || got.byteLength !== npy.length) throw new Error(`serve: ${res.status} ${got.byteLength}`);
+        if (r > 0) times.push(ms(t0));
+      }
     }
 
     // GET latency: 200 requests in flight at once, several rounds.
@@ -123,6 +173,16 @@ async function main(): Promise<void> {
     lat.length = 0;
     const logStart = server.logs.length;
     for (let r = 0; r < ROUNDS; r++) await Promise.all(Array.from({ length: CONC }, one));
+    const floorLat: number[] = [];
+    const oneFloor = async () => {
+      const t0 = process.hrtime.bigint();
+      const res = await fetch(`${floor!.url}/v1/get/default/bench%2Ffield`, { headers: auth });
+      await res.arrayBuffer();
+      floorLat.push(ms(t0));
+    };
+    await Promise.all(Array.from({ length: CONC }, oneFloor));
+    floorLat.length = 0;
+    for (let r = 0; r < ROUNDS; r++) await Promise.all(Array.from({ length: CONC }, oneFloor));
     const getServer = server.logs.slice(logStart).flatMap((line) => {
       try {
         const rec = JSON.parse(line) as { msg?: string; method?: string; duration_ms?: number };
@@ -137,6 +197,7 @@ async function main(): Promise<void> {
     const json = median(jsonTimes);
     const serve = median(serveTimes);
     const serveMBs = npy.length / 1e6 / (serve / 1e3);
+    const floorServeMBs = npy.length / 1e6 / (median(floorServe) / 1e3);
     const p50 = pct(lat, 50);
     const p99 = pct(lat, 99);
     const row = (name: string, value: string, baseline: string, bar: string, ok: boolean | null) =>
@@ -149,20 +210,28 @@ async function main(): Promise<void> {
       row('engine.compress (in process)', `${eng.toFixed(1)} ms`, '-', '-', null),
       row('binary put over HTTP (x-npy)', `${bin.toFixed(1)} ms`, `${(bin / eng).toFixed(2)}x engine`, '<= 1.5x engine', bin <= 1.5 * eng),
       row('  of which inside the server', `${median(binServer).toFixed(1)} ms`, `${(median(binServer) / eng).toFixed(2)}x engine`, '-', null),
+      row('  floor: same upload, bare server', `${median(floorPut).toFixed(1)} ms`, `${(median(floorPut) / eng).toFixed(2)}x engine`, '-', null),
       row('JSON put over HTTP (data_b64)', `${json.toFixed(1)} ms`, `${(json / eng).toFixed(2)}x engine`, '-', null),
       row('engine.reconstruct (in process)', `${median(reconstructTimes).toFixed(1)} ms`, '-', '-', null),
       row('serve dense as x-npy', `${serveMBs.toFixed(0)} MB/s`, `${serve.toFixed(1)} ms per request`, '>= 300 MB/s', serveMBs >= 300),
+      row('  floor: same download, bare server', `${floorServeMBs.toFixed(0)} MB/s`, `${median(floorServe).toFixed(1)} ms per request`, '-', null),
       row(`GET metadata p50 (${CONC} concurrent)`, `${p50.toFixed(2)} ms`, `${lat.length} requests`, '-', null),
       row(`GET metadata p99 (${CONC} concurrent)`, `${p99.toFixed(2)} ms`, `max ${Math.max(...lat).toFixed(2)} ms`, '<= 20 ms', p99 <= 20),
       row('  inside the server p50 / p99', `${pct(getServer, 50).toFixed(2)} / ${pct(getServer, 99).toFixed(2)} ms`, `${getServer.length} requests`, '-', null),
+      row('  floor: bare server p50 / p99', `${pct(floorLat, 50).toFixed(2)} / ${pct(floorLat, 99).toFixed(2)} ms`, `${floorLat.length} requests`, '-', null),
     ];
     process.stdout.write(lines.join('\n') + '\n');
   } finally {
+    floor?.proc.kill();
     await server.destroy();
   }
 }
 
-main().catch((err) => {
-  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
-  process.exit(1);
-});
+if (process.argv[2] === '--floor-server') {
+  floorServer(Number(process.argv[3]), Number(process.argv[4]));
+} else {
+  main().catch((err) => {
+    process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  });
+}

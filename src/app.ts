@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import Koa, { type Context, type Next } from 'koa';
 import type Router from '@koa/router';
 import { ProblemError, problemHandler, renderProblem } from './errors.js';
-import type { Logger } from './log.js';
+import { requestLogger, type Logger } from './log.js';
 import type { HttpMetrics } from './metrics/registry.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -19,11 +19,37 @@ function requestId() {
   };
 }
 
+interface RequestSeries {
+  inc(): void;
+  observe(seconds: number): void;
+}
+
+/**
+ * The request counter and latency histogram of one (method, route, status), resolved once: prom-client
+ * hashes a label object on every call, and the set of routes, methods and statuses is small.
+ */
+function seriesCache(metrics: HttpMetrics): (method: string, route: string, status: number) => RequestSeries {
+  const cache = new Map<string, RequestSeries>();
+  return (method, route, status) => {
+    const id = `${method} ${status} ${route}`;
+    let s = cache.get(id);
+    if (!s) {
+      const labels = { method, route, status: String(status) };
+      const counter = metrics.requests.labels(labels);
+      const histogram = metrics.duration.labels(labels);
+      s = { inc: () => counter.inc(), observe: (v) => histogram.observe(v) };
+      cache.set(id, s);
+    }
+    return s;
+  };
+}
+
 /**
  * One log line and one metrics observation per request. The route label is the matched template
  * (`/v1/get/:namespace/:key`), never the raw path, so keys and tenants cannot become label values.
  */
 function requestLog(log: Logger, metrics: HttpMetrics | undefined, closing: () => boolean) {
+  const series = metrics ? seriesCache(metrics) : null;
   return async function logRequest(ctx: Context, next: Next): Promise<void> {
     const started = process.hrtime.bigint();
     try {
@@ -33,10 +59,10 @@ function requestLog(log: Logger, metrics: HttpMetrics | undefined, closing: () =
       // (and are refused) instead of holding the server open until its grace period runs out.
       if (closing()) ctx.set('Connection', 'close');
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      if (metrics) {
-        const labels = { method: ctx.method, route: ctx._matchedRoute ? String(ctx._matchedRoute) : 'unmatched', status: String(ctx.status) };
-        metrics.requests.inc(labels);
-        metrics.duration.observe(labels, ms / 1000);
+      if (series) {
+        const s = series(ctx.method, ctx._matchedRoute ? String(ctx._matchedRoute) : 'unmatched', ctx.status);
+        s.inc();
+        s.observe(ms / 1000);
       }
       log.info({
         requestId: ctx.state.requestId,
@@ -77,7 +103,7 @@ export function createApp({ log, router, metrics, closing = () => false }: AppOp
   const app = new Koa({ proxy: false });
   app.silent = true; // errors are logged by problemHandler, once
   app.use(requestId());
-  app.use(requestLog(log, metrics, closing));
+  app.use(requestLog(requestLogger(log), metrics, closing));
   app.use(problemHandler(log));
   app.use(unmatched());
   app.use(router.routes());

@@ -22,6 +22,7 @@ import { ENTRY_MIGRATIONS } from './entries/migrations.js';
 import { EntryService } from './entries/service.js';
 import { BlobStore } from './store/blobs.js';
 import { VERSION } from './version.js';
+import { BufferPool } from './buffer-pool.js';
 // gate: tenants, keys, rate limits, metering; admin routes
 import { createGate, gateMigrations } from './gate/index.js';
 import { TenantPurger } from './gate/purge.js';
@@ -102,7 +103,10 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   registerAdminRoutes(api, gate);
   registerMetricsRoute(api, metrics.registry);
   registerReferenceRoutes(api);
-  registerStorageRoutes(api, { entries, engine, config });
+  // Binary put bodies and dense serve outputs: up to 128 MiB of idle buffers of 1 MiB or more kept for
+  // reuse (see buffer-pool.ts for why a fresh large buffer is slow).
+  const buffers = new BufferPool({ maxIdleBytes: 128 << 20, minBytes: 1 << 20 });
+  registerStorageRoutes(api, { entries, engine, config, buffers });
   registerSimulationRoutes(api, { scheduler, runner: engine });
   const query = registerQueryRoutes(api, { entries, engine, config });
   registerServiceGauges(metrics.registry, {

@@ -1,8 +1,11 @@
-// reconstruct(tt, shape, layout, dtype, reference?) -> Promise<{data: Uint8Array, fingerprint?}>
+// reconstruct(tt, shape, layout, dtype, reference?, out?) -> Promise<{data: Uint8Array, fingerprint?}>
 // fingerprint(tt, shape, layout, reference, dtype) -> Promise<Fingerprint>
-// The output is allocated and written on the worker thread (a 2^24-element array is 64 MiB: zeroing it
-// on the main thread would stall the event loop for tens of milliseconds) and handed to JavaScript
-// as an external ArrayBuffer that frees it, without a copy.
+// Without `out`, the output is allocated and written on the worker thread (a 2^24-element array is
+// 64 MiB: zeroing it on the main thread would stall the event loop for tens of milliseconds) and
+// handed to JavaScript as an external ArrayBuffer that frees it, without a copy. With `out` (a
+// Uint8Array of exactly numel * item size bytes, not overlapping `reference`), the array is written
+// into it and `data` is `out` itself: a caller that reuses its buffers skips the fresh allocation,
+// whose first touch (page faults) can cost more than the reconstruction.
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -22,22 +25,30 @@ class ReconstructWorker : public PromiseWorker {
   using PromiseWorker::keep_;
   bool want_out_ = false;  // false: fingerprint only
   Bytes ref_;              // data null: no reference
+  uint8_t* given_ = nullptr;        // the caller's output buffer, or null
+  Napi::ObjectReference given_js_;  // the same buffer as a JS value (kept alive), handed back as `data`
 
  protected:
   void Run() override {
     tts::TensorTrain tt = tt_.Materialize();
     tts::ArrayView ref{ref_.data, dtype_, layout_.numel()};
     bytes_ = want_out_ ? static_cast<size_t>(layout_.numel()) * tts::dtype_size(dtype_) : 0;
-    if (bytes_ > 0) {
+    if (bytes_ > 0 && given_ == nullptr) {
       out_.reset(static_cast<uint8_t*>(std::malloc(bytes_)));
       if (!out_) throw std::bad_alloc();
     }
-    tts::MutableArrayView out{out_.get(), dtype_, want_out_ ? layout_.numel() : 0};
+    tts::MutableArrayView out{given_ != nullptr ? given_ : out_.get(), dtype_, want_out_ ? layout_.numel() : 0};
     fingerprint_ = BackendReconstruct(tt, layout_, out, ref);
   }
 
   Napi::Value Result(Napi::Env env) override {
     if (!want_out_) return FingerprintToJs(env, fingerprint_);
+    if (!given_js_.IsEmpty()) {
+      Napi::Object o = Napi::Object::New(env);
+      o.Set("data", given_js_.Value());
+      if (ref_.data != nullptr) o.Set("fingerprint", FingerprintToJs(env, fingerprint_));
+      return o;
+    }
     Napi::ArrayBuffer ab;
     if (bytes_ == 0) {
       ab = Napi::ArrayBuffer::New(env, 0);
@@ -104,6 +115,17 @@ Napi::Value Reconstruct(const Napi::CallbackInfo& info) {
   if (has_ref) w->keep_.Add(env, info[4]);
   w->want_out_ = true;
   w->ref_ = ref;
+  if (!info[5].IsUndefined() && !info[5].IsNull()) {
+    if (!info[5].IsTypedArray() || info[5].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+      ThrowTypeError(env, "out must be a Uint8Array (or Buffer)");
+    }
+    Bytes out = ToArrayBytes(env, info[5], "out", dtype, t.shape);
+    if (has_ref && out.length > 0 && out.data < ref.data + ref.length && ref.data < out.data + out.length) {
+      ThrowRangeError(env, "out must not overlap reference");
+    }
+    w->given_ = const_cast<uint8_t*>(out.data);  // a JS Uint8Array: writable memory
+    w->given_js_ = Napi::Persistent(info[5].As<Napi::Object>());
+  }
   return Launch(std::move(w));
 }
 

@@ -55,11 +55,14 @@ export const engine: Engine = {
     return settle(() => native().compress(data, dtype, shape, opts));
   },
 
-  /** Dense array of `dtype` as bytes (numel * item size, fresh buffer); O(numel * r^2), off-thread. */
+  /**
+   * Dense array of `dtype` as bytes (numel * item size): written into `out` when given (a reused
+   * buffer spares the page faults of a fresh one), else a fresh buffer; O(numel * r^2), off-thread.
+   */
   reconstruct(
-    tt: TensorTrain, shape: number[], layout: LayoutName, dtype: DType, reference?: ArrayBytes,
+    tt: TensorTrain, shape: number[], layout: LayoutName, dtype: DType, reference?: ArrayBytes, out?: Uint8Array,
   ): Promise<{ data: Uint8Array; fingerprint?: Fingerprint }> {
-    return settle(() => native().reconstruct(tt, shape, layout, dtype, reference));
+    return settle(() => native().reconstruct(tt, shape, layout, dtype, reference, out));
   },
 
   /** Errors of tt against `reference` without materialising the array; O(numel * r^2), off-thread. */

@@ -14,7 +14,7 @@ export interface NativeAddon {
     opts: { tolerance: number; maxRank?: number; layout?: LayoutName },
   ): Promise<CompressResult>;
   reconstruct(
-    tt: TensorTrain, shape: number[], layout: LayoutName, dtype: DType, reference?: ArrayBytes,
+    tt: TensorTrain, shape: number[], layout: LayoutName, dtype: DType, reference?: ArrayBytes, out?: Uint8Array,
   ): Promise<{ data: Uint8Array; fingerprint?: Fingerprint }>;
   fingerprint(tt: TensorTrain, shape: number[], layout: LayoutName, reference: ArrayBytes, dtype: DType): Promise<Fingerprint>;
   dot(a: TensorTrain, b: TensorTrain): Promise<number>;

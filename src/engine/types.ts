@@ -149,11 +149,13 @@ export interface Engine {
 
   /**
    * Dense C-order array of `dtype` (integers rounded half to even and saturated, bool >= 0.5) as raw
-   * bytes; with `reference`, the fingerprint against it is measured in the same pass.
+   * bytes; with `reference`, the fingerprint against it is measured in the same pass. With `out`
+   * (exactly numel * item size bytes, not overlapping `reference`) the array is written into it and
+   * `data` is `out`; otherwise into a fresh buffer.
    */
   reconstruct(
     tt: TensorTrain, shape: number[], layout: LayoutName, dtype: DType,
-    reference?: ArrayBytes,
+    reference?: ArrayBytes, out?: Uint8Array,
   ): Promise<{ data: Uint8Array; fingerprint?: Fingerprint }>;
 
   /** Fingerprint of tt against `reference` (of `dtype`), without materialising the array. */

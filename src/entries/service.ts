@@ -373,15 +373,22 @@ export class EntryService {
     }
   }
 
-  /** What serve dense returns: C-order little-endian bytes of the source dtype (a blob: its bytes). */
-  async readDense(row: StoredRef): Promise<Uint8Array> {
+  /**
+   * What serve dense returns: C-order little-endian bytes of the source dtype (a blob: its bytes).
+   * A compressed entry is reconstructed into `out` when given and of the array's size (numel times
+   * the item size, i.e. original_bytes), else into a fresh buffer; uncompressed data comes from its
+   * blob file either way.
+   */
+  async readDense(row: StoredRef, out?: Uint8Array): Promise<Uint8Array> {
     if (row.blob_kind === 'raw') {
       const data = await this.blobs.read(row.blob_id, 'raw', row.checksum);
       if (data.length !== row.original_bytes) throw corrupted('the stored data of this entry has the wrong length');
       return data;
     }
     const tt = await this.readCores(row);
-    const { data } = await this.engine.reconstruct(tt, shapeOf(row), row.layout, row.dtype);
+    const shape = shapeOf(row);
+    const size = shape.reduce((a, b) => a * b, 1) * ITEM_SIZE[row.dtype];
+    const { data } = await this.engine.reconstruct(tt, shape, row.layout, row.dtype, undefined, out?.length === size ? out : undefined);
     return data;
   }
 

@@ -1,6 +1,6 @@
 // API keys and the service key: generation, hashing, constant-time comparison, and where a request
 // carries them. Only SHA-256 digests of keys are ever kept.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 
 /** CONTRACT.md section 1: `tts_` + 43 base64url characters (32 CSPRNG bytes). */
@@ -10,8 +10,9 @@ export function generateApiKey(): string {
   return `tts_${randomBytes(32).toString('base64url')}`;
 }
 
+/** SHA-256 of the UTF-8 bytes of `value` (one-shot: no Hash object per request). */
 export function sha256(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
+  return hash('sha256', value, 'buffer');
 }
 
 /** Compare two SHA-256 digests without leaking where they differ. */

@@ -43,9 +43,9 @@ export function instrumentEngine(inner: Engine, metrics: EngineMetrics, log: Log
         return r.storedCoreBytes;
       });
     },
-    reconstruct(tt, shape, layout, dtype, reference) {
+    reconstruct(tt, shape, layout, dtype, reference, out) {
       return timed('reconstruct', coreBytes(tt) + byteLength(reference),
-        () => inner.reconstruct(tt, shape, layout, dtype, reference), (r) => r.data.byteLength);
+        () => inner.reconstruct(tt, shape, layout, dtype, reference, out), (r) => r.data.byteLength);
     },
     fingerprint(tt, shape, layout, reference, dtype) {
       return timed('fingerprint', coreBytes(tt) + byteLength(reference),

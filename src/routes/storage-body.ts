@@ -4,6 +4,7 @@
 import type { Context, Middleware, Next } from 'koa';
 import { koaBody } from 'koa-body';
 import { badRequest, payloadTooLarge, unsupportedMediaType } from '../errors.js';
+import type { BufferPool } from '../buffer-pool.js';
 
 /** Bytes allowed for an .npy header beyond the payload limit (the limit counts the array data). */
 export const NPY_HEADER_ALLOWANCE = 64 * 1024;
@@ -46,9 +47,10 @@ export function jsonParser(limit: number): Middleware {
 
 /**
  * The raw request body in one buffer, at most `limit` bytes: a declared Content-Length over the limit
- * is refused before reading; a chunked body is counted as it arrives and refused at the limit.
+ * is refused before reading; a chunked body is counted as it arrives and refused at the limit. With a
+ * Content-Length the buffer comes from `pool` and the caller releases it when done (on success).
  */
-export async function readRawBody(ctx: Context, limit: number): Promise<Buffer> {
+export async function readRawBody(ctx: Context, limit: number, pool: BufferPool): Promise<Buffer> {
   const req = ctx.req;
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (encoding !== 'identity') throw unsupportedMediaType(`Content-Encoding ${encoding} is not supported on the binary form`);
@@ -64,7 +66,7 @@ export async function readRawBody(ctx: Context, limit: number): Promise<Buffer> 
   }
   return new Promise<Buffer>((resolve, reject) => {
     // Known length: one buffer filled in place. Unknown: chunks, joined once at the end.
-    const whole = expected !== null ? Buffer.allocUnsafe(expected) : null;
+    const whole = expected !== null ? pool.acquire(expected) : null;
     const chunks: Buffer[] = [];
     let received = 0;
     const cleanup = () => {
@@ -75,6 +77,7 @@ export async function readRawBody(ctx: Context, limit: number): Promise<Buffer> 
     };
     const fail = (err: Error) => {
       cleanup();
+      if (whole) pool.release(whole);
       req.resume(); // discard the rest so the answer can go out
       reject(err);
     };
@@ -91,8 +94,12 @@ export async function readRawBody(ctx: Context, limit: number): Promise<Buffer> 
     const onEnd = () => {
       cleanup();
       if (whole) {
-        if (received !== whole.length) reject(badRequest('request body is shorter than its Content-Length'));
-        else resolve(whole);
+        if (received !== whole.length) {
+          pool.release(whole);
+          reject(badRequest('request body is shorter than its Content-Length'));
+        } else {
+          resolve(whole);
+        }
       } else {
         resolve(Buffer.concat(chunks, received));
       }

@@ -1,7 +1,7 @@
 // GET /v1/get/{namespace}/{key}, POST /v1/serve, DELETE /v1/delete/{namespace}/{key},
 // GET /v1/list/{namespace}. Path segments are percent-encoded (a key `a/b` travels as `a%2Fb`) and are
 // decoded here exactly once, from the raw path.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Context, Middleware } from 'koa';
 import { badRequest, ProblemError } from '../errors.js';
@@ -38,13 +38,21 @@ function namespaceAndKey(ctx: Context, prefix: string): { namespace: string; key
   };
 }
 
-/** A strong validator, unique per (tenant, namespace, key, version) and stable for that version. */
+const etags = new WeakMap<EntryRow, string>();
+
+/**
+ * A strong validator, unique per (tenant, namespace, key, version) and stable for that version.
+ * Memoised per row object (rows are immutable; the row cache shares them), like getView.
+ */
 export function etagOf(row: EntryRow): string {
-  const h = createHash('sha256')
-    .update(`${row.tenant_id}\u0000${row.namespace}\u0000${row.key}\u0000${row.version}\u0000${row.id}\u0000${row.created_at}`)
-    .digest('base64url')
-    .slice(0, 27);
-  return `"${h}-v${row.version}"`;
+  let etag = etags.get(row);
+  if (etag === undefined) {
+    const h = hash('sha256', `${row.tenant_id}\u0000${row.namespace}\u0000${row.key}\u0000${row.version}\u0000${row.id}\u0000${row.created_at}`, 'base64url')
+      .slice(0, 27);
+    etag = `"${h}-v${row.version}"`;
+    etags.set(row, etag);
+  }
+  return etag;
 }
 
 function matchesIfNoneMatch(header: string, etag: string): boolean {
@@ -108,10 +116,20 @@ export function serveHandler(deps: StorageDeps): Middleware {
       return;
     }
 
-    const data = await deps.entries.readDense(row);
+    // A compressed entry is reconstructed into a reused buffer, given back once the response no
+    // longer needs it (sent, or the connection gone).
+    const out = row.compressed ? deps.buffers.acquire(row.original_bytes) : undefined;
+    let data: Uint8Array;
+    try {
+      data = await deps.entries.readDense(row, out);
+    } catch (err) {
+      if (out) deps.buffers.release(out);
+      throw err;
+    }
     const shape = shapeOf(row);
     const accept = ctx.accepts('application/json', 'application/x-npy', 'application/octet-stream');
     if (accept === 'application/x-npy' || accept === 'application/octet-stream') {
+      if (out) ctx.res.once('close', () => deps.buffers.release(out));
       // Raw bodies: no base64, no JSON; the facts go in headers (the key percent-encoded).
       ctx.set('X-Ttstore-Key', headerSafe(key));
       ctx.set('X-Ttstore-Namespace', namespace);
@@ -129,12 +147,18 @@ export function serveHandler(deps: StorageDeps): Middleware {
       ctx.length = length;
       return;
     }
-    const out = row.kind === 'blob'
-      ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
-      : encodeNpy(row.dtype, shape, data);
+    let dataB64: string;
+    try {
+      const npy = row.kind === 'blob'
+        ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+        : encodeNpy(row.dtype, shape, data);
+      dataB64 = npy.toString('base64');
+    } finally {
+      if (out) deps.buffers.release(out);
+    }
     ctx.body = {
       key, namespace, version: row.version, target, kind: row.kind, dtype: row.dtype, shape, layout: row.layout,
-      verdict: row.verdict, fingerprint: fingerprintOf(row), data_b64: out.toString('base64'),
+      verdict: row.verdict, fingerprint: fingerprintOf(row), data_b64: dataB64,
     };
   };
 }

@@ -62,6 +62,7 @@ export function putHandler(deps: StorageDeps): Middleware {
     let metadata: Record<string, unknown>;
     let target;
     let payload: Payload;
+    let pooled: Buffer | null = null; // the binary body, given back once the put is done with it
     if (typeof type === 'string') {
       // Binary form: parameters in the query string, metadata in a header, the payload as the body.
       const q = parseParams<PutFields>(putQuery, ctx.query, ['key']);
@@ -69,8 +70,11 @@ export function putHandler(deps: StorageDeps): Middleware {
       target = resolveTarget(q.domain, q.tolerance, q.max_rank);
       metadata = metadataFromHeader(ctx.get('X-Ttstore-Metadata') || undefined);
       const blob = type === BLOB_TYPE;
-      const bytes = await readRawBody(ctx, blob ? max : max + NPY_HEADER_ALLOWANCE);
-      payload = await decodePayload(bytes, blob);
+      pooled = await readRawBody(ctx, blob ? max : max + NPY_HEADER_ALLOWANCE, deps.buffers);
+      payload = await decodePayload(pooled, blob).catch((err: unknown) => {
+        deps.buffers.release(pooled!);
+        throw err;
+      });
     } else {
       if (ctx.is('application/json', '+json') === false) {
         throw unsupportedMediaType(`POST /v1/put takes application/json, ${NPY_TYPE} or ${BLOB_TYPE}, got ${ctx.get('Content-Type')}`);
@@ -83,10 +87,15 @@ export function putHandler(deps: StorageDeps): Middleware {
       const bytes = takeDataB64(ctx, body, max);
       payload = await decodePayload(bytes);
     }
-    checkDataSize(payload, max);
-    await gate.authorize(namespace, 'put');
-    const row = await deps.entries.put({ tenantId: tenant.tenantId, namespace, key, payload, metadata, target });
-    ctx.body = putView(row);
+    try {
+      checkDataSize(payload, max);
+      await gate.authorize(namespace, 'put');
+      // Every use of the payload's bytes (engine, blob write) is awaited inside put().
+      const row = await deps.entries.put({ tenantId: tenant.tenantId, namespace, key, payload, metadata, target });
+      ctx.body = putView(row);
+    } finally {
+      if (pooled) deps.buffers.release(pooled);
+    }
   };
 }
 

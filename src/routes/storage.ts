@@ -6,6 +6,7 @@ import { STORAGE_ENDPOINTS as EP } from '../api/storage.js';
 import type { Config } from '../config.js';
 import type { Engine } from '../engine/types.js';
 import type { EntryService } from '../entries/service.js';
+import type { BufferPool } from '../buffer-pool.js';
 import { jsonLimitFor } from './storage-body.js';
 import { putCoresBatchHandler, putCoresHandler, putHandler } from './storage-write.js';
 import { deleteHandler, getHandler, listHandler, serveHandler } from './storage-read.js';
@@ -16,11 +17,13 @@ export interface StorageDeps {
   config: Pick<Config, 'maxPayloadBytes'>;
   /** JSON body limit in bytes (admits data_b64 of the largest payload). */
   jsonLimit: number;
+  /** Large binary bodies and dense serve outputs, reused across requests. */
+  buffers: BufferPool;
 }
 
 export function registerStorageRoutes(
   api: Api,
-  opts: { entries: EntryService; engine: Engine; config: Pick<Config, 'maxPayloadBytes'> },
+  opts: { entries: EntryService; engine: Engine; config: Pick<Config, 'maxPayloadBytes'>; buffers: BufferPool },
 ): void {
   const deps: StorageDeps = { ...opts, jsonLimit: jsonLimitFor(opts.config.maxPayloadBytes) };
   api.mount(EP.put, putHandler(deps));

@@ -135,6 +135,7 @@ export class Database {
   }
 
   private async commitBatch(batch: Job[]): Promise<void> {
+    if (batch.length === 1) return this.commitOne(batch[0]!);
     const w = this.writer;
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; err: unknown }> = [];
     try {
@@ -166,6 +167,36 @@ export class Database {
       if (o.ok) job.resolve(o.value);
       else job.reject(o.err);
     });
+  }
+
+  /**
+   * A batch of one job (the usual case when writes do not overlap): the transaction is the job, so
+   * no savepoint is needed, which saves two of the five round trips to SQLite's thread.
+   */
+  private async commitOne(job: Job): Promise<void> {
+    const w = this.writer;
+    try {
+      await w.exec('BEGIN IMMEDIATE');
+    } catch (err) {
+      job.reject(err);
+      return;
+    }
+    let value: unknown;
+    try {
+      value = await job.fn(w);
+    } catch (err) {
+      await w.exec('ROLLBACK').catch(() => undefined);
+      job.reject(err);
+      return;
+    }
+    try {
+      await w.exec('COMMIT');
+    } catch (err) {
+      await w.exec('ROLLBACK').catch(() => undefined);
+      job.reject(err);
+      return;
+    }
+    job.resolve(value);
   }
 }
 

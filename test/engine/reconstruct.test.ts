@@ -11,6 +11,12 @@ function valuesTrain(values: number[]): TensorTrain {
   return { modes: [values.length], ranks: [1, 1], cores: [Float64Array.from(values)] };
 }
 
+async function expectRejects(p: Promise<unknown>, kind: new (...a: never[]) => Error, fragment: string): Promise<void> {
+  const err = await p.then(() => null, (e: unknown) => e);
+  expect(err, 'rejected').to.be.instanceOf(kind);
+  expect((err as Error).message).to.include(fragment);
+}
+
 describe('engine: reconstruct and fingerprint', function () {
   it('rebuilds the C-order array of a TT in both layouts, as the contract maps modes to indices', async function () {
     const shape = [12, 20, 6];
@@ -33,6 +39,30 @@ describe('engine: reconstruct and fingerprint', function () {
     expect(out.data).to.be.instanceOf(Uint8Array);
     expect(out.data.byteLength).to.equal(20);
     expect(Array.from(toFloat64(out.data, 'int32'))).to.deep.equal([1, 2, 3, 4, 5]);
+  });
+
+  it('writes into a given buffer and hands that same buffer back, equal to a fresh reconstruction', async function () {
+    const shape = [12, 20, 6];
+    const { modes } = jsLayout(shape, 'row_major');
+    const tt = randomTrain(modes, [1, ...modes.slice(1).map(() => 3), 1], 5);
+    const fresh = await engine.reconstruct(tt, shape, 'row_major', 'float32');
+    const out = Buffer.alloc(12 * 20 * 6 * 4, 0xab);
+    const into = await engine.reconstruct(tt, shape, 'row_major', 'float32', undefined, out);
+    expect(into.data).to.equal(out);
+    expect(Buffer.compare(out, Buffer.from(fresh.data.buffer, fresh.data.byteOffset, fresh.data.byteLength))).to.equal(0);
+    // With a reference too: the fingerprint is measured on what was written.
+    const x = Buffer.from(fresh.data.buffer, fresh.data.byteOffset, fresh.data.byteLength);
+    const withRef = await engine.reconstruct(tt, shape, 'row_major', 'float32', x, Buffer.alloc(out.length));
+    expect(withRef.fingerprint).to.deep.equal({ frobenius_error: 0, max_abs_error: 0, relative_error: 0 });
+  });
+
+  it('refuses a given buffer of the wrong size, of another type, or overlapping the reference', async function () {
+    const tt = valuesTrain([1, 2, 3]);
+    const ref = new Float64Array(3);
+    await expectRejects(engine.reconstruct(tt, [3], 'row_major', 'float64', undefined, Buffer.alloc(23)), RangeError, 'out has 23 bytes');
+    await expectRejects(engine.reconstruct(tt, [3], 'row_major', 'float64', undefined, new Float64Array(3) as unknown as Uint8Array), TypeError, 'Uint8Array');
+    const shared = Buffer.from(ref.buffer, 0, 24);
+    await expectRejects(engine.reconstruct(tt, [3], 'row_major', 'float64', ref, shared), RangeError, 'overlap');
   });
 
   it('rounds to integers half to even, saturates, and thresholds bool at 0.5', async function () {

@@ -22,6 +22,22 @@ export interface Client {
   dense(key: string, opts?: { namespace?: string; version?: number }): Promise<{ dtype: DType; shape: number[]; data: Buffer; headers: Headers }>;
 }
 
+/**
+ * The usual setting of a storage suite, as hooks of the calling describe(): a server (rate limits out
+ * of the way) before the tests, an enterprise tenant's client, the server destroyed after them.
+ */
+export function storageSuite(namespaces: string[] = ['default']): { readonly server: TestServer; readonly c: Client } {
+  const suite = {} as { server: TestServer; c: Client };
+  before(async () => {
+    suite.server = await startStorageServer();
+    suite.c = await tenantClient(suite.server, namespaces);
+  });
+  after(async () => {
+    await suite.server?.destroy();
+  });
+  return suite;
+}
+
 export async function tenantClient(server: TestServer, namespaces: string[] = ['default']): Promise<Client> {
   const t = await createTenant(server, { plan: 'enterprise', namespaces });
   return clientFor(server, t.api_key, t.tenant_id);

@@ -69,6 +69,26 @@ describe('storage: versions, delete, list and caching', function () {
     expect((await c.call('DELETE', '/v1/delete/default/del')).body.versions).to.equal(1);
   });
 
+  it('shows a delete and a re-put at once to GETs whose rows were read (and cached) just before', async () => {
+    await c.put({ key: 'hot', data_b64: text('1') });
+    await c.put({ key: 'hot', data_b64: text('2') });
+    const warm = await Promise.all([
+      ...Array.from({ length: 20 }, () => c.call('GET', '/v1/get/default/hot')),
+      c.call('GET', '/v1/get/default/hot?version=1'),
+    ]);
+    expect(warm.map((r) => r.status)).to.deep.equal(Array(21).fill(200));
+    const etag = warm[0]!.headers.get('etag')!;
+    expect((await c.call('DELETE', '/v1/delete/default/hot')).status).to.equal(200);
+    expect((await c.call('GET', '/v1/get/default/hot')).status).to.equal(404);
+    expect((await c.call('GET', '/v1/get/default/hot?version=1')).status).to.equal(404);
+    expect((await c.call('GET', '/v1/get/default/hot', { headers: { 'If-None-Match': etag } })).status).to.equal(404);
+    const again = await c.put({ key: 'hot', data_b64: text('3') });
+    const got = await c.call('GET', '/v1/get/default/hot', { headers: { 'If-None-Match': etag } });
+    expect(got.status).to.equal(200);
+    expect(got.body.version).to.equal(again.body.version).and.equal(3);
+    expect(got.headers.get('etag')).to.not.equal(etag);
+  });
+
   it('takes percent-encoded keys in paths, decoded once', async () => {
     for (const key of ['a/b', 'a%2Fb', 'sp ace', 'ünï/cødé', '?#&']) {
       const p = await c.put({ key, data_b64: text(key) });
