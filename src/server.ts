@@ -28,6 +28,7 @@ import { createGate, gateMigrations } from './gate/index.js';
 import { TenantPurger } from './gate/purge.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerStorageRoutes } from './routes/storage.js';
+import { releaseGpuCoresOnRemoval } from './routes/storage-read.js';
 // simulation: job table, scheduler (solvers run on the engine's threads), routes
 import { JOB_MIGRATIONS } from './jobs/migrations.js';
 import { JobStore } from './jobs/store.js';
@@ -77,6 +78,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     retentionDays: config.retentionDays,
   });
   await entries.start();
+  releaseGpuCoresOnRemoval(entries, engine.gpu);
 
   // gate: registry + limiter + meter; tenantGate goes first on every /v1 route
   const gate = await createGate({ db, config, log, metrics: metrics.registry });

@@ -60,6 +60,8 @@ export interface EntryChange {
   tenantId: string;
   namespace?: string;
   key?: string;
+  /** Entry ids (versions) that can no longer be read: a delete's versions, a purged tenant's entries. */
+  removedIds?: number[];
 }
 
 /** The columns readCores and readDense need. */
@@ -321,15 +323,21 @@ export class EntryService {
         'SELECT live_id FROM entry_keys WHERE tenant_id = ? AND namespace = ? AND key = ?', [tenantId, namespace, key]);
       if (!k || k.live_id === null) throw notFound(`no entry ${JSON.stringify(key)} in namespace ${namespace}`);
       const deletedAt = this.now();
+      const hidden = await tx.all<{ id: number }>(
+        'SELECT id FROM entries WHERE tenant_id = ? AND namespace = ? AND key = ? AND deleted_at IS NULL',
+        [tenantId, namespace, key]);
       const { changes } = await tx.run(
         'UPDATE entries SET deleted_at = ? WHERE tenant_id = ? AND namespace = ? AND key = ? AND deleted_at IS NULL',
         [deletedAt, tenantId, namespace, key]);
       await tx.run('UPDATE entry_keys SET live_id = NULL WHERE tenant_id = ? AND namespace = ? AND key = ?', [tenantId, namespace, key]);
-      return { versions: changes, deletedAt, purgeAfter: deletedAt + this.opts.retentionDays * 86400 };
+      return {
+        versions: changes, deletedAt, purgeAfter: deletedAt + this.opts.retentionDays * 86400,
+        removedIds: hidden.map((r) => r.id),
+      };
     });
     this.cache.invalidate(RowCache.id(tenantId, namespace, key));
-    this.emit({ tenantId, namespace, key });
-    return result;
+    this.emit({ tenantId, namespace, key, removedIds: result.removedIds });
+    return { versions: result.versions, deletedAt: result.deletedAt, purgeAfter: result.purgeAfter };
   }
 
   // -------------------------------------------------------------------------------------------
@@ -429,14 +437,16 @@ export class EntryService {
 
   /** Remove every entry, key counter and blob of a tenant (the gate calls this after retention). */
   async purgeTenant(tenantId: string): Promise<number> {
-    const n = await this.purgeWhere('tenant_id = ?', [tenantId]);
+    const removedIds: number[] = [];
+    const n = await this.purgeWhere('tenant_id = ?', [tenantId], removedIds);
     await this.db.write((tx) => tx.run('DELETE FROM entry_keys WHERE tenant_id = ?', [tenantId]));
     this.cache.clear();
-    this.emit({ tenantId });
+    this.emit({ tenantId, removedIds });
     return n;
   }
 
-  private async purgeWhere(cond: string, params: Array<string | number>): Promise<number> {
+  /** Purges the entries matching `cond` in batches; their ids are appended to `purged` when given. */
+  private async purgeWhere(cond: string, params: Array<string | number>, purged?: number[]): Promise<number> {
     let total = 0;
     for (;;) {
       const rows = await this.db.all<{ id: number; blob_id: string }>(
@@ -450,6 +460,7 @@ export class EntryService {
         await tx.run(`DELETE FROM entries WHERE id IN (${marks})`, ids);
       });
       for (const r of rows) await this.blobs.remove(r.blob_id);
+      purged?.push(...ids);
       total += rows.length;
       if (rows.length < PURGE_BATCH) break;
     }

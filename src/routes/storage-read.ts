@@ -14,7 +14,8 @@ import { parseBody, parseParams } from '../schema/validate.js';
 import { encodeNpy } from '../codec/npy.js';
 import { jsonParser, readJson } from './storage-body.js';
 import type { StorageDeps } from './storage.js';
-import { GpuPlacementError } from '../engine/gpu.js';
+import { GpuPlacementError, type GpuPlacement } from '../engine/gpu.js';
+import type { EntryService } from '../entries/service.js';
 
 export { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from '../api/storage.js';
 
@@ -161,6 +162,18 @@ export function serveHandler(deps: StorageDeps): Middleware {
       verdict: row.verdict, fingerprint: fingerprintOf(row), data_b64: dataB64,
     };
   };
+}
+
+/**
+ * Cores placed by serve target gpu leave the device as soon as their entry can no longer be read
+ * (a delete hides every version of a key; a tenant purge removes all of its entries), instead of
+ * holding device memory until the LRU budget pushes them out.
+ */
+export function releaseGpuCoresOnRemoval(entries: Pick<EntryService, 'onChange'>, gpu: GpuPlacement | undefined): void {
+  if (!gpu) return;
+  entries.onChange((change) => {
+    for (const id of change.removedIds ?? []) gpu.evict(id);
+  });
 }
 
 /**

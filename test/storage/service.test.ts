@@ -110,6 +110,26 @@ describe('entries service (no HTTP)', () => {
     expect(await countBlobs(blobs.dir)).to.equal(1);
   });
 
+  it('tells listeners which entry ids a delete and a tenant purge made unreadable', async () => {
+    const changes: Array<{ key?: string; removedIds?: number[] }> = [];
+    svc.onChange((c) => changes.push({ key: c.key, removedIds: c.removedIds }));
+    const v1 = await put('k', 'a');
+    const v2 = await put('k', 'b');
+    const other = await put('o', 'c');
+    const t2 = await put('k', 'x', 't2');
+    // A put leaves earlier versions readable: it names no removed ids.
+    expect(changes.map((c) => c.removedIds)).to.deep.equal([undefined, undefined, undefined, undefined]);
+    changes.length = 0;
+    await svc.delete('t1', 'default', 'k');
+    expect(changes).to.deep.equal([{ key: 'k', removedIds: [v1.id, v2.id].sort((a, b) => a - b) }]);
+    changes.length = 0;
+    await svc.purgeTenant('t1');
+    expect(changes).to.have.length(1);
+    // The purge removes the tombstoned versions and the live entry of t1, none of t2.
+    expect([...changes[0]!.removedIds!].sort((a, b) => a - b)).to.deep.equal([v1.id, v2.id, other.id].sort((a, b) => a - b));
+    expect(changes[0]!.removedIds).to.not.include(t2.id);
+  });
+
   it('answers deleting an unknown or deleted key with 404', async () => {
     await put('k', 'a');
     await svc.delete('t1', 'default', 'k');
