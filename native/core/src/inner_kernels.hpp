@@ -28,6 +28,11 @@ constexpr int64_t kLoopMaxRank = 64;
 // <q, c> for two trains of equal modes with ranks <= kLoopMaxRank; safe to call from many threads.
 double inner_trains(const PreparedTrain& q, const Operand& c);
 
+// <q, a> and <q, b> into out[0], out[1]: when a and b have equal ranks and dtype (equal rank_key()
+// is a quick sign of it) the two contractions run interleaved, which keeps more multiply-adds in
+// flight than one after the other; otherwise one by one.
+void inner_trains_2(const PreparedTrain& q, const Operand& a, const Operand& b, double* out);
+
 // Asks the CPU to start loading c's cores (up to 32 KiB) into cache. A batch calls it for the next
 // candidate before contracting the current one: candidates sit in separate heap blocks, so the
 // hardware prefetcher cannot see the next one coming, and a top-K over thousands of them streams
