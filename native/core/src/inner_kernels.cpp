@@ -164,11 +164,8 @@ TTS_AVX512 void inner_pad8_avx512(const PreparedTrain& q, const TC* const* c, co
   const auto& qr = qo.ranks();
   const auto& cr = co.ranks();
   const bool q_rows = qo.max_rank() <= co.max_rank();
-  alignas(64) double Xs[C][64];
-  for (int j = 0; j < C; ++j) {
-    std::fill(Xs[j], Xs[j] + 64, 0.0);
-    Xs[j][0] = 1.0;
-  }
+  alignas(64) double Xs[C][64];  // site 0 reads row 0 only (r_0 = 1)
+  for (int j = 0; j < C; ++j) _mm512_store_pd(Xs[j], _mm512_set_pd(0, 0, 0, 0, 0, 0, 0, 1.0));
   for (int k = 0; k < qo.d(); ++k) {
     const int64_t n = modes[k], rq0 = qr[k], rq1 = qr[k + 1], rc0 = cr[k], rc1 = cr[k + 1];
     const double* A = q.padded.data() + q.padded_offsets[k];
@@ -358,6 +355,7 @@ void inner_trains_2(const PreparedTrain& q, const Operand& a, const Operand& b, 
 }
 
 void prefetch_cores(const Operand& c) {
+  __builtin_prefetch(c.modes().data(), 0, 3);
   __builtin_prefetch(c.ranks().data(), 0, 3);
   __builtin_prefetch(c.offsets().data(), 0, 3);
   const char* p = c.f32() ? reinterpret_cast<const char*>(c.f32_data()) : reinterpret_cast<const char*>(c.f64_data());

@@ -1,13 +1,12 @@
 // Inner products between operands of any kind, the three metrics, and the batched scoring of one
 // query against many candidates (one call, parallel over candidates).
-#include <omp.h>
-
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <cmath>
 
 #include "inner_kernels.hpp"
+#include "late_join.hpp"
 #include "linalg.hpp"
 #include "threads.hpp"
 #include "ttstore/query.hpp"
@@ -164,6 +163,7 @@ std::vector<double> score_batch(const Operand& q, double q_norm, const std::vect
   PairUp pairs(work);
   const bool q_train = q.is_train() && q.max_rank() <= detail::kLoopMaxRank;
   for (int64_t j = 0; j < nc; ++j) {
+    if (j + 16 < nc) __builtin_prefetch(cands[j + 16], 0, 3);  // separate heap blocks: no hardware prefetch
     if (!cands[j]) throw InvalidArgument("score_batch: candidate " + std::to_string(j) + " is null");
     if (!std::isfinite(norms[j]) || norms[j] < 0) {
       throw InvalidArgument("score_batch: the norm of candidate " + std::to_string(j) + " must be finite and >= 0");
@@ -187,33 +187,36 @@ std::vector<double> score_batch(const Operand& q, double q_norm, const std::vect
     const detail::PreparedTrain pq = detail::prepare_train(q);
     const int64_t nw = static_cast<int64_t>(work.size());
     std::atomic<int64_t> bad{nc};  // the first candidate whose modes differ from q's
-#pragma omp parallel for num_threads(detail::threads()) schedule(dynamic, 32) if (nw > 32)
-    for (int64_t w = 0; w < nw; ++w) {
-      for (int64_t j : work[std::min(w + 2, nw - 1)]) {
-        if (j >= 0) __builtin_prefetch(cands[j], 0, 3);
-      }
-      for (int64_t j : work[std::min(w + 1, nw - 1)]) {
-        if (j >= 0) detail::prefetch_cores(*cands[j]);
-      }
-      const auto [a, b] = work[w];
-      bool same = true;
-      for (int64_t j : work[w]) {
-        if (j >= 0 && cands[j]->modes() != q.modes()) {
-          same = false;
-          for (int64_t seen = bad.load(); j < seen && !bad.compare_exchange_weak(seen, j);) {
+    // Not an OpenMP loop: its closing barrier would wait for a team thread the scheduler has not run
+    // yet, on a shared machine a time slice longer than the whole batch (detail::late_join_for).
+    detail::late_join_for(nw, 16, detail::threads(), [&](int64_t w0, int64_t w1) {
+      for (int64_t w = w0; w < w1; ++w) {
+        for (int64_t j : work[std::min(w + 2, nw - 1)]) {
+          if (j >= 0) __builtin_prefetch(cands[j], 0, 3);
+        }
+        for (int64_t j : work[std::min(w + 1, nw - 1)]) {
+          if (j >= 0) detail::prefetch_cores(*cands[j]);
+        }
+        const auto [a, b] = work[w];
+        bool same = true;
+        for (int64_t j : work[w]) {
+          if (j >= 0 && cands[j]->modes() != q.modes()) {
+            same = false;
+            for (int64_t seen = bad.load(); j < seen && !bad.compare_exchange_weak(seen, j);) {
+            }
           }
         }
+        if (!same) continue;
+        if (b < 0) {
+          dots[a] = detail::inner_trains(pq, *cands[a]);
+        } else {
+          double out[2];
+          detail::inner_trains_2(pq, *cands[a], *cands[b], out);
+          dots[a] = out[0];
+          dots[b] = out[1];
+        }
       }
-      if (!same) continue;
-      if (b < 0) {
-        dots[a] = detail::inner_trains(pq, *cands[a]);
-      } else {
-        double out[2];
-        detail::inner_trains_2(pq, *cands[a], *cands[b], out);
-        dots[a] = out[0];
-        dots[b] = out[1];
-      }
-    }
+    });
     if (const int64_t j = bad.load(); j < nc) check_same_modes(q, *cands[j], "score_batch: candidate " + std::to_string(j));
   }
   for (int64_t j : blas_pairs) dots[j] = inner(q, *cands[j]);
