@@ -3,8 +3,10 @@
 // M_k = sum_i Q_k[:, i, :]^T M_{k-1} C_k[:, i, :], from M_0 = [1]; <q, c> = M_d. Per core that is
 // 2 n r^3 multiply-adds; the query is converted to float64 once (and padded to rows of 8 when every
 // rank is <= 8, the common case of smooth fields), candidates are read in place (float32 or
-// float64). The rank-8 kernels hold one row of M in one AVX-512 register (or two AVX2 registers),
-// chosen at run time from the CPU; elsewhere plain loops the compiler vectorises.
+// float64). The rank <= 8 kernels hold one row of M in one AVX-512 register (or two AVX2 registers),
+// chosen at run time from the CPU; the AVX-512 one runs site by site with the exact ranks as
+// template parameters and takes two candidates of equal ranks at once (inner_trains_2). Elsewhere
+// plain loops the compiler vectorises.
 #pragma once
 
 #include "ttstore/query.hpp"
