@@ -101,3 +101,26 @@ function log2(n: number): string {
   const l = Math.log2(n);
   return Number.isInteger(l) ? `2^${l}` : String(n);
 }
+
+/** bench:query's field j of n points: a sum of M = 1..4 sinusoids (QTT rank 2M), by a rotation recurrence (no per-element sin). */
+export function sinusoids(j: number, n: number): { data: Float32Array; terms: number } {
+  const r = rng(1000 + j);
+  const terms = 1 + Math.floor(r() * 4);
+  const acc = new Float64Array(n);
+  for (let m = 0; m < terms; m++) {
+    const k = 1 + Math.floor(r() * 48);
+    const amp = 0.5 + r();
+    const phase = 2 * Math.PI * r();
+    const dc = Math.cos((2 * Math.PI * k) / n);
+    const ds = Math.sin((2 * Math.PI * k) / n);
+    let c = Math.cos(phase);
+    let s = Math.sin(phase);
+    for (let i = 0; i < n; i++) {
+      acc[i] += amp * s;
+      const c2 = c * dc - s * ds;
+      s = s * dc + c * ds;
+      c = c2;
+    }
+  }
+  return { data: Float32Array.from(acc), terms };
+}

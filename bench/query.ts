@@ -26,7 +26,7 @@ import { QueryService } from '../src/query/service.js';
 import { topKIndices } from '../src/query/topk.js';
 import { http, startServer, type TestServer } from '../test/helpers/server.js';
 import { createTenant } from '../test/helpers/tenants.js';
-import { rng } from './fields.js';
+import { sinusoids } from './fields.js';
 
 const N = 1 << 16;
 const ENTRIES = Number(process.env.BENCH_QUERY_ENTRIES ?? 10000);
@@ -42,29 +42,6 @@ const silent = { info() {}, warn() {}, error() {} };
 const keyOf = (j: number) => `f${String(j).padStart(5, '0')}`;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
-
-/** Field j: a sum of M = 1..4 sinusoids (QTT rank 2M), by a rotation recurrence (no per-element sin). */
-function field(j: number): { data: Float32Array; terms: number } {
-  const r = rng(1000 + j);
-  const terms = 1 + Math.floor(r() * 4);
-  const acc = new Float64Array(N);
-  for (let m = 0; m < terms; m++) {
-    const k = 1 + Math.floor(r() * 48);
-    const amp = 0.5 + r();
-    const phase = 2 * Math.PI * r();
-    const dc = Math.cos((2 * Math.PI * k) / N);
-    const ds = Math.sin((2 * Math.PI * k) / N);
-    let c = Math.cos(phase);
-    let s = Math.sin(phase);
-    for (let i = 0; i < N; i++) {
-      acc[i] += amp * s;
-      const c2 = c * dc - s * ds;
-      s = s * dc + c * ds;
-      c = c2;
-    }
-  }
-  return { data: Float32Array.from(acc), terms };
-}
 
 async function openEntries(dir: string): Promise<{ db: Database; entries: EntryService }> {
   const db = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS);
@@ -98,7 +75,7 @@ async function main(): Promise<void> {
     const verdicts = new Map<string, number>();
     const run = limiter(2);
     await Promise.all(Array.from({ length: ENTRIES }, (_, j) => run(async () => {
-      const { data, terms } = field(j);
+      const { data, terms } = sinusoids(j, N);
       const row = await entries.put({
         tenantId: tenant.tenant_id, namespace: 'fields', key: keyOf(j), metadata: { terms },
         payload: { kind: 'array', dtype: 'float32', shape: [N], data: Buffer.from(data.buffer) },

@@ -11,7 +11,8 @@
 //   score(queryId, queryNorm, ids: Float64Array, norms: Float64Array, metric) -> Promise<Float64Array>
 //
 // The map is touched only on the main thread (inserts happen when an add settles). A running score
-// holds shared references to its operands, so removing an id while it runs is safe.
+// reads its candidates through plain pointers (10k reference counts cost more than the lookups): while
+// any score runs, operands removed or replaced are retired, not freed, until the last one settles.
 #include <cmath>
 #include <memory>
 #include <unordered_map>
@@ -29,11 +30,14 @@ using OperandPtr = std::shared_ptr<const tts::Operand>;
 struct PoolState {
   std::unordered_map<int64_t, OperandPtr> entries;
   int64_t bytes = 0;
+  int64_t scoring = 0;               // scores in flight
+  std::vector<OperandPtr> retired;   // removed or replaced while scoring > 0
 
   void Put(int64_t id, OperandPtr op) {
     auto it = entries.find(id);
     if (it != entries.end()) {
       bytes -= it->second->bytes();
+      Retire(std::move(it->second));
       it->second = std::move(op);
       bytes += it->second->bytes();
     } else {
@@ -45,9 +49,27 @@ struct PoolState {
     auto it = entries.find(id);
     if (it == entries.end()) return false;
     bytes -= it->second->bytes();
+    Retire(std::move(it->second));
     entries.erase(it);
     return true;
   }
+  void Retire(OperandPtr op) {
+    if (scoring > 0) retired.push_back(std::move(op));
+  }
+};
+
+// Marks a score in flight for its lifetime (made and destroyed on the main thread).
+class ScoringMark {
+ public:
+  explicit ScoringMark(std::shared_ptr<PoolState> state) : state_(std::move(state)) { ++state_->scoring; }
+  ~ScoringMark() {
+    if (--state_->scoring == 0) state_->retired.clear();
+  }
+  ScoringMark(const ScoringMark&) = delete;
+  ScoringMark& operator=(const ScoringMark&) = delete;
+
+ private:
+  std::shared_ptr<PoolState> state_;
 };
 
 constexpr int64_t kMaxSafeInteger = (int64_t{1} << 53) - 1;
@@ -56,9 +78,9 @@ int64_t ToId(Napi::Env env, Napi::Value v, const std::string& what) {
   return ToInteger(env, v, what, -kMaxSafeInteger, kMaxSafeInteger);
 }
 
-OperandPtr Lookup(Napi::Env env, const PoolState& s, int64_t id, const std::string& what) {
+const OperandPtr& Lookup(Napi::Env env, const PoolState& s, int64_t id, const char* what) {
   auto it = s.entries.find(id);
-  if (it == s.entries.end()) ThrowRangeError(env, what + " " + std::to_string(id) + " is not in the pool");
+  if (it == s.entries.end()) ThrowRangeError(env, std::string(what) + " " + std::to_string(id) + " is not in the pool");
   return it->second;
 }
 
@@ -111,22 +133,20 @@ class NormWorker : public PromiseWorker {
 
 class ScoreWorker : public PromiseWorker {
  public:
-  ScoreWorker(Napi::Env env) : PromiseWorker(env, "ttstore.pool.score") {}
+  ScoreWorker(Napi::Env env, std::shared_ptr<PoolState> state)
+      : PromiseWorker(env, "ttstore.pool.score"), mark_(std::move(state)) {}
   OperandPtr query_;
   double query_norm_ = 0;
-  std::vector<OperandPtr> cands_;
+  std::vector<const tts::Operand*> cands_;  // alive while mark_ is (see PoolState::retired)
   std::vector<int64_t> ids_;  // the candidates' ids (GPU core placement keys them the same way)
   std::vector<double> norms_;
   tts::Metric metric_ = tts::Metric::Cosine;
 
  protected:
   void Run() override {
-    std::vector<const tts::Operand*> ptrs;
-    ptrs.reserve(cands_.size());
-    for (const auto& c : cands_) ptrs.push_back(c.get());
     // Candidates whose cores sit on a GPU (serve target gpu) are contracted there; the rest here.
     const std::vector<double> known = BackendResidentDots(*query_, ids_);
-    scores_ = tts::score_batch(*query_, query_norm_, ptrs, norms_, metric_, &known);
+    scores_ = tts::score_batch(*query_, query_norm_, cands_, norms_, metric_, &known);
   }
   Napi::Value Result(Napi::Env env) override {
     Napi::Float64Array out = Napi::Float64Array::New(env, scores_.size());
@@ -135,6 +155,7 @@ class ScoreWorker : public PromiseWorker {
   }
 
  private:
+  ScoringMark mark_;
   std::vector<double> scores_;
 };
 
@@ -235,7 +256,7 @@ class OperandPool : public Napi::ObjectWrap<OperandPool> {
   Napi::Value Score(const Napi::CallbackInfo& info) {
     return Guard(info, [&]() -> Napi::Value {
       Napi::Env env = info.Env();
-      auto w = std::make_unique<ScoreWorker>(env);
+      auto w = std::make_unique<ScoreWorker>(env, state_);
       w->query_ = Lookup(env, *state_, ToId(env, info[0], "queryId"), "query id");
       if (!info[1].IsNumber()) ThrowTypeError(env, "queryNorm must be a number");
       w->query_norm_ = info[1].As<Napi::Number>().DoubleValue();
@@ -248,12 +269,13 @@ class OperandPool : public Napi::ObjectWrap<OperandPool> {
       if (!info[4].IsString()) ThrowTypeError(env, "metric must be a string");
       w->metric_ = tts::metric_from_name(info[4].As<Napi::String>().Utf8Value());
       w->cands_.reserve(n_ids);
+      w->ids_.reserve(n_ids);
       for (size_t j = 0; j < n_ids; ++j) {
         const double id = ids[j];
         if (!(std::trunc(id) == id && std::fabs(id) <= static_cast<double>(kMaxSafeInteger))) {
           ThrowTypeError(env, "ids[" + std::to_string(j) + "] must be an integer");
         }
-        w->cands_.push_back(Lookup(env, *state_, static_cast<int64_t>(id), "candidate id"));
+        w->cands_.push_back(Lookup(env, *state_, static_cast<int64_t>(id), "candidate id").get());
         w->ids_.push_back(static_cast<int64_t>(id));
       }
       w->norms_.assign(norms, norms + n_norms);

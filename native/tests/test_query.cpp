@@ -40,7 +40,8 @@ static const std::vector<int64_t> kModes{2, 3, 2, 2, 2, 5, 2, 2, 2};
 
 TEST(every_pad8_kernel_agrees_with_the_dense_inner_product) {
   for (bool f32 : {true, false}) {
-    for (auto [capq, capc] : std::vector<std::pair<int64_t, int64_t>>{{2, 2}, {4, 4}, {7, 7}, {8, 8}, {2, 8}, {8, 2}, {3, 6}}) {
+    for (auto [capq, capc] : std::vector<std::pair<int64_t, int64_t>>{
+             {1, 1}, {2, 2}, {4, 4}, {7, 7}, {8, 8}, {2, 8}, {8, 2}, {3, 6}, {6, 3}, {5, 1}, {1, 5}}) {
       TensorTrain q = ttt::random_tt(kModes, qtt_ranks(kModes, capq, 0), 11 + capq);
       TensorTrain c = ttt::random_tt(kModes, qtt_ranks(kModes, capc, 1), 23 + capc);
       if (f32) c = as_f32(c);
@@ -57,6 +58,62 @@ TEST(every_pad8_kernel_agrees_with_the_dense_inner_product) {
       }
     }
   }
+}
+
+TEST(two_candidates_of_equal_ranks_contract_together_and_agree) {
+  const TensorTrain pq = ttt::random_tt(kModes, qtt_ranks(kModes, 7, 0), 5);
+  const Operand oq = Operand::train(pq);
+  const auto prepared = detail::prepare_train(oq);
+  const std::vector<double> qd = ttt::dense_mode_order(pq);
+  for (bool f32 : {true, false}) {
+    for (int64_t cap : {1, 2, 5, 8}) {  // below, at and above the query's ranks
+      TensorTrain a = ttt::random_tt(kModes, qtt_ranks(kModes, cap, 1), 40 + cap);
+      TensorTrain b = ttt::random_tt(kModes, qtt_ranks(kModes, cap, 1), 50 + cap);
+      TensorTrain other = ttt::random_tt(kModes, qtt_ranks(kModes, cap, 2), 60 + cap);  // other ranks
+      if (f32) {
+        a = as_f32(a);
+        b = as_f32(b);
+      }
+      const Operand oa = Operand::train(a), ob = Operand::train(b), oo = Operand::train(other);
+      CHECK_EQ(oa.rank_key(), ob.rank_key());
+      double out[2];
+      detail::inner_trains_2(prepared, oa, ob, out);
+      CHECK_REL(out[0], dense_dot(qd, ttt::dense_mode_order(a)), 1e-12);
+      CHECK_REL(out[1], dense_dot(qd, ttt::dense_mode_order(b)), 1e-12);
+      detail::inner_trains_2(prepared, oa, oo, out);  // unequal ranks (or dtypes): one by one
+      CHECK_REL(out[0], dense_dot(qd, ttt::dense_mode_order(a)), 1e-12);
+      CHECK_REL(out[1], dense_dot(qd, ttt::dense_mode_order(other)), 1e-12);
+    }
+  }
+}
+
+TEST(a_large_batch_of_mixed_ranks_agrees_with_the_dense_inner_products) {
+  // Enough candidates to pair up and run in parallel: five rank profiles, both dtypes, some odd ones out.
+  std::vector<Operand> ops;
+  std::vector<std::vector<double>> dense;
+  for (int j = 0; j < 301; ++j) {
+    TensorTrain t = ttt::random_tt(kModes, qtt_ranks(kModes, 2 + (j * 7) % 5 + (j % 13 == 0 ? 3 : 0), j % 3), 1000 + j);
+    if (j % 4 == 1) t = as_f32(t);
+    dense.push_back(ttt::dense_mode_order(t));
+    ops.push_back(Operand::train(t));
+  }
+  for (int qi : {0, 3, 12}) {
+    std::vector<const Operand*> cands;
+    std::vector<double> norms;
+    for (std::size_t j = 0; j < ops.size(); ++j) {
+      cands.push_back(&ops[j]);
+      norms.push_back(ttt::norm2(dense[j]));
+    }
+    const auto dots = score_batch(ops[static_cast<std::size_t>(qi)], norms[static_cast<std::size_t>(qi)], cands, norms, Metric::Dot);
+    for (std::size_t j = 0; j < ops.size(); ++j) CHECK_REL(dots[j], dense_dot(dense[static_cast<std::size_t>(qi)], dense[j]), 1e-11);
+  }
+  // A candidate of other modes deep in the batch is named, whichever thread meets it.
+  const Operand odd = Operand::train(ttt::random_tt({4, 2}, {1, 2, 1}, 2));
+  std::vector<const Operand*> cands;
+  for (const Operand& o : ops) cands.push_back(&o);
+  cands[137] = &odd;
+  CHECK_THROWS(InvalidArgument, score_batch(ops[0], 1.0, cands, std::vector<double>(cands.size(), 1.0), Metric::Dot),
+               "candidate 137");
 }
 
 TEST(trains_past_rank_8_and_past_the_loop_limit) {

@@ -63,4 +63,23 @@ describe('engine: contractions on the cores', function () {
       expect(err!.message).to.contain('[2,3,2,5,2,2,3,2]').and.contain('[2,3,2,5,2,2,2,3]');
     }
   });
+
+  it('an operand pool scores many candidates in one call, and a running score survives removals and replacements', async function () {
+    const pool = engine.createOperandPool();
+    const cands = Array.from({ length: 400 }, (_, j) => randomTrain(modes, [1, 2, 4, 3, 5, 4, 3, 2, 1].map((r, k) => (k === 0 || k === 8 ? 1 : 1 + ((r + j) % 4))), 100 + j));
+    await pool.addTrain(1, a);
+    for (let j = 0; j < cands.length; j++) await pool.addTrain(10 + j, j % 3 ? cands[j]! : toF32(cands[j]!));
+    const ids = Float64Array.from(cands, (_, j) => 10 + j);
+    const want = cands.map((c, j) => dotDense(da, denseModeOrder(j % 3 ? c : toF32(c))));
+    const running = pool.score(1, 1, ids, new Float64Array(ids.length).fill(1), 'dot');
+    for (let j = 0; j < cands.length; j += 2) pool.remove(10 + j);
+    const replaced = pool.addTrain(11, b);
+    const got = await running;
+    await replaced;
+    want.forEach((w, j) => expect(relDiff(got[j]!, w), `candidate ${j}`).to.be.below(REL));
+    expect(pool.stats().entries).to.equal(1 + cands.length / 2);
+    expect(relDiff((await pool.score(1, 1, Float64Array.of(11), Float64Array.of(1), 'dot'))[0]!, dotDense(da, db))).to.be.below(REL);
+    const missing = await pool.score(1, 1, Float64Array.of(10), Float64Array.of(1), 'dot').then(() => null, (e: unknown) => e as Error);
+    expect(missing).to.be.instanceOf(RangeError);
+  });
 });

@@ -68,87 +68,127 @@ __attribute__((target("avx512f,avx512vl"))) inline __m512d row512(const double* 
   return _mm512_maskz_loadu_pd(m, p);
 }
 
-// Ranks <= 8: M's rows are one register each; columns >= rb (and rows >= ra) stay exactly zero.
-// R (2, 4 or 8) bounds the query's ranks, so the row loops run R times, not 8.
-template <int R, class TC>
-__attribute__((target("avx512f,avx512vl"))) double inner_pad8_avx512(const PreparedTrain& q, const TC* c,
-                                                                        const Operand& co) {
-  const Operand& qo = *q.src;
-  const auto& modes = qo.modes();
-  const auto& qr = qo.ranks();
-  const auto& cr = co.ranks();
-  alignas(64) double Ms[64] = {1.0};
-  int64_t ra0 = 1, rb0 = 1;
-  for (int k = 0; k < qo.d(); ++k) {
-    const int64_t n = modes[k], rb1 = cr[k + 1];
-    const double* A = q.padded.data() + q.padded_offsets[k];
-    const TC* B = c + co.offsets()[k];
-    const __mmask8 mask = static_cast<__mmask8>((1u << rb1) - 1u);
-    __m512d N[R];
-    for (int w = 0; w < R; ++w) N[w] = _mm512_setzero_pd();
-    for (int64_t i = 0; i < n; ++i) {
-      __m512d T[R];
-      for (int x = 0; x < R; ++x) T[x] = _mm512_setzero_pd();
-      for (int64_t z = 0; z < rb0; ++z) {
-        const __m512d b = row512(B + (z * n + i) * rb1, mask);
-        for (int x = 0; x < R; ++x) T[x] = _mm512_fmadd_pd(_mm512_set1_pd(Ms[x * 8 + z]), b, T[x]);
-      }
-      for (int64_t x = 0; x < ra0; ++x) {
-        const double* a = A + (x * n + i) * 8;
-        for (int w = 0; w < R; ++w) N[w] = _mm512_fmadd_pd(_mm512_set1_pd(a[w]), T[x], N[w]);
+// Ranks <= 8, AVX-512. The state X holds the partial contraction after site k as rows over one
+// side's index (the "row side", the train of smaller rank) and 8 lanes over the other's (the "lane
+// side"), in memory (rows of 8 doubles). A site is two small products, each with fixed-size loops
+// over the row side's next rank (RS1, a template parameter, so every accumulator is a register):
+//   U_i[s1] = sum_s0 S_i[s0][s1] X[s0]          (lanes: the lane side's index at site k)
+//   X'[s1]  = sum_i sum_l0 U_i[s1][l0] L_i[l0]   (L_i[l0]: a row of the lane side's core)
+// that is 2 n RS1 (rS0 + rL0) multiply-adds of 8 lanes; lanes past the lane side's rank stay zero.
+// Each step waits on the one before (a chain of short dependent sums), so C = 2 candidates of the
+// same ranks go through together: their chains interleave and the FMA units stay busy.
+#define TTS_AVX512 __attribute__((target("avx512f,avx512vl")))
+
+TTS_AVX512 inline __m512d bcast512(const double* p) { return _mm512_set1_pd(*p); }
+TTS_AVX512 inline __m512d bcast512(const float* p) { return _mm512_set1_pd(static_cast<double>(*p)); }
+
+// One side of C contractions at one site. S's element (s0, i, s1) sits at S[(s0 n + i) s_stride + s1],
+// L's row (l0, i) at L + (l0 n + i) l_stride.
+template <class TS, class TL, int C>
+struct SiteArgs {
+  double* X[C];
+  const TS* S[C];
+  const TL* L[C];
+  int64_t s_stride, rs0, l_stride, rl0, n;
+  __mmask8 lmask;
+};
+
+// Mode indices i .. i + P - 1 of a site for every candidate: N = sum_i U_i^T L_i, started from zero
+// (first) or from Ns, written to Xs (last) or Ns.
+template <int RS1, int P, int C, class TS, class TL>
+TTS_AVX512 inline void site_modes(const SiteArgs<TS, TL, C>& a, int64_t i, bool first, bool last,
+                                  double (&Ns)[C][RS1][8]) {
+  alignas(64) double Us[C][P][RS1][8];
+  for (int c = 0; c < C; ++c) {
+    __m512d U[P][RS1];
+    for (int p = 0; p < P; ++p)
+      for (int s = 0; s < RS1; ++s) U[p][s] = _mm512_setzero_pd();
+    for (int64_t s0 = 0; s0 < a.rs0; ++s0) {
+      const __m512d x = _mm512_load_pd(a.X[c] + s0 * 8);
+      for (int p = 0; p < P; ++p) {
+        const TS* srow = a.S[c] + (s0 * a.n + i + p) * a.s_stride;
+        for (int s = 0; s < RS1; ++s) U[p][s] = _mm512_fmadd_pd(bcast512(srow + s), x, U[p][s]);
       }
     }
-    for (int w = 0; w < R; ++w) _mm512_store_pd(Ms + w * 8, N[w]);
-    ra0 = qr[k + 1];
-    rb0 = rb1;
+    for (int p = 0; p < P; ++p)
+      for (int s = 0; s < RS1; ++s) _mm512_store_pd(Us[c][p][s], U[p][s]);
   }
-  return Ms[0];
+  // Few rows: the sums over i split in two for more independent chains.
+  constexpr int NP = (P == 2 && C * RS1 <= 8) ? 2 : 1;
+  __m512d N[C][NP][RS1];
+  for (int c = 0; c < C; ++c)
+    for (int s = 0; s < RS1; ++s) {
+      N[c][0][s] = first ? _mm512_setzero_pd() : _mm512_load_pd(Ns[c][s]);
+      if (NP == 2) N[c][NP - 1][s] = _mm512_setzero_pd();
+    }
+  for (int64_t l0 = 0; l0 < a.rl0; ++l0) {
+    for (int p = 0; p < P; ++p) {
+      for (int c = 0; c < C; ++c) {
+        const __m512d row = row512(a.L[c] + (l0 * a.n + i + p) * a.l_stride, a.lmask);
+        for (int s = 0; s < RS1; ++s) {
+          N[c][p % NP][s] = _mm512_fmadd_pd(_mm512_set1_pd(Us[c][p][s][l0]), row, N[c][p % NP][s]);
+        }
+      }
+    }
+  }
+  for (int c = 0; c < C; ++c)
+    for (int s = 0; s < RS1; ++s) {
+      const __m512d v = NP == 2 ? _mm512_add_pd(N[c][0][s], N[c][NP - 1][s]) : N[c][0][s];
+      _mm512_store_pd(last ? a.X[c] + s * 8 : Ns[c][s], v);
+    }
 }
 
-// The same contraction transposed, for a candidate of lower rank than the query: M^T's rows (one
-// per candidate index, RC of them) are registers over the query index, so the lanes are filled by the
-// larger side and the loops run over the smaller one: per mode index rb0 RC + ra0 RC multiply-adds
-// instead of RQ rb0 + ra0 RQ.
-template <int RC, class TC>
-__attribute__((target("avx512f,avx512vl"))) double inner_pad8_avx512_t(const PreparedTrain& q, const TC* c,
-                                                                          const Operand& co) {
+// One site: every X (rs0 rows) becomes X' (RS1 rows) in place.
+template <int RS1, int C, class TS, class TL>
+TTS_AVX512 void site_step(const SiteArgs<TS, TL, C>& a) {
+  alignas(64) double Ns[C][RS1][8];
+  int64_t i = 0;
+  for (; i + 1 < a.n; i += 2) site_modes<RS1, 2, C>(a, i, i == 0, i + 2 == a.n, Ns);
+  if (i < a.n) site_modes<RS1, 1, C>(a, i, i == 0, true, Ns);
+}
+
+template <int C, class TS, class TL>
+using SiteStep = void (*)(const SiteArgs<TS, TL, C>&);
+
+template <int C, class TS, class TL>
+constexpr SiteStep<C, TS, TL> kSiteSteps[8] = {site_step<1, C, TS, TL>, site_step<2, C, TS, TL>, site_step<3, C, TS, TL>,
+                                               site_step<4, C, TS, TL>, site_step<5, C, TS, TL>, site_step<6, C, TS, TL>,
+                                               site_step<7, C, TS, TL>, site_step<8, C, TS, TL>};
+
+// <q, c_j> for C candidates of equal ranks (so the same steps fit all). The query is the row side
+// unless the candidates' ranks are smaller (then fewer rows, fuller lanes).
+template <int C, class TC>
+TTS_AVX512 void inner_pad8_avx512(const PreparedTrain& q, const TC* const* c, const Operand& co, double* out) {
   const Operand& qo = *q.src;
   const auto& modes = qo.modes();
   const auto& qr = qo.ranks();
   const auto& cr = co.ranks();
-  alignas(64) double b[8] = {0};   // one candidate row as float64
-  alignas(64) double Ts[RC * 8];   // T^T, spilled for scalar broadcasts
-  __m512d MT[RC];
-  MT[0] = _mm512_set_pd(0, 0, 0, 0, 0, 0, 0, 1.0);
-  for (int y = 1; y < RC; ++y) MT[y] = _mm512_setzero_pd();
-  int64_t ra0 = 1, rb0 = 1;
+  const bool q_rows = qo.max_rank() <= co.max_rank();
+  alignas(64) double Xs[C][64];  // site 0 reads row 0 only (r_0 = 1)
+  for (int j = 0; j < C; ++j) _mm512_store_pd(Xs[j], _mm512_set_pd(0, 0, 0, 0, 0, 0, 0, 1.0));
   for (int k = 0; k < qo.d(); ++k) {
-    const int64_t n = modes[k], rb1 = cr[k + 1];
+    const int64_t n = modes[k], rq0 = qr[k], rq1 = qr[k + 1], rc0 = cr[k], rc1 = cr[k + 1];
     const double* A = q.padded.data() + q.padded_offsets[k];
-    const TC* B = c + co.offsets()[k];
-    const __mmask8 mask = static_cast<__mmask8>((1u << rb1) - 1u);
-    __m512d NT[RC];
-    for (int y = 0; y < RC; ++y) NT[y] = _mm512_setzero_pd();
-    for (int64_t i = 0; i < n; ++i) {
-      __m512d T[RC];
-      for (int y = 0; y < RC; ++y) T[y] = _mm512_setzero_pd();
-      for (int64_t z = 0; z < rb0; ++z) {
-        _mm512_store_pd(b, row512(B + (z * n + i) * rb1, mask));
-        for (int y = 0; y < RC; ++y) T[y] = _mm512_fmadd_pd(_mm512_set1_pd(b[y]), MT[z], T[y]);
+    const int64_t off = co.offsets()[k];
+    if (q_rows) {
+      SiteArgs<double, TC, C> a{{}, {}, {}, 8, rq0, rc1, rc0, n, static_cast<__mmask8>((1u << rc1) - 1u)};
+      for (int j = 0; j < C; ++j) {
+        a.X[j] = Xs[j];
+        a.S[j] = A;
+        a.L[j] = c[j] + off;
       }
-      for (int y = 0; y < RC; ++y) _mm512_store_pd(Ts + y * 8, T[y]);
-      for (int64_t x = 0; x < ra0; ++x) {
-        const __m512d a = _mm512_loadu_pd(A + (x * n + i) * 8);
-        for (int y = 0; y < RC; ++y) NT[y] = _mm512_fmadd_pd(_mm512_set1_pd(Ts[y * 8 + x]), a, NT[y]);
+      kSiteSteps<C, double, TC>[rq1 - 1](a);
+    } else {
+      SiteArgs<TC, double, C> a{{}, {}, {}, rc1, rc0, 8, rq0, n, static_cast<__mmask8>(0xff)};
+      for (int j = 0; j < C; ++j) {
+        a.X[j] = Xs[j];
+        a.S[j] = c[j] + off;
+        a.L[j] = A;
       }
+      kSiteSteps<C, TC, double>[rc1 - 1](a);
     }
-    for (int y = 0; y < RC; ++y) MT[y] = NT[y];
-    ra0 = qr[k + 1];
-    rb0 = rb1;
   }
-  alignas(64) double out[8];
-  _mm512_store_pd(out, MT[0]);
-  return out[0];
+  for (int j = 0; j < C; ++j) out[j] = Xs[j][0];
 }
 
 // The same with AVX2 + FMA: each row is two 4-lane halves, and the halves are independent (a column
@@ -212,27 +252,19 @@ __attribute__((target("avx2,fma"))) double inner_pad8_avx2(const PreparedTrain& 
 
 #endif  // TTS_X86
 
-#ifdef TTS_X86
-template <int R, class TC>
-double inner_pad8_simd(const PreparedTrain& q, const TC* c, const Operand& co, Pad8Kernel k) {
-  return k == Pad8Kernel::Avx512 ? inner_pad8_avx512<R>(q, c, co) : inner_pad8_avx2<R>(q, c, co);
-}
-#endif
-
 template <class TC>
 double inner_pad8(const PreparedTrain& q, const TC* c, const Operand& co, Pad8Kernel k) {
 #ifdef TTS_X86
-  if (k == Pad8Kernel::Avx512 && co.max_rank() < q.src->max_rank()) {
-    const int64_t rc = co.max_rank();
-    if (rc <= 2) return inner_pad8_avx512_t<2>(q, c, co);
-    if (rc <= 4) return inner_pad8_avx512_t<4>(q, c, co);
-    return inner_pad8_avx512_t<8>(q, c, co);
+  if (k == Pad8Kernel::Avx512) {
+    double out;
+    inner_pad8_avx512<1>(q, &c, co, &out);
+    return out;
   }
-  if (k != Pad8Kernel::Loops) {
+  if (k == Pad8Kernel::Avx2) {
     const int64_t rq = q.src->max_rank();
-    if (rq <= 2) return inner_pad8_simd<2>(q, c, co, k);
-    if (rq <= 4) return inner_pad8_simd<4>(q, c, co, k);
-    return inner_pad8_simd<8>(q, c, co, k);
+    if (rq <= 2) return inner_pad8_avx2<2>(q, c, co);
+    if (rq <= 4) return inner_pad8_avx2<4>(q, c, co);
+    return inner_pad8_avx2<8>(q, c, co);
   }
 #endif
   return inner_loops(q, c, co);
@@ -304,7 +336,26 @@ double inner_trains(const PreparedTrain& q, const Operand& c) {
   return inner_trains_with(q, c, best_pad8_kernel());
 }
 
+void inner_trains_2(const PreparedTrain& q, const Operand& a, const Operand& b, double* out) {
+#ifdef TTS_X86
+  if (q.pad8 && a.max_rank() <= 8 && best_pad8_kernel() == Pad8Kernel::Avx512 && a.f32() == b.f32() &&
+      a.ranks() == b.ranks()) {
+    if (a.f32()) {
+      const float* c[2] = {a.f32_data(), b.f32_data()};
+      inner_pad8_avx512<2>(q, c, a, out);
+    } else {
+      const double* c[2] = {a.f64_data(), b.f64_data()};
+      inner_pad8_avx512<2>(q, c, a, out);
+    }
+    return;
+  }
+#endif
+  out[0] = inner_trains(q, a);
+  out[1] = inner_trains(q, b);
+}
+
 void prefetch_cores(const Operand& c) {
+  __builtin_prefetch(c.modes().data(), 0, 3);
   __builtin_prefetch(c.ranks().data(), 0, 3);
   __builtin_prefetch(c.offsets().data(), 0, 3);
   const char* p = c.f32() ? reinterpret_cast<const char*>(c.f32_data()) : reinterpret_cast<const char*>(c.f64_data());

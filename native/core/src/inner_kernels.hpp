@@ -3,8 +3,10 @@
 // M_k = sum_i Q_k[:, i, :]^T M_{k-1} C_k[:, i, :], from M_0 = [1]; <q, c> = M_d. Per core that is
 // 2 n r^3 multiply-adds; the query is converted to float64 once (and padded to rows of 8 when every
 // rank is <= 8, the common case of smooth fields), candidates are read in place (float32 or
-// float64). The rank-8 kernels hold one row of M in one AVX-512 register (or two AVX2 registers),
-// chosen at run time from the CPU; elsewhere plain loops the compiler vectorises.
+// float64). The rank <= 8 kernels hold one row of M in one AVX-512 register (or two AVX2 registers),
+// chosen at run time from the CPU; the AVX-512 one runs site by site with the exact ranks as
+// template parameters and takes two candidates of equal ranks at once (inner_trains_2). Elsewhere
+// plain loops the compiler vectorises.
 #pragma once
 
 #include "ttstore/query.hpp"
@@ -27,6 +29,11 @@ constexpr int64_t kLoopMaxRank = 64;
 
 // <q, c> for two trains of equal modes with ranks <= kLoopMaxRank; safe to call from many threads.
 double inner_trains(const PreparedTrain& q, const Operand& c);
+
+// <q, a> and <q, b> into out[0], out[1]: when a and b have equal ranks and dtype (equal rank_key()
+// is a quick sign of it) the two contractions run interleaved, which keeps more multiply-adds in
+// flight than one after the other; otherwise one by one.
+void inner_trains_2(const PreparedTrain& q, const Operand& a, const Operand& b, double* out);
 
 // Asks the CPU to start loading c's cores (up to 32 KiB) into cache. A batch calls it for the next
 // candidate before contracting the current one: candidates sit in separate heap blocks, so the

@@ -54,7 +54,11 @@ Operand Operand::train(const std::vector<int64_t>& modes, const std::vector<int6
   o.modes_ = modes;
   o.ranks_ = ranks;
   o.offsets_ = core_offsets(modes, ranks);
-  for (int64_t r : ranks) o.max_rank_ = std::max(o.max_rank_, r);
+  o.rank_key_ = 1469598103934665603ull ^ (f32 ? 1u : 0u);  // FNV-1a over the ranks
+  for (int64_t r : ranks) {
+    o.max_rank_ = std::max(o.max_rank_, r);
+    o.rank_key_ = (o.rank_key_ ^ static_cast<uint64_t>(r)) * 1099511628211ull;
+  }
   if (cores.size() != modes.size()) {
     throw InvalidArgument("tensor train has " + std::to_string(cores.size()) + " cores for " +
                           std::to_string(modes.size()) + " modes");

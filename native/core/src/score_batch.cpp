@@ -1,11 +1,12 @@
 // Inner products between operands of any kind, the three metrics, and the batched scoring of one
 // query against many candidates (one call, parallel over candidates).
-#include <omp.h>
-
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cmath>
 
 #include "inner_kernels.hpp"
+#include "late_join.hpp"
 #include "linalg.hpp"
 #include "threads.hpp"
 #include "ttstore/query.hpp"
@@ -68,6 +69,58 @@ double dense_distance(const Operand& a, const Operand& b) {
   return std::sqrt(s);
 }
 
+// Work items of one or two train candidates: those of equal ranks two by two (detail::inner_trains_2
+// runs them interleaved), in first-seen order; second = -1 for a single. rank_key() keys an
+// open-addressing table sized by the distinct keys (a few hundred at most for smooth data), so
+// pairing costs a few nanoseconds per candidate.
+class PairUp {
+ public:
+  explicit PairUp(std::vector<std::array<int64_t, 2>>& work) : work_(work), keys_(256), open_(256, kEmpty) {
+    work_.clear();
+  }
+  void add(int64_t j, uint64_t key) {
+    std::size_t h = slot(key);
+    if (open_[h] == kEmpty && 2 * (used_ + 1) > keys_.size()) {
+      grow();
+      h = slot(key);
+    }
+    if (open_[h] >= 0) {
+      work_[static_cast<std::size_t>(open_[h])][1] = j;
+      open_[h] = kNoneOpen;
+      return;
+    }
+    if (open_[h] == kEmpty) ++used_;
+    keys_[h] = key;
+    open_[h] = static_cast<int64_t>(work_.size());
+    work_.push_back({j, -1});
+  }
+
+ private:
+  static constexpr int64_t kEmpty = -2, kNoneOpen = -1;
+  std::size_t slot(uint64_t key) const {
+    const std::size_t mask = keys_.size() - 1;
+    std::size_t h = static_cast<std::size_t>(key ^ (key >> 29)) & mask;
+    while (open_[h] != kEmpty && keys_[h] != key) h = (h + 1) & mask;
+    return h;
+  }
+  void grow() {
+    std::vector<uint64_t> keys(keys_.size() * 2);
+    std::vector<int64_t> open(keys_.size() * 2, kEmpty);
+    keys.swap(keys_);
+    open.swap(open_);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (open[i] == kEmpty) continue;
+      const std::size_t h = slot(keys[i]);
+      keys_[h] = keys[i];
+      open_[h] = open[i];
+    }
+  }
+  std::vector<std::array<int64_t, 2>>& work_;
+  std::vector<uint64_t> keys_;
+  std::vector<int64_t> open_;  // per key: the work item waiting for a partner, or kNoneOpen
+  std::size_t used_ = 0;
+};
+
 }  // namespace
 
 double inner(const Operand& a, const Operand& b) {
@@ -99,39 +152,72 @@ std::vector<double> score_batch(const Operand& q, double q_norm, const std::vect
     throw InvalidArgument("score_batch: " + std::to_string(known_dots->size()) + " known dots for " +
                           std::to_string(cands.size()) + " candidates");
   }
+  // One pass over the candidates sorts them: train pairs within the loop kernels' ranks into work
+  // items that run in parallel (their modes are checked there, where their cores are read anyway);
+  // the rest (a dense side, or huge ranks) go one by one through BLAS, which threads on its own.
+  std::vector<double> dots(cands.size(), 0.0);
+  std::vector<int64_t> blas_pairs;
+  // Kept per calling thread (a fresh 10k-item list costs page faults); the team reads the caller's.
+  thread_local std::vector<std::array<int64_t, 2>> kept;
+  std::vector<std::array<int64_t, 2>>& work = kept;
+  PairUp pairs(work);
+  const bool q_train = q.is_train() && q.max_rank() <= detail::kLoopMaxRank;
   for (int64_t j = 0; j < nc; ++j) {
+    if (j + 16 < nc) __builtin_prefetch(cands[j + 16], 0, 3);  // separate heap blocks: no hardware prefetch
     if (!cands[j]) throw InvalidArgument("score_batch: candidate " + std::to_string(j) + " is null");
-    if (cands[j]->modes() != q.modes()) check_same_modes(q, *cands[j], "score_batch: candidate " + std::to_string(j));
     if (!std::isfinite(norms[j]) || norms[j] < 0) {
       throw InvalidArgument("score_batch: the norm of candidate " + std::to_string(j) + " must be finite and >= 0");
     }
-  }
-
-  // Train pairs within the loop kernels' ranks run in parallel; the rest (a dense side, or huge
-  // ranks) go one by one through BLAS, which threads on its own.
-  std::vector<double> dots(cands.size(), 0.0);
-  std::vector<int64_t> loop_pairs, blas_pairs;
-  const bool q_train = q.is_train() && q.max_rank() <= detail::kLoopMaxRank;
-  for (int64_t j = 0; j < nc; ++j) {
     const Operand& c = *cands[j];
+    const bool known = known_dots && !std::isnan((*known_dots)[j]);
+    if (!known && q_train && c.is_train() && c.max_rank() <= detail::kLoopMaxRank) {
+      pairs.add(j, c.rank_key());
+      continue;
+    }
+    if (c.modes() != q.modes()) check_same_modes(q, c, "score_batch: candidate " + std::to_string(j));
     const bool both_dense = !q.is_train() && !c.is_train();
     if (metric == Metric::Euclidean && both_dense) continue;  // summed directly below
-    if (known_dots && !std::isnan((*known_dots)[j])) {
+    if (known) {
       dots[j] = (*known_dots)[j];
       continue;
     }
-    (q_train && c.is_train() && c.max_rank() <= detail::kLoopMaxRank ? loop_pairs : blas_pairs).push_back(j);
+    blas_pairs.push_back(j);
   }
-  if (!loop_pairs.empty()) {
+  if (!work.empty()) {
     const detail::PreparedTrain pq = detail::prepare_train(q);
-    const int64_t np = static_cast<int64_t>(loop_pairs.size());
-#pragma omp parallel for num_threads(detail::threads()) schedule(dynamic, 64) if (np > 64)
-    for (int64_t p = 0; p < np; ++p) {
-      if (p + 2 < np) __builtin_prefetch(cands[loop_pairs[p + 2]], 0, 3);
-      if (p + 1 < np) detail::prefetch_cores(*cands[loop_pairs[p + 1]]);
-      const int64_t j = loop_pairs[p];
-      dots[j] = detail::inner_trains(pq, *cands[j]);
-    }
+    const int64_t nw = static_cast<int64_t>(work.size());
+    std::atomic<int64_t> bad{nc};  // the first candidate whose modes differ from q's
+    // Not an OpenMP loop: its closing barrier would wait for a team thread the scheduler has not run
+    // yet, on a shared machine a time slice longer than the whole batch (detail::late_join_for).
+    detail::late_join_for(nw, 16, detail::threads(), [&](int64_t w0, int64_t w1) {
+      for (int64_t w = w0; w < w1; ++w) {
+        for (int64_t j : work[std::min(w + 2, nw - 1)]) {
+          if (j >= 0) __builtin_prefetch(cands[j], 0, 3);
+        }
+        for (int64_t j : work[std::min(w + 1, nw - 1)]) {
+          if (j >= 0) detail::prefetch_cores(*cands[j]);
+        }
+        const auto [a, b] = work[w];
+        bool same = true;
+        for (int64_t j : work[w]) {
+          if (j >= 0 && cands[j]->modes() != q.modes()) {
+            same = false;
+            for (int64_t seen = bad.load(); j < seen && !bad.compare_exchange_weak(seen, j);) {
+            }
+          }
+        }
+        if (!same) continue;
+        if (b < 0) {
+          dots[a] = detail::inner_trains(pq, *cands[a]);
+        } else {
+          double out[2];
+          detail::inner_trains_2(pq, *cands[a], *cands[b], out);
+          dots[a] = out[0];
+          dots[b] = out[1];
+        }
+      }
+    });
+    if (const int64_t j = bad.load(); j < nc) check_same_modes(q, *cands[j], "score_batch: candidate " + std::to_string(j));
   }
   for (int64_t j : blas_pairs) dots[j] = inner(q, *cands[j]);
 

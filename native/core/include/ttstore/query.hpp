@@ -33,6 +33,9 @@ class Operand {
   const std::vector<int64_t>& modes() const { return modes_; }
   const std::vector<int64_t>& ranks() const { return ranks_; }  // Train: d + 1 entries; Dense: empty
   int64_t max_rank() const { return max_rank_; }
+  // A hash of the ranks and the dtype (Train; equal for equal ones, unequal ones may collide):
+  // score_batch pairs candidates that contract with the same steps by it.
+  uint64_t rank_key() const { return rank_key_; }
   bool f32() const { return f32_; }
   int64_t numel() const;  // product of the modes
   // Train: start of core k (an element offset into f32_data() or f64_data()); offsets()[d] = total.
@@ -51,6 +54,7 @@ class Operand {
   bool f32_ = false;
   std::vector<int64_t> modes_, ranks_, offsets_;
   int64_t max_rank_ = 0;
+  uint64_t rank_key_ = 0;
   std::vector<float> f32v_;
   std::vector<double> f64v_;
 };
