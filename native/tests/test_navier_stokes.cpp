@@ -11,6 +11,7 @@
 
 #include "check.hpp"
 #include "dense_navier_stokes.hpp"
+#include "tt_testing.hpp"
 #include "ttstore/sim.hpp"
 #include "ttstore/sim_navier_stokes.hpp"
 
@@ -41,15 +42,6 @@ TEST(taylor_green_energy_decays_as_exp_minus_4t_over_re_at_512_squared) {
   qtt::Mps u, v;
   st.velocity(s, u, v);
   CHECK(s.psi.max_rank() <= 8 && u.max_rank() <= 8 && v.max_rank() <= 8);
-}
-
-static double rel_l2(const std::vector<double>& a, const std::vector<double>& b) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    num += (a[i] - b[i]) * (a[i] - b[i]);
-    den += b[i] * b[i];
-  }
-  return std::sqrt(num / den);
 }
 
 // The double shear layer of sim_navier_stokes.hpp: u = tanh((y - π/2) / δ) below y = π and
@@ -99,7 +91,7 @@ TEST(shear_layer_at_512_squared_rank_64_agrees_with_the_dense_reference_to_1e_2_
   for (int k = 0; k < c.steps; ++k) ref.step(u, v, c.dt);
   const std::vector<double> want = ref.vorticity(u, v);
   const std::vector<double> got = qtt::to_dense(navier_stokes::grid(c), st.vorticity(s));
-  const double err = rel_l2(got, want);
+  const double err = ttt::diff_norm(got, want) / ttt::norm2(want);
   std::printf("  shear layer 512^2 to t = %.2f: vorticity error %.3e, divergence %.3e, psi rank %ld, %.1f s (QTT)\n",
               c.dt * static_cast<double>(c.steps), err, worst_div, static_cast<long>(s.psi.max_rank()), qtt_s);
   CHECK_MSG(err < 1e-2, "vorticity error " + check::num(err));
