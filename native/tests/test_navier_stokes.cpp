@@ -47,10 +47,10 @@ TEST(taylor_green_energy_decays_as_exp_minus_4t_over_re_at_512_squared) {
 // The double shear layer of sim_navier_stokes.hpp: u = tanh((y - π/2) / δ) below y = π and
 // tanh((3π/2 - y) / δ) above, δ = π/15, v = 0.05 sin x, Re = 10^4; dt = 0.01 (advective CFL
 // |u| dt / h = 0.8). The dense solver starts from the projection of the same field and runs the same
-// scheme with an exact FFT projection. The contract's case runs to t = 1 (100 steps); at 512² with
-// max_rank 64 the QTT solver needs minutes for it on 2 cores (the ranks reach the cap after ~20
-// steps), more than CI allows, so CI runs the first 10 steps (t = 0.1) and TTS_LONG_TESTS=1 runs
-// the whole case.
+// scheme with an exact FFT projection. The contract's case runs to t = 1 (100 steps): with
+// TTS_LONG_TESTS=1 only, and it FAILS today (measured: vorticity error 0.69 at t = 1, the ranks at
+// the cap of 64 from step ~20 on, 20 minutes on 2 shared cores; the divergence bar holds, 8e-8).
+// CI runs the first 10 steps (t = 0.1), where the ranks stay under the cap.
 TEST(shear_layer_at_512_squared_rank_64_agrees_with_the_dense_reference_to_1e_2_in_vorticity) {
   const double pi = 3.14159265358979323846;
   const bool full = std::getenv("TTS_LONG_TESTS") != nullptr;
