@@ -121,6 +121,7 @@ export const SOLVER_PARAMS: Readonly<Record<Solver, ObjectSchema>> = {
       minItems: 1, maxItems: MAX_MODES, itemsText: 'lists of 4 numbers', docDefault: [[1, 1, 1, 1.0]],
       description: 'With initial "modes": [[kx, ky, kz, amplitude], ...].',
     }),
+    source: s.enum(['none', 'gaussian'], { default: 'none', description: 'A constant source s in (I - ν dt Δ) u⁺ = u + dt s; gaussian: the initial gaussian.' }),
     max_rank: s.integer(1, MAX_RANK, { description: 'Rank cap of the QTT field.' }),
     tol: s.number({ exclusiveMinimum: 0, exclusiveMaximum: 1, description: 'Rounding tolerance.' }),
     ...common,

@@ -83,6 +83,45 @@ describe('simulation: QTT-native solvers, fields stored from their cores', () =>
     expect(worst).to.be.below(1e-7);
   });
 
+  it('adds the gaussian source: from the gaussian itself one step scales the sourceless step by 1 + dt', async function () {
+    this.timeout(120000);
+    // (I - nu dt Δ) u1 = u0 + dt s with s = u0 is (1 + dt) times the step without a source.
+    const params = { n_bits: 9, nu: 0.01, dt: 0.05, steps: 1, initial: 'gaussian', max_rank: 16, tol: 1e-6 };
+    const cores = async (prefix: string, source: string) => {
+      const job = await submit(c, { solver: 'helmholtz_3d', namespace: 'sims', output_key_prefix: prefix, params: { ...params, source } });
+      await waitCompleted(c, job.job_id);
+      const got = await c.call('GET', `/v1/get/sims/${prefix}%2Fu`);
+      expect(got.body.metadata.params).to.deep.include({ source });
+      const sc = await c.serve({ key: `${prefix}/u`, namespace: 'sims', target: 'cores' });
+      expect(sc.status, sc.text).to.equal(200);
+      return Promise.all(sc.body.cores.map(async (k: { data_b64: string }) => {
+        const a = await decodeNpy(Buffer.from(k.data_b64, 'base64'));
+        const b = Buffer.from(a.data);
+        return { shape: a.shape, data: new Float64Array(b.buffer, b.byteOffset, b.byteLength / 8) };
+      }));
+    };
+    const withSource = await cores('hs9', 'gaussian');
+    const without = await cores('hp9', 'none');
+    // To the two solves' truncation at rank 16, largest off the centre (without the source the
+    // ratio would be 1).
+    for (const [idx, within] of [[[256, 256, 256], 1e-3], [[230, 270, 250], 1e-2], [[300, 256, 200], 1e-2]] as Array<[number[], number]>) {
+      const a = evalInterleaved(withSource, 9, idx);
+      const b = evalInterleaved(without, 9, idx);
+      expect(b).to.be.above(0.01);
+      expect(a / b).to.be.closeTo(1.05, within);
+    }
+  });
+
+  it('rejects an unknown helmholtz_3d source naming params.source', async () => {
+    const r = await c.call('POST', '/v1/simulation/submit', {
+      json: { solver: 'helmholtz_3d', namespace: 'sims', params: { n_bits: 9, nu: 1, dt: 0.1, steps: 1, source: 'dipole' } },
+    });
+    expect(r.status).to.equal(400);
+    expect(r.body.code).to.equal('invalid_request');
+    expect(r.body.field).to.equal('params.source');
+    expect(r.body.detail ?? r.body.message ?? r.text).to.contain('params.source');
+  });
+
   it('runs navier_stokes_2d Taylor-Green at 512^2 and serves its vorticity dense in [x, y] order', async function () {
     this.timeout(120000);
     const params = { n_bits: 9, reynolds: 100, dt: 0.004, steps: 3 };

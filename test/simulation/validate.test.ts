@@ -34,7 +34,7 @@ describe('simulation: request validation', () => {
       n_bits: 9, problem: 'isentropic_vortex', t_end: 0.5, cfl: 0.4, seed: 0,
     });
     expect(parseSubmit({ solver: 'helmholtz_3d', params: MINIMAL.helmholtz_3d }).params).to.deep.equal({
-      n_bits: 9, nu: 0.1, dt: 0.01, steps: 5, boundary: 'periodic', initial: 'modes', modes: [[1, 1, 1, 1]], seed: 0,
+      n_bits: 9, nu: 0.1, dt: 0.01, steps: 5, boundary: 'periodic', initial: 'modes', modes: [[1, 1, 1, 1]], source: 'none', seed: 0,
     });
   });
 
@@ -106,6 +106,7 @@ describe('simulation: request validation', () => {
     ['short mode', { solver: 'helmholtz_3d', params: { ...MINIMAL.helmholtz_3d, modes: [[1, 1, 1, 1], [1, 2, 3]] } }, 'params.modes[1]'],
     ['zero wave number', { solver: 'helmholtz_3d', params: { ...MINIMAL.helmholtz_3d, modes: [[0, 1, 1, 1]] } }, 'params.modes[0]'],
     ['modes with gaussian', { solver: 'helmholtz_3d', params: { ...MINIMAL.helmholtz_3d, initial: 'gaussian', modes: [[1, 1, 1, 1]] } }, 'params.modes'],
+    ['bad source', { solver: 'helmholtz_3d', params: { ...MINIMAL.helmholtz_3d, source: 'dipole' } }, 'params.source'],
   ];
   for (const [what, body, field] of cases) {
     it(`rejects ${what} with 400 invalid_request naming ${field}`, () => {

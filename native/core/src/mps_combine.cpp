@@ -1,4 +1,5 @@
 // Linear combinations of MPS: the block-diagonal sum (ranks add), then TT rounding.
+#include <algorithm>
 #include <string>
 
 #include "ttstore/qtt_algebra.hpp"
@@ -49,6 +50,14 @@ Mps combine(const std::vector<double>& c, const std::vector<const Mps*>& x, cons
     s.cores.push_back(std::move(core));
   }
   return round(s, opt);
+}
+
+Mps round_to(const Mps& x, double abs_tol, int64_t max_rank) {
+  const double n = norm(x);
+  SvdOptions o;
+  o.tol = n > 0 ? std::min(0.5, abs_tol / n) : 0.5;
+  o.max_rank = max_rank;
+  return round(x, o);
 }
 
 }  // namespace tts::qtt

@@ -61,6 +61,10 @@ Mps combine(const std::vector<double>& c, const std::vector<const Mps*>& x, cons
 Mps apply(const Mpo& a, const Mps& x, const SvdOptions& opt);
 // Element-wise product x .* y, by the same zip-up (diag(x) as the operator).
 Mps hadamard(const Mps& x, const Mps& y, const SvdOptions& opt);
+// x rounded to an absolute Frobenius error abs_tol (the relative tolerance abs_tol / ||x||, at
+// most 0.5), ranks capped at max_rank (0: none). For intermediate results whose accuracy is set
+// by their inputs' noise rather than their own size (a derivative of a rounded field).
+Mps round_to(const Mps& x, double abs_tol, int64_t max_rank);
 // Sum of all elements, O(d r^2).
 double total(const Mps& x);
 
@@ -89,6 +93,17 @@ Mpo wide_laplacian(const Grid& g, Boundary b, double h);
 Mpo parity_projector(const Grid& g);
 // ca a + cb b (block-diagonal: ranks add).
 Mpo combine(double ca, const Mpo& a, double cb, const Mpo& b);
+
+// Periodic convolution with `kernel` (a field on g): A[i, j] = kernel((i - j) mod side) per axis,
+// the block-circulant matrix it generates, as an MPO of rank 2^dims rank(kernel).
+Mpo convolution(const Grid& g, const Mps& kernel);
+// The kernel of the pseudo-inverse of -L for the periodic Laplacian L on spacing stride h
+// (stride 1: laplacian, stride 2: wide_laplacian), to relative accuracy tol: convolution() of it
+// inverts -L exactly (to tol) on the complement of L's null space and is zero on that null space
+// (the constants; for stride 2 the fields constant on each parity class). Built from a sum of
+// separable heat kernels (an exponential sum for 1/λ), never a dense grid; O(side² log(side/h))
+// for the 1-D kernels plus about 100 roundings.
+Mps periodic_green(const Grid& g, double h, int stride, double tol);
 
 // ---- linear solver ------------------------------------------------------------------------------
 
