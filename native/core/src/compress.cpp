@@ -1,5 +1,6 @@
 // compress(): TT-SVD, then the storage precision (float32 or float64 cores) chosen by a measured
-// fingerprint. Every fingerprint returned here comes from a real reconstruction.
+// fingerprint. Every fingerprint returned here comes from a real reconstruction. choose_cores() is
+// that policy for every backend (the CUDA sweep calls it too).
 #include <cfloat>
 #include <cmath>
 
@@ -23,64 +24,79 @@ bool better(const Fingerprint& a, const Fingerprint& b) {  // a strictly more ac
 
 }  // namespace
 
-CompressResult compress(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
-                        const ProgressFn& progress) {
-  detail::check_svd_options(opt);
-  detail::check_array(a, layout, "array");
-  const int64_t original_bytes = a.numel * static_cast<int64_t>(dtype_size(a.dtype));
+namespace detail {
 
-  // The dtype cast of the reconstruction (integer rounding, float16) can push the measured error
-  // past tol although the decomposition met it; then decompose again, tighter (at most twice).
+CompressResult choose_cores(const SvdOptions& opt, int64_t original_bytes,
+                            const std::function<SweepAttempt(const SvdOptions&, int)>& sweep,
+                            const std::function<Fingerprint(const TensorTrain&)>& measure) {
+  auto meets = [&](const Fingerprint& fp) {
+    return opt.tol > 0 ? fp.relative_error <= opt.tol : fp.frobenius_error == 0;
+  };
   CompressResult res;
   SvdOptions o = opt;
   for (int attempt = 0; attempt < 3; ++attempt) {
-    detail::SvdRun run;
-    run.abort_core_bytes = original_bytes;
-    ProgressFn step_progress;
-    if (progress) {
-      step_progress = [&](double f) { progress(0.9 * (attempt + f) / (attempt + 1)); };
-    }
-    TensorTrain tt = detail::qtt_svd_run(a, layout, o, step_progress, run);
+    SweepAttempt run = sweep(o, attempt);
     if (run.aborted) {
       // The cores already outgrow the input: nothing is kept, the caller stores the input itself.
       CompressResult none;
       none.compressible = false;
       none.fingerprint.reference_norm = run.norm;
-      if (progress) progress(1.0);
       return none;
     }
-
+    TensorTrain tt = std::move(run.tt);
     Fingerprint fp;
-    bool have = false;
     if (f32_worth_trying(opt.tol, tt.d())) {
       TensorTrain t32 = to_f32(tt);
-      Fingerprint f32fp = fingerprint(t32, layout, a);
-      const bool ok = opt.tol > 0 ? f32fp.relative_error <= opt.tol : f32fp.frobenius_error == 0;
-      if (ok) {
+      const Fingerprint f32fp = measure(t32);
+      if (meets(f32fp)) {
         fp = f32fp;
         tt = std::move(t32);
-        have = true;
       } else {
-        Fingerprint f64fp = fingerprint(tt, layout, a);
+        const Fingerprint f64fp = measure(tt);
         if (opt.tol == 0 && !better(f64fp, f32fp)) {
           fp = f32fp;
           tt = std::move(t32);
         } else {
           fp = f64fp;
         }
-        have = true;
       }
+    } else {
+      fp = measure(tt);
     }
-    if (!have) fp = fingerprint(tt, layout, a);
-
     res.tt = std::move(tt);
     res.fingerprint = fp;
     res.compressible = res.tt.stored_bytes() < original_bytes;
-    const bool met = opt.tol > 0 ? fp.relative_error <= opt.tol : fp.frobenius_error == 0;
     // Retry only when tightening can help: tol is the binding constraint, not the rank cap.
-    if (met || run.capped || opt.tol == 0 || !res.compressible) break;
+    if (meets(fp) || run.capped || opt.tol == 0 || !res.compressible) break;
     o.tol = o.tol * 0.1;
   }
+  return res;
+}
+
+}  // namespace detail
+
+CompressResult compress(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
+                        const ProgressFn& progress) {
+  detail::check_svd_options(opt);
+  detail::check_array(a, layout, "array");
+  const int64_t original_bytes = a.numel * static_cast<int64_t>(dtype_size(a.dtype));
+  CompressResult res = detail::choose_cores(
+      opt, original_bytes,
+      [&](const SvdOptions& o, int attempt) {
+        detail::SvdRun run;
+        run.abort_core_bytes = original_bytes;
+        ProgressFn step_progress;
+        if (progress) {
+          step_progress = [&progress, attempt](double f) { progress(0.9 * (attempt + f) / (attempt + 1)); };
+        }
+        detail::SweepAttempt s;
+        s.tt = detail::qtt_svd_run(a, layout, o, step_progress, run);
+        s.aborted = run.aborted;
+        s.capped = run.capped;
+        s.norm = run.norm;
+        return s;
+      },
+      [&](const TensorTrain& tt) { return fingerprint(tt, layout, a); });
   if (progress) progress(1.0);
   return res;
 }

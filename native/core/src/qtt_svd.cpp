@@ -193,6 +193,19 @@ Prefix full_rank_prefix(const double* W, const std::vector<int64_t>& modes, int6
 
 }  // namespace
 
+bool cores_would_outweigh(const QttLayout& layout, const SvdOptions& opt, int k, int64_t m, int64_t K,
+                          int64_t core_elems, int64_t r_here, int64_t abort_core_bytes) {
+  const int d = static_cast<int>(layout.modes.size());
+  int64_t bound = core_elems + m * r_here;
+  if (r_here == std::min(m, K) && k + 1 < d) {
+    const int64_t m2 = r_here * layout.modes[k + 1], K2 = K / layout.modes[k + 1];
+    int64_t r2 = std::min(m2, K2);
+    if (opt.max_rank > 0) r2 = std::min(r2, opt.max_rank);
+    bound += k + 2 < d ? m2 * r2 : m2;
+  }
+  return bound * 4 >= abort_core_bytes;
+}
+
 TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
                         const ProgressFn& progress, SvdRun& run) {
   check_svd_options(opt);
@@ -275,14 +288,7 @@ TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOp
     std::function<bool(int64_t)> would_outweigh;
     if (run.abort_core_bytes > 0 && untruncated) {
       would_outweigh = [&, k, m, K](int64_t r_here) {
-        int64_t bound = core_elems + m * r_here;
-        if (r_here == std::min(m, K) && k + 1 < d) {
-          const int64_t m2 = r_here * layout.modes[k + 1], K2 = K / layout.modes[k + 1];
-          int64_t r2 = std::min(m2, K2);
-          if (opt.max_rank > 0) r2 = std::min(r2, opt.max_rank);
-          bound += k + 2 < d ? m2 * r2 : m2;
-        }
-        return bound * 4 >= run.abort_core_bytes;
+        return cores_would_outweigh(layout, opt, k, m, K, core_elems, r_here, run.abort_core_bytes);
       };
     }
     StepResult s = factor_unfolding(W.data(), m, K, delta_sq, sumsq, opt.max_rank, run.force_route,

@@ -1,6 +1,7 @@
 // Private: the TT-SVD sweep with the extra facts compress() needs (error bound, cap, early stop).
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "ttstore/tt.hpp"
@@ -33,5 +34,28 @@ double gather(const ArrayView& a, const QttLayout& layout, double* W);
 
 TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
                         const ProgressFn& progress, SvdRun& run);
+
+// The early stop of a sweep, shared by the CPU sweep and the CUDA one: would keeping rank r_here at
+// step k of the m x K unfolding (and full rank at step k + 1, as every step so far did), on top of
+// the core_elems elements kept already, make the cores reach abort_core_bytes at 4 bytes an element?
+bool cores_would_outweigh(const QttLayout& layout, const SvdOptions& opt, int k, int64_t m, int64_t K,
+                          int64_t core_elems, int64_t r_here, int64_t abort_core_bytes);
+
+// One decomposition within compress(): the train, or `aborted` (the cores outgrew the input).
+struct SweepAttempt {
+  TensorTrain tt;
+  bool aborted = false;
+  bool capped = false;  // the rank cap cut a rank below what tol asked for
+  double norm = 0;      // ||A||_F
+};
+
+// compress()'s policy over any backend (the CPU core, the CUDA sweep): decompose at tol; keep float32
+// cores when a measured fingerprint shows they meet tol; when the dtype cast of the reconstruction
+// pushed the measured error past tol although the rank cap did not bind, decompose again at tol / 10
+// (at most twice). `sweep(o, attempt)` decomposes; `measure(tt)` is a fingerprint from a real
+// reconstruction.
+CompressResult choose_cores(const SvdOptions& opt, int64_t original_bytes,
+                            const std::function<SweepAttempt(const SvdOptions&, int)>& sweep,
+                            const std::function<Fingerprint(const TensorTrain&)>& measure);
 
 }  // namespace tts::detail

@@ -187,14 +187,7 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
     std::function<bool(int64_t)> would_outweigh;
     if (abort_core_bytes > 0 && untruncated) {
       would_outweigh = [&, k, m, K](int64_t r_here) {
-        int64_t bound = core_elems + m * r_here;
-        if (r_here == std::min(m, K) && k + 1 < d) {
-          const int64_t m2 = r_here * layout.modes[k + 1], K2 = K / layout.modes[k + 1];
-          int64_t r2 = std::min(m2, K2);
-          if (opt.max_rank > 0) r2 = std::min(r2, opt.max_rank);
-          bound += k + 2 < d ? m2 * r2 : m2;
-        }
-        return bound * 4 >= abort_core_bytes;
+        return tts::detail::cores_would_outweigh(layout, opt, k, m, K, core_elems, r_here, abort_core_bytes);
       };
     }
     tts::detail::StepResult s = tts::detail::factor_unfolding(H.data(), m, K, delta_sq, sumsq, opt.max_rank,
@@ -228,50 +221,20 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
 CompressResult compress_with(SweepOps& ops, const ArrayView& a, const QttLayout& layout, const SvdOptions& opt) {
   tts::detail::check_svd_options(opt);
   const int64_t original_bytes = a.numel * static_cast<int64_t>(dtype_size(a.dtype));
-  // Same policy as native/core/src/compress.cpp: float32 cores when they meet tol (measured),
-  // retries at tol/10 when the dtype cast pushed the measured error past tol.
-  auto f32_worth_trying = [](double tol, int d) {
-    if (tol == 0) return true;
-    return 4.0 * std::ldexp(1.0, -24) * std::sqrt(static_cast<double>(d)) <= 0.5 * tol;
-  };
-  CompressResult res;
-  SvdOptions o = opt;
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    SweepOut run;
-    TensorTrain tt = sweep(ops, a, layout, o, original_bytes, run);
-    if (run.aborted) {
-      CompressResult none;
-      none.fingerprint.reference_norm = run.norm;
-      return none;
-    }
-    Fingerprint fp;
-    if (f32_worth_trying(opt.tol, tt.d())) {
-      TensorTrain t32 = to_f32(tt);
-      Fingerprint f32fp = ops.fingerprint(t32);
-      const bool ok = opt.tol > 0 ? f32fp.relative_error <= opt.tol : f32fp.frobenius_error == 0;
-      if (ok) {
-        fp = f32fp;
-        tt = std::move(t32);
-      } else {
-        Fingerprint f64fp = ops.fingerprint(tt);
-        if (opt.tol == 0 && !(f64fp.frobenius_error < f32fp.frobenius_error)) {
-          fp = f32fp;
-          tt = std::move(t32);
-        } else {
-          fp = f64fp;
-        }
-      }
-    } else {
-      fp = ops.fingerprint(tt);
-    }
-    res.tt = std::move(tt);
-    res.fingerprint = fp;
-    res.compressible = res.tt.stored_bytes() < original_bytes;
-    const bool met = opt.tol > 0 ? fp.relative_error <= opt.tol : fp.frobenius_error == 0;
-    if (met || run.capped || opt.tol == 0 || !res.compressible) break;
-    o.tol = o.tol * 0.1;
-  }
-  return res;
+  // The policy of native/core/src/compress.cpp (float32 cores when they meet tol, measured; retries
+  // at tol/10), over this sweep and the ops' fingerprints.
+  return tts::detail::choose_cores(
+      opt, original_bytes,
+      [&](const SvdOptions& o, int) {
+        SweepOut run;
+        tts::detail::SweepAttempt s;
+        s.tt = sweep(ops, a, layout, o, original_bytes, run);
+        s.aborted = run.aborted;
+        s.capped = run.capped;
+        s.norm = run.norm;
+        return s;
+      },
+      [&](const TensorTrain& tt) { return ops.fingerprint(tt); });
 }
 
 }  // namespace tts::cuda::detail
