@@ -166,7 +166,7 @@ int main(int argc, char** argv) {
         bestp = std::min(bestp, cpu_ms() - c0);
         accp = acc;
       }
-      std::printf("  %-10s best cpu %.3f ms (sum %.15g; %zu rank profiles)\n", "avx512x2", bestp, accp, groups.size());
+      std::printf("  %-10s best cpu %.3f ms (sum %.15g; %zu rank profiles)\n", "pairs", bestp, accp, groups.size());
     }
     for (int v = 0; v < 3; ++v) std::printf("  %-10s best cpu %.3f ms (sum %.15g)\n", detail::pad8_kernel_name(ks[v]), best[v], sum[v]);
     return 0;

@@ -7,6 +7,7 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 namespace tts::detail {
@@ -191,63 +192,173 @@ TTS_AVX512 void inner_pad8_avx512(const PreparedTrain& q, const TC* const* c, co
   for (int j = 0; j < C; ++j) out[j] = Xs[j][0];
 }
 
-// The same with AVX2 + FMA: each row is two 4-lane halves, and the halves are independent (a column
-// of the result depends only on the same column of the candidate), so they run one after the other
-// and the second is skipped while rb1 <= 4.
-__attribute__((target("avx2,fma"))) inline __m256d half_row(const float* p, __m256i m8, int h) {
-  const __m256 v = _mm256_maskload_ps(p, m8);
-  return _mm256_cvtps_pd(h == 0 ? _mm256_castps256_ps128(v) : _mm256_extractf128_ps(v, 1));
-}
-__attribute__((target("avx2,fma"))) inline __m256d half_row(const double* p, __m256i m4, int h) {
-  return _mm256_maskload_pd(p + 4 * h, m4);
+// The same with AVX2 + FMA. A row of X is up to 8 lanes held as one or two quads of 4 (W0 quads
+// for the lane side's rank at the site's left bond, W1 at its right bond), so ranks <= 4 cost one
+// quad, not a padded 8. Per mode index a site is the same two products as above:
+//   U[s1] = sum_s0 S_i[s0][s1] X[s0]  (RS1 accumulators per quad, stored: the next product
+//                                       broadcasts their lanes)
+//   N[s1] += sum_l0 U[s1][l0] L_i[l0]  (RS1 accumulators per quad of the result)
+// with C candidates of equal ranks interleaved, so that there are enough independent sums to
+// keep both FMA pipes busy when RS1 is small (16 registers: quads run one after the other when
+// C RS1 would not fit). Lanes at or past the lane side's rank hold whatever the loads bring:
+// a lane of N depends only on the same lane of L, and U's lanes past the rank are never read.
+#define TTS_AVX2 __attribute__((target("avx2,fma")))
+
+TTS_AVX2 inline __m256d bcast256(const double* p) { return _mm256_broadcast_sd(p); }
+TTS_AVX2 inline __m256d bcast256(const float* p) { return _mm256_set1_pd(static_cast<double>(*p)); }
+// Lanes below the lane side's rank, per quad of a row: 64-bit masks for float64 rows, 32-bit for float32.
+struct QuadMasks {
+  __m256i m64[2];
+  __m128i m32[2];
+};
+TTS_AVX2 inline __m256d quad(const double* p, const QuadMasks& m, int w) { return _mm256_maskload_pd(p, m.m64[w]); }
+TTS_AVX2 inline __m256d quad(const float* p, const QuadMasks& m, int w) {
+  return _mm256_cvtps_pd(_mm_maskload_ps(p, m.m32[w]));
 }
 
-template <int R, class TC>
-__attribute__((target("avx2,fma"))) double inner_pad8_avx2(const PreparedTrain& q, const TC* c,
-                                                            const Operand& co) {
+template <class TS, class TL, int C>
+struct SiteArgs2 {
+  double* X[C];  // rows of 8 lanes
+  const TS* S[C];
+  const TL* L[C];
+  int64_t s_stride, rs0, l_stride, rl0, n;
+  QuadMasks lmask;
+};
+
+// Mode indices i .. i + P - 1 of a site: U for each (candidate, left quad, index) into Us, then N
+// (from zero, or from Ns) += the P indices' products for each (candidate, right quad), written to
+// X (last) or Ns. Accumulators are grouped so that a pass holds at most 12 registers.
+template <int RS1, int W0, int W1, int P, int C, class TS, class TL>
+TTS_AVX2 inline void site_modes_avx2(const SiteArgs2<TS, TL, C>& a, int64_t i, bool first, bool last,
+                                     double (&Ns)[C][RS1][8]) {
+  constexpr int kU = C * W0 * P;  // (c, w, p) combinations of U
+  constexpr int kUg = RS1 * kU <= 12 ? kU : (12 / RS1 > 0 ? 12 / RS1 : 1);
+  alignas(32) double Us[C][P][RS1][8];
+  for (int g0 = 0; g0 < kU; g0 += kUg) {
+    constexpr int G = kUg;
+    __m256d U[G][RS1];
+    for (int g = 0; g < G; ++g)
+      for (int s = 0; s < RS1; ++s) U[g][s] = _mm256_setzero_pd();
+    for (int64_t s0 = 0; s0 < a.rs0; ++s0) {
+      for (int g = 0; g < G && g0 + g < kU; ++g) {
+        const int cw = (g0 + g) / P, p = (g0 + g) % P, c = cw / W0, w = cw % W0;
+        const __m256d x = _mm256_load_pd(a.X[c] + s0 * 8 + 4 * w);
+        const TS* srow = a.S[c] + (s0 * a.n + i + p) * a.s_stride;
+        for (int s = 0; s < RS1; ++s) U[g][s] = _mm256_fmadd_pd(bcast256(srow + s), x, U[g][s]);
+      }
+    }
+    for (int g = 0; g < G && g0 + g < kU; ++g) {
+      const int cw = (g0 + g) / P, p = (g0 + g) % P, c = cw / W0, w = cw % W0;
+      for (int s = 0; s < RS1; ++s) _mm256_store_pd(Us[c][p][s] + 4 * w, U[g][s]);
+    }
+  }
+  constexpr int kN = C * W1;  // (c, w) combinations of N
+  constexpr int kNg = RS1 * kN <= 12 ? kN : (12 / RS1 > 0 ? 12 / RS1 : 1);
+  // Few accumulators: the sum over the P indices split in two, for more independent chains.
+  constexpr int NP = (P == 2 && 2 * RS1 * kNg <= 12) ? 2 : 1;
+  for (int g0 = 0; g0 < kN; g0 += kNg) {
+    constexpr int G = kNg;
+    __m256d N[NP][G][RS1];
+    for (int q = 0; q < NP; ++q)
+      for (int g = 0; g < G; ++g)
+        for (int s = 0; s < RS1; ++s) N[q][g][s] = _mm256_setzero_pd();
+    if (!first) {
+      for (int g = 0; g < G && g0 + g < kN; ++g) {
+        const int c = (g0 + g) / W1, w = (g0 + g) % W1;
+        for (int s = 0; s < RS1; ++s) N[0][g][s] = _mm256_load_pd(Ns[c][s] + 4 * w);
+      }
+    }
+    for (int64_t l0 = 0; l0 < a.rl0; ++l0) {
+      for (int p = 0; p < P; ++p) {
+        for (int g = 0; g < G && g0 + g < kN; ++g) {
+          const int c = (g0 + g) / W1, w = (g0 + g) % W1;
+          const __m256d row = quad(a.L[c] + (l0 * a.n + i + p) * a.l_stride + 4 * w, a.lmask, w);
+          for (int s = 0; s < RS1; ++s) {
+            N[p % NP][g][s] = _mm256_fmadd_pd(_mm256_broadcast_sd(&Us[c][p][s][l0]), row, N[p % NP][g][s]);
+          }
+        }
+      }
+    }
+    for (int g = 0; g < G && g0 + g < kN; ++g) {
+      const int c = (g0 + g) / W1, w = (g0 + g) % W1;
+      for (int s = 0; s < RS1; ++s) {
+        const __m256d v = NP == 2 ? _mm256_add_pd(N[0][g][s], N[NP - 1][g][s]) : N[0][g][s];
+        _mm256_store_pd((last ? a.X[c] + s * 8 : Ns[c][s]) + 4 * w, v);
+      }
+    }
+  }
+}
+
+// One site: every X (rs0 rows) becomes X' (RS1 rows) in place.
+template <int RS1, int W0, int W1, int C, class TS, class TL>
+TTS_AVX2 void site_step_avx2(const SiteArgs2<TS, TL, C>& a) {
+  alignas(32) double Ns[C][RS1][8];
+  int64_t i = 0;
+  for (; i + 1 < a.n; i += 2) site_modes_avx2<RS1, W0, W1, 2, C>(a, i, i == 0, i + 2 == a.n, Ns);
+  if (i < a.n) site_modes_avx2<RS1, W0, W1, 1, C>(a, i, i == 0, true, Ns);
+}
+
+template <int C, class TS, class TL>
+using SiteStep2 = void (*)(const SiteArgs2<TS, TL, C>&);
+
+template <int C, class TS, class TL, int RS1>
+constexpr std::array<SiteStep2<C, TS, TL>, 4> site_steps_avx2_of() {
+  return {site_step_avx2<RS1, 1, 1, C, TS, TL>, site_step_avx2<RS1, 1, 2, C, TS, TL>,
+          site_step_avx2<RS1, 2, 1, C, TS, TL>, site_step_avx2<RS1, 2, 2, C, TS, TL>};
+}
+
+// [RS1 - 1][(W0 - 1) * 2 + (W1 - 1)]
+template <int C, class TS, class TL>
+constexpr std::array<std::array<SiteStep2<C, TS, TL>, 4>, 8> kSiteStepsAvx2 = {
+    site_steps_avx2_of<C, TS, TL, 1>(), site_steps_avx2_of<C, TS, TL, 2>(), site_steps_avx2_of<C, TS, TL, 3>(),
+    site_steps_avx2_of<C, TS, TL, 4>(), site_steps_avx2_of<C, TS, TL, 5>(), site_steps_avx2_of<C, TS, TL, 6>(),
+    site_steps_avx2_of<C, TS, TL, 7>(), site_steps_avx2_of<C, TS, TL, 8>()};
+
+TTS_AVX2 inline QuadMasks lane_masks(int64_t r) {
+  QuadMasks m;
+  for (int w = 0; w < 2; ++w) {
+    m.m64[w] = _mm256_cmpgt_epi64(_mm256_set1_epi64x(r - 4 * w), _mm256_setr_epi64x(0, 1, 2, 3));
+    m.m32[w] = _mm_cmpgt_epi32(_mm_set1_epi32(static_cast<int>(r - 4 * w)), _mm_setr_epi32(0, 1, 2, 3));
+  }
+  return m;
+}
+
+// <q, c_j> for C candidates of equal ranks, as inner_pad8_avx512.
+template <int C, class TC>
+TTS_AVX2 void inner_pad8_avx2(const PreparedTrain& q, const TC* const* c, const Operand& co, double* out) {
   const Operand& qo = *q.src;
   const auto& modes = qo.modes();
   const auto& qr = qo.ranks();
   const auto& cr = co.ranks();
-  alignas(32) double Ms[64] = {1.0};
-  alignas(32) double Ns[64];
-  int64_t ra0 = 1, rb0 = 1;
-  const __m256i lanes8 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  for (int k = 0; k < qo.d(); ++k) {
-    const int64_t n = modes[k], rb1 = cr[k + 1];
-    const double* A = q.padded.data() + q.padded_offsets[k];
-    const TC* B = c + co.offsets()[k];
-    const int halves = rb1 > 4 ? 2 : 1;
-    std::fill(Ns, Ns + 64, 0.0);
-    for (int h = 0; h < halves; ++h) {
-      // float32 rows: one 8-lane mask; float64 rows: a 4-lane mask for this half.
-      __m256i m;
-      if constexpr (sizeof(TC) == 4) {
-        m = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(rb1)), lanes8);
-      } else {
-        m = _mm256_cmpgt_epi64(_mm256_set1_epi64x(rb1 - 4 * h), _mm256_setr_epi64x(0, 1, 2, 3));
-      }
-      __m256d N[R];
-      for (int w = 0; w < R; ++w) N[w] = _mm256_setzero_pd();
-      for (int64_t i = 0; i < n; ++i) {
-        __m256d T[R];
-        for (int x = 0; x < R; ++x) T[x] = _mm256_setzero_pd();
-        for (int64_t z = 0; z < rb0; ++z) {
-          const __m256d b = half_row(B + (z * n + i) * rb1, m, h);
-          for (int x = 0; x < R; ++x) T[x] = _mm256_fmadd_pd(_mm256_broadcast_sd(Ms + x * 8 + z), b, T[x]);
-        }
-        for (int64_t x = 0; x < ra0; ++x) {
-          const double* a = A + (x * n + i) * 8;
-          for (int w = 0; w < R; ++w) N[w] = _mm256_fmadd_pd(_mm256_broadcast_sd(a + w), T[x], N[w]);
-        }
-      }
-      for (int w = 0; w < R; ++w) _mm256_store_pd(Ns + w * 8 + 4 * h, N[w]);
-    }
-    std::memcpy(Ms, Ns, sizeof Ms);
-    ra0 = qr[k + 1];
-    rb0 = rb1;
+  const bool q_rows = qo.max_rank() <= co.max_rank();
+  alignas(32) double Xs[C][64];
+  for (int j = 0; j < C; ++j) {
+    std::fill(Xs[j], Xs[j] + 64, 0.0);
+    Xs[j][0] = 1.0;
   }
-  return Ms[0];
+  for (int k = 0; k < qo.d(); ++k) {
+    const int64_t n = modes[k], rq0 = qr[k], rq1 = qr[k + 1], rc0 = cr[k], rc1 = cr[k + 1];
+    const double* A = q.padded.data() + q.padded_offsets[k];
+    const int64_t off = co.offsets()[k];
+    if (q_rows) {
+      SiteArgs2<double, TC, C> a{{}, {}, {}, 8, rq0, rc1, rc0, n, lane_masks(rc1)};
+      for (int j = 0; j < C; ++j) {
+        a.X[j] = Xs[j];
+        a.S[j] = A;
+        a.L[j] = c[j] + off;
+      }
+      kSiteStepsAvx2<C, double, TC>[rq1 - 1][(rc0 > 4) * 2 + (rc1 > 4)](a);
+    } else {
+      SiteArgs2<TC, double, C> a{{}, {}, {}, rc1, rc0, 8, rq0, n, lane_masks(rq1)};
+      for (int j = 0; j < C; ++j) {
+        a.X[j] = Xs[j];
+        a.S[j] = c[j] + off;
+        a.L[j] = A;
+      }
+      kSiteStepsAvx2<C, TC, double>[rc1 - 1][(rq0 > 4) * 2 + (rq1 > 4)](a);
+    }
+  }
+  for (int j = 0; j < C; ++j) out[j] = Xs[j][0];
 }
 
 #endif  // TTS_X86
@@ -261,10 +372,9 @@ double inner_pad8(const PreparedTrain& q, const TC* c, const Operand& co, Pad8Ke
     return out;
   }
   if (k == Pad8Kernel::Avx2) {
-    const int64_t rq = q.src->max_rank();
-    if (rq <= 2) return inner_pad8_avx2<2>(q, c, co);
-    if (rq <= 4) return inner_pad8_avx2<4>(q, c, co);
-    return inner_pad8_avx2<8>(q, c, co);
+    double out;
+    inner_pad8_avx2<1>(q, &c, co, &out);
+    return out;
   }
 #endif
   return inner_loops(q, c, co);
@@ -338,14 +448,14 @@ double inner_trains(const PreparedTrain& q, const Operand& c) {
 
 void inner_trains_2(const PreparedTrain& q, const Operand& a, const Operand& b, double* out) {
 #ifdef TTS_X86
-  if (q.pad8 && a.max_rank() <= 8 && best_pad8_kernel() == Pad8Kernel::Avx512 && a.f32() == b.f32() &&
-      a.ranks() == b.ranks()) {
+  const Pad8Kernel k = best_pad8_kernel();
+  if (q.pad8 && a.max_rank() <= 8 && k != Pad8Kernel::Loops && a.f32() == b.f32() && a.ranks() == b.ranks()) {
     if (a.f32()) {
       const float* c[2] = {a.f32_data(), b.f32_data()};
-      inner_pad8_avx512<2>(q, c, a, out);
+      k == Pad8Kernel::Avx512 ? inner_pad8_avx512<2>(q, c, a, out) : inner_pad8_avx2<2>(q, c, a, out);
     } else {
       const double* c[2] = {a.f64_data(), b.f64_data()};
-      inner_pad8_avx512<2>(q, c, a, out);
+      k == Pad8Kernel::Avx512 ? inner_pad8_avx512<2>(q, c, a, out) : inner_pad8_avx2<2>(q, c, a, out);
     }
     return;
   }
