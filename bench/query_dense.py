@@ -35,17 +35,25 @@ def main():
         cos[qi] = -np.inf
         top = top_k(cos, k)
         times.append((time.perf_counter() - t0) * 1e3)
-    cfg = np.__config__
-    blas = "unknown"
-    try:
-        info = cfg.get_info("blas_opt_info")
-        blas = ",".join(info.get("libraries", []))
-    except Exception:
-        pass
     print(json.dumps({
-        "times_ms": times[1:], "top": top, "scores": [float(cos[i]) for i in top], "blas": blas,
+        "times_ms": times[1:], "top": top, "scores": [float(cos[i]) for i in top], "blas": blas_name(),
         "numpy": np.__version__,
     }))
+
+
+def blas_name():
+    """The BLAS numpy loaded and, for OpenBLAS, the kernel set it chose (openblas_get_corename)."""
+    import ctypes
+    with open("/proc/self/maps") as maps:
+        libs = sorted({line.split()[-1] for line in maps if "blas" in line.split()[-1]})
+    for lib in libs:
+        try:
+            handle = ctypes.CDLL(lib)
+            handle.openblas_get_corename.restype = ctypes.c_char_p
+            return f"OpenBLAS {handle.openblas_get_corename().decode()} ({lib})"
+        except (OSError, AttributeError):
+            continue
+    return ",".join(libs) or "unknown"
 
 
 if __name__ == "__main__":
