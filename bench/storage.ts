@@ -38,6 +38,35 @@ const pct = (xs: number[], p: number) => {
 };
 const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
 
+// The client: node:http over keep-alive connections, one per request in flight. It costs a fraction
+// of fetch's CPU per request (fetch spent 0.7-0.9 ms per GET here, which on 2 cores shared with the
+// server was most of what the latency row measured). Bodies up to 1 MiB are kept; larger ones
+// (serve's 16 MiB) are counted, as a client streaming them to disk would, and their first bytes kept.
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+interface Reply { status: number; bytes: number; body: Buffer; json<T>(): T }
+function request(url: string, opts: { method?: string; headers?: Record<string, string>; body?: Buffer | string } = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const body = typeof opts.body === 'string' ? Buffer.from(opts.body) : opts.body;
+    const headers: Record<string, string> = { ...opts.headers };
+    if (body) headers['content-length'] = String(body.length);
+    const req = http.request(url, { method: opts.method ?? 'GET', headers, agent }, (res) => {
+      const kept: Buffer[] = [];
+      let bytes = 0;
+      res.on('data', (c: Buffer) => {
+        if (bytes < 1 << 20) kept.push(c);
+        bytes += c.length;
+      });
+      res.on('end', () => {
+        const buf = Buffer.concat(kept);
+        resolve({ status: res.statusCode ?? 0, bytes, body: buf, json: <T>() => JSON.parse(buf.toString('utf8')) as T });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 /** duration_ms of the server's last request log line for `method` (server-side time of a request). */
 function lastDuration(logs: string[], method: string): number {
   for (let i = logs.length - 1; i >= 0; i--) {
@@ -103,8 +132,8 @@ async function main(): Promise<void> {
       if (r > 0) engineTimes.push(ms(t0));
       ranks = res.tt.ranks;
       t0 = process.hrtime.bigint();
-      const put = await fetch(`${server.url}/v1/put?key=bench%2Ffield`, { method: 'POST', headers: { ...auth, 'content-type': 'application/x-npy' }, body: npy });
-      putBody = await put.json() as typeof putBody;
+      const put = await request(`${server.url}/v1/put?key=bench%2Ffield`, { method: 'POST', headers: { ...auth, 'content-type': 'application/x-npy' }, body: npy });
+      putBody = put.json<typeof putBody>();
       if (put.status !== 200) throw new Error(`binary put: ${put.status} ${JSON.stringify(putBody)}`);
       if (r > 0) {
         binTimes.push(ms(t0));
@@ -112,13 +141,13 @@ async function main(): Promise<void> {
       }
     }
     // The floor of the binary put: the same upload to the bare server.
-    const getBytes = (await (await fetch(`${server.url}/v1/get/default/bench%2Ffield`, { headers: auth })).arrayBuffer()).byteLength;
+    const getBytes = (await request(`${server.url}/v1/get/default/bench%2Ffield`, { headers: auth })).bytes;
     floor = await spawnFloorServer(npy.length, getBytes);
     const floorPut: number[] = [];
     for (let r = 0; r <= REPS; r++) {
       const t0 = process.hrtime.bigint();
-      const put = await fetch(`${floor.url}/put`, { method: 'POST', headers: { 'content-type': 'application/x-npy' }, body: npy });
-      await put.json();
+      const put = await request(`${floor.url}/put`, { method: 'POST', headers: { 'content-type': 'application/x-npy' }, body: npy });
+      if (put.status !== 200) throw new Error(`floor put: ${put.status}`);
       if (r > 0) floorPut.push(ms(t0));
     }
 
@@ -136,8 +165,7 @@ async function main(): Promise<void> {
     for (let r = 0; r < REPS; r++) {
       const t0 = process.hrtime.bigint();
       const body = JSON.stringify({ key: 'bench/field-json', data_b64: b64 });
-      const res = await fetch(`${server.url}/v1/put`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body });
-      await res.arrayBuffer();
+      const res = await request(`${server.url}/v1/put`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body });
       if (res.status !== 200) throw new Error(`JSON put: ${res.status}`);
       jsonTimes.push(ms(t0));
     }
@@ -148,12 +176,13 @@ async function main(): Promise<void> {
       // the service, then the same request to the bare server
       for (const [url, times] of [[`${server.url}/v1/serve`, serveTimes], [`${floor.url}/serve`, floorServe]] as const) {
         const t0 = process.hrtime.bigint();
-        const res = await fetch(url, {
+        const res = await request(url, {
           method: 'POST', headers: { ...auth, 'content-type': 'application/json', Accept: 'application/x-npy' },
           body: JSON.stringify({ key: 'bench/field' }),
         });
-        const got = await res.arrayBuffer();
-        if (res.status !== 200 || got.byteLength !== npy.length) throw new Error(`serve: ${res.status} ${got.byteLength}`);
+        if (res.status !== 200 || res.bytes !== npy.length || !res.body.subarray(0, 64).equals(npy.subarray(0, 64)) && url.includes('/v1/')) {
+          throw new Error(`serve: ${res.status} ${res.bytes} bytes`);
+        }
         if (r > 0) times.push(ms(t0));
       }
     }
@@ -164,8 +193,7 @@ async function main(): Promise<void> {
     const ROUNDS = 10;
     const one = async () => {
       const t0 = process.hrtime.bigint();
-      const res = await fetch(`${server.url}/v1/get/default/bench%2Ffield`, { headers: auth });
-      await res.arrayBuffer();
+      const res = await request(`${server.url}/v1/get/default/bench%2Ffield`, { headers: auth });
       if (res.status !== 200) throw new Error(`get: ${res.status}`);
       lat.push(ms(t0));
     };
@@ -176,8 +204,7 @@ async function main(): Promise<void> {
     const floorLat: number[] = [];
     const oneFloor = async () => {
       const t0 = process.hrtime.bigint();
-      const res = await fetch(`${floor!.url}/v1/get/default/bench%2Ffield`, { headers: auth });
-      await res.arrayBuffer();
+      await request(`${floor!.url}/v1/get/default/bench%2Ffield`, { headers: auth });
       floorLat.push(ms(t0));
     };
     await Promise.all(Array.from({ length: CONC }, oneFloor));
