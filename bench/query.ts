@@ -167,9 +167,18 @@ async function main(): Promise<void> {
     const poolStats = pool.stats();
     release();
 
-    // The whole service call in process (candidate listing in SQLite included), warm.
+    // The whole service call in process (candidate listing included).
     const service = new QueryService({ entries: e.entries, engine, coreCacheBytes: 1 << 30 });
+    // The service's first call loads the cores into its own cache and lists the candidates; after a
+    // change of the namespace (simulated by invalidating its lists) a call lists them again from
+    // SQLite; later calls reuse both.
+    let s1 = process.hrtime.bigint();
     await service.topk(tenant.tenant_id, 'fields', q.key, K, 'cosine', {});
+    const serviceFirst = ms(s1);
+    service.candidates.invalidate({ tenantId: tenant.tenant_id, namespace: 'fields' });
+    s1 = process.hrtime.bigint();
+    await service.topk(tenant.tenant_id, 'fields', q.key, K, 'cosine', {});
+    const serviceListing = ms(s1);
     const serviceRuns: number[] = [];
     for (let r = 0; r < REPS; r++) {
       const s0 = process.hrtime.bigint();
@@ -245,7 +254,8 @@ async function main(): Promise<void> {
       row(`  same top-${K} keys as the dense baseline`, sameTop ? 'yes' : 'NO', sameTop ? '' : `engine ${engineTop.keys.join(',')} dense ${denseTop.join(',')}`, 'same keys', sameTop),
       row(`  rank-8 candidates only (${only8.length}), per 10k`, only8.length ? `${(median(rank8Runs) * candidates.length / only8.length).toFixed(2)} ms` : '-', only8.length ? `${(base / (median(rank8Runs) * candidates.length / only8.length)).toFixed(1)}x faster than dense` : '', '-', null),
       row('  cold: load 10k cores from blob files', `${coldLoadMs.toFixed(0)} ms`, '', '-', null),
-      row('service topk in process (+ SQLite listing)', `${median(serviceRuns).toFixed(2)} ms`, `${(base / median(serviceRuns)).toFixed(1)}x faster than dense`, '-', null),
+      row('service topk in process (candidates listed)', `${median(serviceRuns).toFixed(2)} ms`, `${(base / median(serviceRuns)).toFixed(1)}x faster than dense`, '-', null),
+      row('  after a write to the namespace (SQLite listing)', `${serviceListing.toFixed(2)} ms`, `first call (cold cores) ${serviceFirst.toFixed(0)} ms`, '-', null),
       row(`HTTP topk p50 (k ${K}, ${candidates.length} candidates)`, `${median(httpRuns).toFixed(2)} ms`, `first (cold cache) ${coldHttp.toFixed(0)} ms`, '-', null),
       row(`  HTTP top-${K} equals the engine's`, sameHttp ? 'yes' : 'NO', '', '-', null),
       row(`HTTP search p50 (${searchCount} of ${SEARCH_ENTRIES} match)`, `${searchP50.toFixed(2)} ms`, `max ${Math.max(...searchRuns).toFixed(2)} ms`, '<= 50 ms', searchP50 <= 50),

@@ -10,7 +10,8 @@ import type { Engine, LayoutName, Metric, OperandPool } from '../engine/types.js
 import type { EntryRow } from '../entries/entry.js';
 import { layoutForShape, type EntryService } from '../entries/service.js';
 import type { Payload } from '../codec/payload.js';
-import { listCandidates, searchMetadata, storageRefs, type CandidateRow, type Comparable } from './candidates.js';
+import { CandidateLists } from './candidate-lists.js';
+import { searchMetadata, storageRefs, type CandidateRow, type Comparable } from './candidates.js';
 import { CoreCache, type CacheRow } from './core-cache.js';
 import type { Filters } from './filters.js';
 import { topKIndices } from './topk.js';
@@ -32,6 +33,8 @@ export interface QueryServiceOptions {
   engine: Engine;
   /** Byte budget of the decoded-core cache (SVC_GATE_CORE_CACHE_BYTES). */
   coreCacheBytes: number;
+  /** Rows of unfiltered candidate lists kept between top-K queries (default 200,000; 0: none). */
+  candidateListRows?: number;
 }
 
 /** The query side of a scoring call: an operand held in the pool, and its norm. */
@@ -53,6 +56,7 @@ function finiteNorm(row: EntryRow): number {
 
 export class QueryService {
   readonly cache: CoreCache;
+  readonly candidates: CandidateLists;
   private readonly pool: OperandPool;
   private readonly entries: EntryService;
   private readonly engine: Engine;
@@ -64,7 +68,11 @@ export class QueryService {
     this.engine = opts.engine;
     this.pool = opts.engine.createOperandPool();
     this.cache = new CoreCache(this.pool, opts.entries, opts.coreCacheBytes);
-    opts.entries.onChange((change) => this.cache.invalidate(change));
+    this.candidates = new CandidateLists(opts.entries.db, opts.candidateListRows ?? 200_000);
+    opts.entries.onChange((change) => {
+      this.cache.invalidate(change);
+      this.candidates.invalidate(change);
+    });
   }
 
   /** The metric between two live entries of a namespace; 404 when either is missing, 400 shape_mismatch. */
@@ -92,7 +100,7 @@ export class QueryService {
   async topk(tenantId: string, namespace: string, queryKey: string, k: number, metric: Metric, filters: Filters): Promise<TopKResult> {
     const q = await this.entries.require(tenantId, namespace, queryKey);
     const norm = finiteNorm(q);
-    const candidates = await listCandidates(this.entries.db, tenantId, namespace, q, queryKey, filters);
+    const candidates = await this.candidates.list(tenantId, namespace, q, queryKey, filters);
     if (candidates.length === 0 || numel(q.shape) === 0) return this.rankTrivially(candidates, k);
     const release = await this.cache.acquire([cacheRow(tenantId, namespace, q)]);
     try {
@@ -116,7 +124,7 @@ export class QueryService {
     const id = this.nextTransientId--;
     try {
       if (size > 0) await this.addVector(id, payload, layout, tolerance);
-      const candidates = await listCandidates(this.entries.db, tenantId, namespace, like, null, filters);
+      const candidates = await this.candidates.list(tenantId, namespace, like, null, filters);
       if (candidates.length === 0 || size === 0) return this.rankTrivially(candidates, k);
       return await this.rank(tenantId, namespace, { id, norm: await this.pool.norm(id) }, candidates, k, metric);
     } finally {
@@ -132,7 +140,7 @@ export class QueryService {
 
   /** Scores every candidate in one engine call (operands from the cache) and keeps the k best. */
   private async rank(
-    tenantId: string, namespace: string, q: QueryOperand, candidates: CandidateRow[], k: number, metric: Metric,
+    tenantId: string, namespace: string, q: QueryOperand, candidates: readonly CandidateRow[], k: number, metric: Metric,
   ): Promise<TopKResult> {
     const ids = new Float64Array(candidates.length);
     const norms = new Float64Array(candidates.length);
@@ -153,7 +161,7 @@ export class QueryService {
   }
 
   /** Arrays without elements: every score is 0 (cosine with a zero norm is 0), so key order decides. */
-  private rankTrivially(candidates: CandidateRow[], k: number): TopKResult {
+  private rankTrivially(candidates: readonly CandidateRow[], k: number): TopKResult {
     return { n_candidates: candidates.length, results: candidates.slice(0, k).map((c) => [c.key, 0]) };
   }
 
