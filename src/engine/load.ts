@@ -1,6 +1,6 @@
 // Finding and loading the compiled addon. The code runs from dist/src/engine/ after a build, so the
 // package root is found by walking up to package.json rather than by a fixed relative path.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,8 +25,42 @@ export function addonCandidates(root: string = packageRoot()): string[] {
   ];
 }
 
+/**
+ * The OpenBLAS kernel set for a CPU with these /proc/cpuinfo flags: SkylakeX with AVX-512 (F, CD, BW,
+ * DQ, VL), Haswell with AVX2 and FMA, else null (OpenBLAS's own choice). These are the sets OpenBLAS
+ * picks for the CPU models it knows; on models it does not know (OpenBLAS 0.3.21 on some newer Xeons
+ * under a hypervisor) it falls back to its SSE3 "Prescott" kernels, 2-3x slower in dgemm and dgemv.
+ */
+export function blasKernelsFor(flags: readonly string[]): string | null {
+  const has = (f: string) => flags.includes(f);
+  if (['avx512f', 'avx512cd', 'avx512bw', 'avx512dq', 'avx512vl'].every(has)) return 'SkylakeX';
+  if (has('avx2') && has('fma')) return 'Haswell';
+  return null;
+}
+
+/**
+ * Sets OPENBLAS_CORETYPE from the CPU's flags before the addon (and with it OpenBLAS, which reads
+ * the variable once, when it loads) is loaded, unless it is set already: an operator's value wins.
+ * Returns the value in effect.
+ */
+export function chooseBlasKernels(env: NodeJS.ProcessEnv = process.env): string | null {
+  if (env.OPENBLAS_CORETYPE) return env.OPENBLAS_CORETYPE;
+  if (process.platform !== 'linux' || process.arch !== 'x64') return null;
+  let flags: string[] = [];
+  try {
+    const line = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('flags'));
+    flags = line ? line.slice(line.indexOf(':') + 1).trim().split(/\s+/) : [];
+  } catch {
+    return null;
+  }
+  const kernels = blasKernelsFor(flags);
+  if (kernels) env.OPENBLAS_CORETYPE = kernels;
+  return kernels;
+}
+
 /** Loads the first addon that exists (synchronous, once per process; the caller caches it). */
 export function loadAddon(): NativeAddon {
+  chooseBlasKernels();
   const candidates = addonCandidates();
   const require = createRequire(import.meta.url);
   const fromEnv = process.env.TTSTORE_ADDON;

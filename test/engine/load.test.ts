@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 import { addonCandidates, engine, packageRoot } from '../../src/engine/index.js';
-import { loadAddon } from '../../src/engine/load.js';
+import { blasKernelsFor, chooseBlasKernels, loadAddon } from '../../src/engine/load.js';
 
 describe('engine: loading the addon', function () {
   it('finds the package root from the compiled module and looks in the documented places, in order', function () {
@@ -32,5 +32,28 @@ describe('engine: loading the addon', function () {
     expect(info.blas).to.be.a('string');
     expect(info.threads).to.be.at.least(1);
     expect(info.cudaDevices).to.be.at.least(0);
+  });
+
+  it('picks the OpenBLAS kernel set from the CPU flags, and an operator\'s OPENBLAS_CORETYPE wins', function () {
+    const avx512 = ['sse3', 'avx', 'avx2', 'fma', 'avx512f', 'avx512cd', 'avx512bw', 'avx512dq', 'avx512vl'];
+    expect(blasKernelsFor(avx512)).to.equal('SkylakeX');
+    expect(blasKernelsFor(avx512.filter((f) => f !== 'avx512vl'))).to.equal('Haswell');
+    expect(blasKernelsFor(['sse3', 'avx', 'avx2', 'fma'])).to.equal('Haswell');
+    expect(blasKernelsFor(['sse3', 'avx', 'avx2'])).to.equal(null);
+    expect(blasKernelsFor([])).to.equal(null);
+    expect(chooseBlasKernels({ OPENBLAS_CORETYPE: 'Zen' })).to.equal('Zen');
+    const env: NodeJS.ProcessEnv = {};
+    const chosen = chooseBlasKernels(env);
+    expect(env.OPENBLAS_CORETYPE).to.equal(chosen ?? undefined);
+  });
+
+  it('runs OpenBLAS on the kernels of this CPU, not the SSE3 fallback', function () {
+    let flags: string[] = [];
+    try {
+      flags = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('flags'))?.split(/\s+/) ?? [];
+    } catch { /* not Linux */ }
+    const want = process.env.OPENBLAS_CORETYPE ?? blasKernelsFor(flags);
+    if (!want || !/OpenBLAS/.test(engine.info().blas)) this.skip();
+    expect(engine.info().blas).to.match(new RegExp(`\\(${want}\\)`, 'i'));
   });
 });
