@@ -152,6 +152,12 @@ Multigrid::Multigrid(int64_t n, int sweeps) : sweeps_(sweeps) {
   if (info != 0) throw std::runtime_error("multigrid: coarsest operator not positive definite (" + std::to_string(info) + ")");
 }
 
+std::size_t Multigrid::bytes() const {
+  std::size_t b = sizeof(double) * chol_.size();
+  for (const Level& L : levels_) b += sizeof(double) * (L.b.size() + L.x.size() + L.r.size());
+  return b;
+}
+
 void Multigrid::coarse_solve(const double* b, double* x) const {
   const GridOp& c = levels_.back().op;
   const lapack_int m = static_cast<lapack_int>(c.n * c.n);

@@ -14,6 +14,7 @@
 // and CG stays CG.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -44,6 +45,7 @@ class Multigrid {
   void apply(const double* r, double* z);
   const GridOp& fine() const { return levels_.front().op; }
   int depth() const { return static_cast<int>(levels_.size()); }
+  std::size_t bytes() const;  // the level vectors and the coarse factor
 
  private:
   struct Level {
