@@ -123,9 +123,10 @@ Output solve(const Config& c, const Hooks& hooks) {
   // the multigrid preconditioner z = M r goes into p for a cycle's first step and into q after.
   // The recursive residual decides when to stop, then the true residual f - A x confirms it (and
   // the iteration restarts from it in the rare case where rounding let the two drift apart). A
-  // step measures the true residual in its own pass (f is the only extra read) when it may be the
-  // last: a cycle's first step, where r_in is f already, and a step that the convergence rate so
-  // far expects to reach tol; otherwise it takes a pass of its own after the loop.
+  // step measures the true residual in its own pass (f is the only extra read), and leaves the
+  // recursive residual unwritten, when it may be the last: a cycle's first step, where r_in is f
+  // already, and a step that the convergence rate so far expects to reach tol. Otherwise the true
+  // residual takes a pass of its own after the loop, and a step that guessed wrong writes r after.
   double fnorm2 = -1;  // ||f||², measured by the first pass over f
   double rel = 1.0, true_rel = 1.0;
   int64_t it = 0;
@@ -169,6 +170,7 @@ Output solve(const Config& c, const Hooks& hooks) {
       report.progress(it, estimate_total(it, 1.0, rel, c.tol, max_iters));
       report.poll();
       if (rel <= c.tol) break;
+      if (step.b != nullptr) detail::finish_step(A, step, s);
       double rz_new = s.rr;
       if (mg) {
         mg->apply(r, q);

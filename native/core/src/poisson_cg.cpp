@@ -117,7 +117,8 @@ CgStepResult cg_step(const Stencil5& A, const CgStep& s) {
       };
       for (int64_t i = lo; i < hi; ++i) {
         const int64_t o = i * n;
-        r2 += R.update(alpha, above(p, i), p + o, below(p, i), sc, s.x + o, s.x_zero, s.r_in + o, s.r_out + o, n);
+        r2 += R.update(alpha, above(p, i), p + o, below(p, i), sc, s.x + o, s.x_zero, s.r_in + o,
+                       s.b != nullptr ? nullptr : s.r_out + o, n);
         if (s.b != nullptr && i - 1 > lo) t2 += true_row(i - 1);
       }
       part[T + t].v[0] = r2;
@@ -131,15 +132,17 @@ CgStepResult cg_step(const Stencil5& A, const CgStep& s) {
       }
       rr = total(part.data() + T, nt, 0);
     }
-    if (t == 0) res = CgStepResult{pq, pp, rz, rr, trr};
+    if (t == 0) res = CgStepResult{pq, pp, rz, rr, trr, pq > 0 ? rz / pq : 0.0};
   }
   return res;
 }
 
-double residual(const Stencil5& A, const double* b, const double* x, double* r) {
+namespace {
+
+// r = b - sc A' x with A' the 5-point stencil in units of 1/h²; returns ||r||².
+double scaled_residual(const Stencil5& A, double sc, const double* b, const double* x, double* r) {
   const Rows& R = rows();
   const int64_t n = A.n;
-  const double sc = 1.0 / (A.h * A.h);
   const int T = tts::detail::threads();
   std::vector<Partial> part(static_cast<std::size_t>(T));
   double norm2 = 0;
@@ -159,6 +162,16 @@ double residual(const Stencil5& A, const double* b, const double* x, double* r) 
     if (t == 0) norm2 = total(part.data(), nt, 0);
   }
   return norm2;
+}
+
+}  // namespace
+
+double residual(const Stencil5& A, const double* b, const double* x, double* r) {
+  return scaled_residual(A, 1.0 / (A.h * A.h), b, x, r);
+}
+
+void finish_step(const Stencil5& A, const CgStep& s, const CgStepResult& res) {
+  (void)scaled_residual(A, res.alpha * (1.0 / (A.h * A.h)), s.r_in, s.z != nullptr ? s.p_out : s.p, s.r_out);
 }
 
 void dot2(const double* r, const double* z, int64_t N, double* rz, double* rr) {

@@ -22,7 +22,9 @@ struct Stencil5 {
 // otherwise p is the direction as it stands. Then alpha = rz / <p, A p>, x += alpha p (x = alpha p
 // when x_zero), r_out = r_in - alpha A p (r_in may be r_out; A p is not stored). When b is set the
 // same pass also measures the true residual ||b - A x||² of the updated x, row by row a row behind
-// the update while the rows are in cache (what a separate pass would read again).
+// the update while the rows are in cache (what a separate pass would read again), and leaves
+// r_out unwritten: such a step is expected to be the last, and when it is not, finish_step writes
+// r_out before the next step.
 struct CgStep {
   const double* z = nullptr;
   double beta = 0;
@@ -42,11 +44,15 @@ struct CgStepResult {
   double rz = 0;  // the <r, z> the step used
   double rr = 0;  // ||r_out||²
   double true_rr = -1;  // ||b - A x||² when b was set (and the step updated x), else -1
+  double alpha = 0;
 };
 
 CgStepResult cg_step(const Stencil5& A, const CgStep& s);
 
-// ||b - A x||², and r = b - A x when r is not null (r must not alias b or x).
+// r_out = r_in - alpha A p for a step that measured the true residual instead (see CgStep).
+void finish_step(const Stencil5& A, const CgStep& s, const CgStepResult& res);
+
+// ||b - A x||², and r = b - A x when r is not null (r may be b, not x).
 double residual(const Stencil5& A, const double* b, const double* x, double* r);
 
 // <r, z> and <r, r> in one pass over N elements.
