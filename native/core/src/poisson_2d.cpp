@@ -177,10 +177,12 @@ Output solve(const Config& c, const Hooks& hooks) {
         double rr = 0;
         detail::dot2(r, q, N, &rz_new, &rr);
       }
+      // The next step renews the direction this step used (f itself, without a preconditioner,
+      // after a cycle's first step) into p.
+      if (step.z != nullptr) step.p = step.p_out;
       step.z = mg ? q : r;
       step.beta = rz_new / s.rz;
       step.rz = rz_new;
-      step.p = p;
       step.r_in = r;
       step.b = rel * (rel / rel_prev) <= c.tol ? f : nullptr;
     }
