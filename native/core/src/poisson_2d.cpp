@@ -142,7 +142,10 @@ Output solve(const Config& c, const Hooks& hooks) {
       double rr0 = 0;
       detail::dot2(r0, p, N, &step.rz, &rr0);
       if (fnorm2 < 0) fnorm2 = rr0;
-      if (!(fnorm2 > 0)) break;
+      if (!(fnorm2 > 0)) {  // f = 0: u = 0 solves it exactly
+        rel = 0.0;
+        break;
+      }
     } else {
       step.rz = r0r0;  // < 0 on the first cycle: the step measures it
     }
