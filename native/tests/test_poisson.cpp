@@ -3,6 +3,7 @@
 // positive definite preconditioner, params checked by name, progress, snapshots and cancellation.
 #include <cmath>
 #include <random>
+#include <thread>
 
 #include "../core/src/poisson_mg.hpp"
 #include "check.hpp"
@@ -228,6 +229,37 @@ TEST(progress_snapshots_and_cancel) {
   c.preconditioner = poisson::Preconditioner::None;
   CHECK_THROWS(Cancelled, poisson::solve(c, stop), "cancelled");
   CHECK_EQ(calls, 3);
+}
+
+// Work vectors are kept between solves (poisson_workspace.hpp): a solve after a cancelled one, and
+// solves running at once, each on a workspace of its own, give the same u as a lone solve.
+TEST(kept_workspaces_do_not_carry_state_between_solves_or_share_it_between_concurrent_ones) {
+  std::vector<poisson::Config> cs;
+  for (auto pre : {poisson::Preconditioner::Multigrid, poisson::Preconditioner::None}) {
+    for (auto rhs : {poisson::Rhs::Gaussians, poisson::Rhs::Dipole}) cs.push_back(config(7, rhs, 1e-9, pre));
+  }
+  std::vector<std::vector<double>> alone;
+  for (const auto& c : cs) alone.push_back(field(poisson::solve(c, {}), "u").data);
+  // A cancelled run leaves its workspace mid-iteration.
+  int calls = 0;
+  Hooks stop;
+  stop.progress = [&](int64_t, int64_t) { ++calls; };
+  stop.cancelled = [&] { return calls >= 2; };
+  CHECK_THROWS(Cancelled, poisson::solve(cs[0], stop), "cancelled");
+  for (std::size_t k = 0; k < cs.size(); ++k) CHECK(field(poisson::solve(cs[k], {}), "u").data == alone[k]);
+  std::vector<std::vector<double>> together(cs.size());
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::thread> ts;
+    for (std::size_t k = 0; k < cs.size(); ++k) {
+      ts.emplace_back([&, k] { together[k] = field(poisson::solve(cs[k], {}), "u").data; });
+    }
+    for (auto& t : ts) t.join();
+    for (std::size_t k = 0; k < cs.size(); ++k) {
+      double d = 0;
+      for (std::size_t i = 0; i < alone[k].size(); ++i) d = std::max(d, std::fabs(together[k][i] - alone[k][i]));
+      CHECK_MSG(together[k] == alone[k], "round " + std::to_string(round) + " config " + std::to_string(k) + ": max diff " + check::num(d));
+    }
+  }
 }
 
 TEST(registry_runs_poisson_by_name) {

@@ -6,11 +6,12 @@
 #include <optional>
 
 #include "big_buffer.hpp"
+#include "poisson_cg.hpp"
 #include "poisson_mg.hpp"
+#include "poisson_workspace.hpp"
 #include "sim_params.hpp"
 #include "sim_random.hpp"
 #include "sim_registry.hpp"
-#include "threads.hpp"
 #include "ttstore/sim_poisson.hpp"
 
 namespace tts::sim::poisson {
@@ -18,32 +19,6 @@ namespace tts::sim::poisson {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
-constexpr int64_t kParallel = 1 << 14;  // below this many elements a vector op stays on one thread
-
-double dot(const double* a, const double* b, int64_t n) {
-  double s = 0;
-#pragma omp parallel for schedule(static) reduction(+ : s) num_threads(tts::detail::threads()) if (n >= kParallel)
-  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
-
-// x += alpha p; r -= alpha q; returns ||r||².
-double cg_update(double alpha, const double* p, const double* q, double* x, double* r, int64_t n) {
-  double s = 0;
-#pragma omp parallel for schedule(static) reduction(+ : s) num_threads(tts::detail::threads()) if (n >= kParallel)
-  for (int64_t i = 0; i < n; ++i) {
-    x[i] += alpha * p[i];
-    r[i] -= alpha * q[i];
-    s += r[i] * r[i];
-  }
-  return s;
-}
-
-// p = z + beta p
-void cg_direction(const double* z, double beta, double* p, int64_t n) {
-#pragma omp parallel for schedule(static) num_threads(tts::detail::threads()) if (n >= kParallel)
-  for (int64_t i = 0; i < n; ++i) p[i] = z[i] + beta * p[i];
-}
 
 // Adds w * g(x) g(y) with g(t) = exp(-(t - c)² / (2 s²)) / (2π s²) (unit mass) to f.
 void add_gaussian(std::vector<double>& f, int64_t n, double h, double w, double cx, double cy, double s) {
@@ -127,65 +102,110 @@ Output solve(const Config& c, const Hooks& hooks) {
   const int64_t n = int64_t{1} << c.n_bits, N = n * n;
   const int64_t max_iters = c.max_iters > 0 ? c.max_iters : int64_t{10} << c.n_bits;
   const double h = 1.0 / static_cast<double>(n + 1);
-  const detail::GridOp A{n, h, 1.0};
   Output out;
   out.fields.push_back(Field{"u", {n, n}, std::vector<double>(N, 0.0)});
   out.fields.push_back(Field{"f", {n, n}, rhs(c)});
   // solve_s: the time to solution, from here (the right-hand side given, as a library caller has
-  // it) to the confirmed true residual; the multigrid hierarchy is built inside it.
+  // it) to the confirmed true residual. The work vectors and the multigrid hierarchy come from a
+  // workspace kept between solves (built inside the clock when none of this size is idle).
   const auto started = std::chrono::steady_clock::now();
-  std::unique_ptr<detail::Multigrid> mg;
-  if (c.preconditioner == Preconditioner::Multigrid) mg = std::make_unique<detail::Multigrid>(n);
-  std::vector<double>& x = out.fields[0].data;
-  const std::vector<double>& f = out.fields[1].data;
-  tts::detail::BigVector<double> r(f.begin(), f.end()), p(N), q(N);
+  const detail::WorkspaceLease ws(n);
+  detail::Multigrid* mg = c.preconditioner == Preconditioner::Multigrid ? &ws->multigrid() : nullptr;
+  const detail::Stencil5 A{n, h, ws->zero.data()};
+  double* x = out.fields[0].data.data();
+  const double* f = out.fields[1].data.data();
+  double* r = ws->r.data();
+  double* p = ws->p.data();
+  double* q = ws->q.data();
 
-  const double fnorm = std::sqrt(dot(f.data(), f.data(), N));
-  double rel = fnorm > 0 ? 1.0 : 0.0;
-  double true_rel = rel;
+  // CG (Saad, Iterative Methods, alg. 9.1) from x = 0, so that r = f and, without a
+  // preconditioner, p = r = f: the first step reads f in place and measures ||f||² as <p, p>. With
+  // the multigrid preconditioner z = M r goes into p for a cycle's first step and into q after.
+  // The recursive residual decides when to stop, then the true residual f - A x confirms it (and
+  // the iteration restarts from it in the rare case where rounding let the two drift apart). A
+  // step measures the true residual in its own pass (f is the only extra read), and leaves the
+  // recursive residual unwritten, when it may be the last: a cycle's first step, where r_in is f
+  // already, and a step that the convergence rate so far expects to reach tol. Otherwise the true
+  // residual takes a pass of its own after the loop, and a step that guessed wrong writes r after.
+  double fnorm2 = -1;  // ||f||², measured by the first pass over f
+  double rel = 1.0, true_rel = 1.0;
   int64_t it = 0;
+  bool x_zero = true;
+  const double* r0 = f;  // the residual a cycle starts from
+  double r0r0 = -1;      // <r0, r0> when known
   std::vector<Field> snap;
-  // CG (Saad, Iterative Methods, alg. 9.1) with z held in q between iterations; the recursive
-  // residual decides when to stop, then the true residual b - A x confirms it (and restarts the
-  // iteration from it, in the rare case where rounding let the two drift apart).
   while (rel > c.tol && it < max_iters) {
     report.poll();
-    const double* z = r.data();
+    detail::CgStep step;
     if (mg) {
-      mg->apply(r.data(), q.data());
-      z = q.data();
+      mg->apply(r0, p);
+      double rr0 = 0;
+      detail::dot2(r0, p, N, &step.rz, &rr0);
+      if (fnorm2 < 0) fnorm2 = rr0;
+      if (!(fnorm2 > 0)) {  // f = 0: u = 0 solves it exactly
+        rel = 0.0;
+        break;
+      }
+    } else {
+      step.rz = r0r0;  // < 0 on the first cycle: the step measures it
     }
-    double rz = dot(r.data(), z, N);
-    std::copy(z, z + N, p.data());
+    step.p = mg ? p : r0;
+    step.p_out = p;
+    step.x = x;
+    step.r_in = r0;
+    step.r_out = r;
+    step.b = f;
+    double true_rr = -1, rel_prev = -1;  // the true residual of x as it stands, when measured
     while (it < max_iters) {
-      const double pq = A.apply(p.data(), q.data());
-      if (!(pq > 0)) break;  // p = 0: the residual is already exactly zero
-      const double alpha = rz / pq;
-      rel = std::sqrt(cg_update(alpha, p.data(), q.data(), x.data(), r.data(), N)) / fnorm;
+      step.x_zero = x_zero;
+      const detail::CgStepResult s = detail::cg_step(A, step);
+      if (fnorm2 < 0) fnorm2 = s.pp;
+      if (!(fnorm2 > 0) || !(s.pq > 0)) break;  // f = 0, or p = 0: the residual is already exactly zero
+      x_zero = false;
+      true_rr = s.true_rr;
+      rel_prev = rel;
+      rel = std::sqrt(s.rr / fnorm2);
       ++it;
       if (c.snapshot_every > 0 && report.wants_snapshots() && it % c.snapshot_every == 0) {
-        snap.assign(1, Field{"u", {n, n}, x});
+        snap.assign(1, Field{"u", {n, n}, out.fields[0].data});
         report.snapshot(it, 0.0, snap);
       }
       report.progress(it, estimate_total(it, 1.0, rel, c.tol, max_iters));
       report.poll();
       if (rel <= c.tol) break;
+      if (step.b != nullptr) detail::finish_step(A, step, s);
+      double rz_new = s.rr;
       if (mg) {
-        mg->apply(r.data(), q.data());
-        z = q.data();
+        mg->apply(r, q);
+        double rr = 0;
+        detail::dot2(r, q, N, &rz_new, &rr);
       }
-      const double rz_new = dot(r.data(), z, N);
-      cg_direction(z, rz_new / rz, p.data(), N);
-      rz = rz_new;
+      // The next step renews the direction this step used (f itself, without a preconditioner,
+      // after a cycle's first step) into p.
+      if (step.z != nullptr) step.p = step.p_out;
+      step.z = mg ? q : r;
+      step.beta = rz_new / s.rz;
+      step.rz = rz_new;
+      step.r_in = r;
+      step.b = rel * (rel / rel_prev) <= c.tol ? f : nullptr;
     }
-    // The true residual, into r (so that a restart continues from it).
-    rel = fnorm > 0 ? std::sqrt(A.residual(f.data(), x.data(), r.data())) / fnorm : 0.0;
+    if (!(fnorm2 > 0)) {
+      rel = 0.0;
+      break;
+    }
+    // The true residual (norm only: it is written out below in the rare case of a restart).
+    rel = std::sqrt((true_rr >= 0 ? true_rr : detail::residual(A, f, x, nullptr)) / fnorm2);
     if (!(rel > c.tol)) break;
     if (!(rel < 1e300)) throw Diverged("poisson_2d: the iteration diverged");
     // A tolerance below the rounding floor of the true residual (about eps * cond(A)) cannot be
     // met: stop once a restart no longer halves it.
-    if (!(rel < 0.5 * true_rel)) break;
+    if (!(rel < 0.5 * true_rel) || it >= max_iters) break;
     true_rel = rel;
+    // Restart from the true residual: into r for the multigrid (z = M r0 goes to p), into p
+    // without a preconditioner (p = r0, and the step writes the new residual to r).
+    double* dst = mg ? r : p;
+    r0r0 = detail::residual(A, f, x, dst);
+    r0 = dst;
   }
   out.stats["solve_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   report.progress(it, it);
@@ -195,6 +215,7 @@ Output solve(const Config& c, const Hooks& hooks) {
   out.stats["residual"] = rel;
   out.stats["converged"] = rel <= c.tol ? 1.0 : 0.0;
   if (c.rhs == Rhs::Manufactured) {
+    const std::vector<double>& x = out.fields[0].data;
     std::vector<double> s(n);
     for (int64_t i = 0; i < n; ++i) s[i] = std::sin(kPi * (i + 1) * h);
     double e = 0;

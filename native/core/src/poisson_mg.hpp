@@ -14,6 +14,7 @@
 // and CG stays CG.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct GridOp {
   double residual(const double* b, const double* x, double* r) const;
   // One Gauss-Seidel half sweep over the points with (i + j) % 2 == colour.
   void relax(const double* b, double* x, int colour) const;
+  // The same half sweep as from x = 0: x = h² b / diagonal at those points, which is all it reads
+  // (the other points are left as they are: the next half sweep writes them without reading them).
+  void relax_from_zero(const double* b, double* x, int colour) const;
 };
 
 class Multigrid {
@@ -44,6 +48,7 @@ class Multigrid {
   void apply(const double* r, double* z);
   const GridOp& fine() const { return levels_.front().op; }
   int depth() const { return static_cast<int>(levels_.size()); }
+  std::size_t bytes() const;  // the level vectors and the coarse factor
 
  private:
   struct Level {
