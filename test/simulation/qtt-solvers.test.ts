@@ -86,10 +86,14 @@ describe('simulation: QTT-native solvers, fields stored from their cores', () =>
   it('adds the gaussian source: from the gaussian itself one step scales the sourceless step by 1 + dt', async function () {
     this.timeout(120000);
     // (I - nu dt Δ) u1 = u0 + dt s with s = u0 is (1 + dt) times the step without a source.
-    const params = { n_bits: 9, nu: 0.01, dt: 0.05, steps: 1, initial: 'gaussian', max_rank: 16, tol: 1e-6 };
+    // Rank 64 and tol 1e-5, where both solves converge (a 3-D gaussian has rank r^3 across the
+    // interleaved bonds): at rank 16 they stopped at relative residuals of 0.10 and 0.17, and the
+    // ratio below then moved by 7e-3 with the BLAS kernels' rounding.
+    const params = { n_bits: 9, nu: 0.01, dt: 0.05, steps: 1, initial: 'gaussian', max_rank: 64, tol: 1e-5 };
     const cores = async (prefix: string, source: string) => {
       const job = await submit(c, { solver: 'helmholtz_3d', namespace: 'sims', output_key_prefix: prefix, params: { ...params, source } });
-      await waitCompleted(c, job.job_id);
+      const done = await waitCompleted(c, job.job_id);
+      expect(done.stats!.residual).to.be.below(1e-2);
       const got = await c.call('GET', `/v1/get/sims/${prefix}%2Fu`);
       expect(got.body.metadata.params).to.deep.include({ source });
       const sc = await c.serve({ key: `${prefix}/u`, namespace: 'sims', target: 'cores' });
@@ -102,9 +106,8 @@ describe('simulation: QTT-native solvers, fields stored from their cores', () =>
     };
     const withSource = await cores('hs9', 'gaussian');
     const without = await cores('hp9', 'none');
-    // To the two solves' truncation at rank 16, largest off the centre (without the source the
-    // ratio would be 1).
-    for (const [idx, within] of [[[256, 256, 256], 1e-3], [[230, 270, 250], 1e-2], [[300, 256, 200], 1e-2]] as Array<[number[], number]>) {
+    // To the two solves' residuals (measured: within 2e-5; without the source the ratio would be 1).
+    for (const [idx, within] of [[[256, 256, 256], 5e-4], [[230, 270, 250], 5e-4], [[300, 256, 200], 5e-4]] as Array<[number[], number]>) {
       const a = evalInterleaved(withSource, 9, idx);
       const b = evalInterleaved(without, 9, idx);
       expect(b).to.be.above(0.01);
