@@ -1,5 +1,9 @@
 // round() recompresses inflated trains back to their minimal ranks; orthogonalisation sweeps leave
 // orthonormal cores and an unchanged tensor.
+#include <cmath>
+#include <random>
+
+#include "../core/src/small_la.hpp"
 #include "check.hpp"
 #include "tt_testing.hpp"
 
@@ -112,6 +116,49 @@ TEST(to_f32_rounds_values) {
   for (int k = 0; k < 3; ++k)
     for (std::size_t i = 0; i < t.cores[k].size(); ++i)
       CHECK(f.cores[k][i] == static_cast<double>(static_cast<float>(t.cores[k][i])));
+}
+
+// svd_rows_left (the zip-up's split of wide matrices, by QR of M^T) against the full thin SVD: the
+// same singular values, orthonormal U, and M = U U^T M, on wide, square and tall matrices with
+// singular values spread over ten orders of magnitude.
+TEST(svd_rows_left_matches_the_thin_svd) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> g;
+  for (auto [p, q] : {std::pair<int64_t, int64_t>{12, 900}, {40, 81}, {30, 30}, {50, 20}}) {
+    const int64_t k = std::min(p, q);
+    // M = A diag(10^-(10 i / k)) B with random A (p x k) and B (k x q)
+    std::vector<double> A(static_cast<std::size_t>(p * k)), B(static_cast<std::size_t>(k * q)), M(static_cast<std::size_t>(p * q), 0.0);
+    for (double& v : A) v = g(rng);
+    for (double& v : B) v = g(rng);
+    for (int64_t i = 0; i < p; ++i)
+      for (int64_t j = 0; j < k; ++j)
+        for (int64_t c = 0; c < q; ++c) M[i * q + c] += A[i * k + j] * std::pow(10.0, -10.0 * j / k) * B[j * q + c];
+    std::vector<double> U, s, U2, s2, Vt;
+    detail::svd_rows_left(p, q, M.data(), U, s);
+    detail::svd_rows(p, q, M.data(), U2, s2, Vt);
+    CHECK_EQ(static_cast<int64_t>(s.size()), k);
+    for (int64_t i = 0; i < k; ++i) CHECK_NEAR(s[i], s2[i], 1e-12 * s2[0]);
+    double orth = 0, recon = 0, norm = 0;
+    for (int64_t a = 0; a < k; ++a)
+      for (int64_t b = 0; b < k; ++b) {
+        double d = 0;
+        for (int64_t i = 0; i < p; ++i) d += U[i * k + a] * U[i * k + b];
+        orth = std::max(orth, std::abs(d - (a == b ? 1.0 : 0.0)));
+      }
+    for (int64_t c = 0; c < q; ++c) {
+      std::vector<double> t(static_cast<std::size_t>(k), 0.0);  // U^T M[:, c]
+      for (int64_t a = 0; a < k; ++a)
+        for (int64_t i = 0; i < p; ++i) t[a] += U[i * k + a] * M[i * q + c];
+      for (int64_t i = 0; i < p; ++i) {
+        double r = 0;
+        for (int64_t a = 0; a < k; ++a) r += U[i * k + a] * t[a];
+        recon = std::max(recon, std::abs(r - M[i * q + c]));
+        norm = std::max(norm, std::abs(M[i * q + c]));
+      }
+    }
+    CHECK(orth < 1e-12);
+    CHECK(recon < 1e-12 * norm);
+  }
 }
 
 TEST_MAIN()

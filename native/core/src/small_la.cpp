@@ -62,6 +62,24 @@ void svd_rows(int64_t p, int64_t q, const double* M, std::vector<double>& U, std
   Vt.swap(Up);
 }
 
+void svd_rows_left(int64_t p, int64_t q, const double* M, std::vector<double>& U, std::vector<double>& s) {
+  std::vector<double> Vt;
+  if (q <= 2 * p) {
+    svd_rows(p, q, M, U, s, Vt);
+    return;
+  }
+  // Wide M: M^T (q x p, column-major) = Q R by Householder QR, so M = R^T Q^T, and the SVD of the
+  // small p x p matrix R^T = U S W^T gives M = U S (Q W)^T: U and s without forming Q or Q W.
+  std::vector<double> A(M, M + p * q), tau(static_cast<std::size_t>(p));
+  lapack_check(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, q, p, A.data(), q, tau.data()), "dgeqrf");
+  // R^T, p x p row-major: (R^T)[i][j] = R(j, i) = A[j + i q] for j <= i.
+  std::vector<double> Rt(static_cast<std::size_t>(p * p), 0.0);
+  for (int64_t i = 0; i < p; ++i) {
+    for (int64_t j = 0; j <= i; ++j) Rt[i * p + j] = A[j + i * q];
+  }
+  svd_rows(p, p, Rt.data(), U, s, Vt);
+}
+
 std::vector<double> matmul(int64_t m, int64_t k, int64_t n, const double* A, const double* B) {
   std::vector<double> C(static_cast<std::size_t>(m * n));
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, A, k, B, n, 0.0, C.data(), n);
