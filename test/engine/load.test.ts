@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 import { addonCandidates, engine, packageRoot } from '../../src/engine/index.js';
-import { blasKernelsFor, chooseBlasKernels, loadAddon } from '../../src/engine/load.js';
+import { blasKernelsFor, chooseBlasKernels, configureOpenBlas, loadAddon } from '../../src/engine/load.js';
 
 describe('engine: loading the addon', function () {
   it('finds the package root from the compiled module and looks in the documented places, in order', function () {
@@ -47,13 +47,31 @@ describe('engine: loading the addon', function () {
     expect(env.OPENBLAS_CORETYPE).to.equal(chosen ?? undefined);
   });
 
+  it('shortens OpenBLAS\'s idle spin unless the operator set it, and sets the kernels with it', function () {
+    const env: NodeJS.ProcessEnv = {};
+    expect(configureOpenBlas(env).threadTimeout).to.equal('20');
+    expect(env.OPENBLAS_THREAD_TIMEOUT).to.equal('20');
+    expect(env.OPENBLAS_CORETYPE).to.equal(blasKernelsFor(cpuFlags()) ?? undefined);
+    const set: NodeJS.ProcessEnv = { OPENBLAS_THREAD_TIMEOUT: '28', OPENBLAS_CORETYPE: 'Haswell' };
+    expect(configureOpenBlas(set)).to.deep.equal({ coretype: 'Haswell', threadTimeout: '28' });
+    // the process that loaded the addon has it set
+    engine.info();
+    expect(process.env.OPENBLAS_THREAD_TIMEOUT).to.be.a('string').and.not.equal('');
+  });
+
   it('runs OpenBLAS on the kernels of this CPU, not the SSE3 fallback', function () {
-    let flags: string[] = [];
-    try {
-      flags = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('flags'))?.split(/\s+/) ?? [];
-    } catch { /* not Linux */ }
-    const want = process.env.OPENBLAS_CORETYPE ?? blasKernelsFor(flags);
+    const want = process.env.OPENBLAS_CORETYPE ?? blasKernelsFor(cpuFlags());
     if (!want || !/OpenBLAS/.test(engine.info().blas)) this.skip();
     expect(engine.info().blas).to.match(new RegExp(`\\(${want}\\)`, 'i'));
   });
 });
+
+function cpuFlags(): string[] {
+  if (process.platform !== 'linux' || process.arch !== 'x64') return [];
+  try {
+    const line = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('flags'));
+    return line ? line.slice(line.indexOf(':') + 1).trim().split(/\s+/) : [];
+  } catch {
+    return [];
+  }
+}
