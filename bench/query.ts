@@ -9,12 +9,12 @@
 //   4. memory held by the core cache.
 // BENCH_QUERY_ENTRIES and BENCH_QUERY_SEARCH_ENTRIES shrink the run for a quick look (no bars then).
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { engine } from '../src/engine/index.js';
+import { blasKernelsFor, cpuFlags } from '../src/engine/load.js';
 import { Database } from '../src/store/db.js';
 import { BlobStore } from '../src/store/blobs.js';
 import { EntryService } from '../src/entries/service.js';
@@ -53,17 +53,11 @@ function withCoretype(coretype: string): NodeJS.ProcessEnv {
   return coretype ? { ...env, OPENBLAS_CORETYPE: coretype } : env;
 }
 
-// '' (OpenBLAS's own choice), then the kernel sets this CPU's flags allow.
+// '' (OpenBLAS's own choice), then the kernel sets this CPU's flags allow (those the engine's loader
+// would choose from, up to its choice).
 function openblasCoretypes(): string[] {
-  let flags = '';
-  try {
-    flags = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('flags')) ?? '';
-  } catch { /* not Linux: OpenBLAS's choice only */ }
-  const has = (f: string) => flags.split(/\s+/).includes(f);
-  const types = [''];
-  if (has('avx2') && has('fma')) types.push('Haswell');
-  if (has('avx512f') && has('avx512bw') && has('avx512vl')) types.push('SkylakeX');
-  return types;
+  const best = blasKernelsFor(cpuFlags());
+  return ['', ...(best ? ['Haswell'] : []), ...(best === 'SkylakeX' ? ['SkylakeX'] : [])];
 }
 const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
 

@@ -45,17 +45,20 @@ export function blasKernelsFor(flags: readonly string[]): string | null {
  */
 export function chooseBlasKernels(env: NodeJS.ProcessEnv = process.env): string | null {
   if (env.OPENBLAS_CORETYPE) return env.OPENBLAS_CORETYPE;
-  if (process.platform !== 'linux' || process.arch !== 'x64') return null;
-  let flags: string[] = [];
-  try {
-    const line = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('flags'));
-    flags = line ? line.slice(line.indexOf(':') + 1).trim().split(/\s+/) : [];
-  } catch {
-    return null;
-  }
-  const kernels = blasKernelsFor(flags);
+  const kernels = blasKernelsFor(cpuFlags());
   if (kernels) env.OPENBLAS_CORETYPE = kernels;
   return kernels;
+}
+
+/** The CPU's flags from /proc/cpuinfo on x86-64 Linux; none elsewhere (or when it cannot be read). */
+export function cpuFlags(): string[] {
+  if (process.platform !== 'linux' || process.arch !== 'x64') return [];
+  try {
+    const line = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('flags'));
+    return line ? line.slice(line.indexOf(':') + 1).trim().split(/\s+/) : [];
+  } catch {
+    return [];
+  }
 }
 
 /**

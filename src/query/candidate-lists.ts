@@ -33,11 +33,12 @@ export class CandidateLists {
     }
     const ns = `${tenantId}\u0000${namespace}`;
     const id = `${ns}\u0000${like.shape}\u0000${like.layout}\u0000${like.modes}`;
-    let rows = this.lists.get(id)?.rows;
-    if (rows) {
-      const slot = this.lists.get(id)!;
+    const slot = this.lists.get(id);
+    let rows: readonly CandidateRow[];
+    if (slot) {
       this.lists.delete(id); // most recently used last
       this.lists.set(id, slot);
+      rows = slot.rows;
     } else {
       const gen = this.generation(tenantId, ns);
       rows = await listCandidates(this.db, tenantId, namespace, like, null, {});

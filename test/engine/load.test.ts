@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 
 import { addonCandidates, engine, packageRoot } from '../../src/engine/index.js';
-import { blasKernelsFor, chooseBlasKernels, configureOpenBlas, loadAddon } from '../../src/engine/load.js';
+import { blasKernelsFor, chooseBlasKernels, configureOpenBlas, cpuFlags, loadAddon } from '../../src/engine/load.js';
 
 describe('engine: loading the addon', function () {
   it('finds the package root from the compiled module and looks in the documented places, in order', function () {
@@ -66,13 +66,3 @@ describe('engine: loading the addon', function () {
     expect(engine.info().blas).to.match(new RegExp(`\\(${want}\\)`, 'i'));
   });
 });
-
-function cpuFlags(): string[] {
-  if (process.platform !== 'linux' || process.arch !== 'x64') return [];
-  try {
-    const line = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('flags'));
-    return line ? line.slice(line.indexOf(':') + 1).trim().split(/\s+/) : [];
-  } catch {
-    return [];
-  }
-}
