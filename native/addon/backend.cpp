@@ -58,7 +58,8 @@ BackendKind SelectBackend(const std::string& choice) {
   return k;
 }
 
-tts::CompressResult BackendCompress(const tts::ArrayView& a, const tts::QttLayout& layout, const tts::SvdOptions& opt) {
+tts::CompressResult BackendCompress(const tts::ArrayView& a, const tts::QttLayout& layout, const tts::SvdOptions& opt,
+                                    double* gathered) {
 #ifdef TTS_HAVE_CUDA
   if (ActiveBackend() == BackendKind::Cuda && a.numel >= kGpuMinElements) {
     try {
@@ -68,7 +69,7 @@ tts::CompressResult BackendCompress(const tts::ArrayView& a, const tts::QttLayou
     }
   }
 #endif
-  return tts::compress(a, layout, opt);
+  return tts::compress(a, layout, opt, {}, gathered);
 }
 
 tts::Fingerprint BackendReconstruct(const tts::TensorTrain& tt, const tts::QttLayout& layout,

@@ -22,7 +22,9 @@ const char* BackendName(BackendKind k);  // "cpu" | "cuda"
 // std::runtime_error with the reason.
 BackendKind SelectBackend(const std::string& choice);
 
-tts::CompressResult BackendCompress(const tts::ArrayView& a, const tts::QttLayout& layout, const tts::SvdOptions& opt);
+// `gathered` (may be null): see tts::compress; the CUDA sweep gathers on the device and ignores it.
+tts::CompressResult BackendCompress(const tts::ArrayView& a, const tts::QttLayout& layout, const tts::SvdOptions& opt,
+                                    double* gathered = nullptr);
 tts::Fingerprint BackendReconstruct(const tts::TensorTrain& tt, const tts::QttLayout& layout,
                                     const tts::MutableArrayView& out, const tts::ArrayView& ref);
 // <q, c_j> for the candidates whose cores are resident on a device (GPU core placement), NaN for

@@ -1,6 +1,9 @@
-// compress(data, dtype, shape, {tolerance, maxRank?, layout?}) -> Promise<CompressResult>.
+// compress(data, dtype, shape, {tolerance, maxRank?, layout?, gathered?}) -> Promise<CompressResult>.
 // The input bytes are read in place on the worker thread; the cores come back in one external
-// ArrayBuffer (Float32Array cores when the core chose float32, else Float64Array).
+// ArrayBuffer (Float32Array cores when the core chose float32, else Float64Array). `gathered`: a
+// Float64Array of the input's values in C order, converted by the caller (while the upload arrived),
+// which the first sweep takes as its workspace and overwrites; row_major layouts only, where mode
+// order is C order.
 #include "backend.hpp"
 #include "bindings.hpp"
 #include "worker.hpp"
@@ -10,14 +13,16 @@ namespace {
 
 class CompressWorker : public PromiseWorker {
  public:
-  CompressWorker(Napi::Env env, Bytes data, tts::DType dtype, tts::QttLayout layout, tts::SvdOptions opt)
-      : PromiseWorker(env, "ttstore.compress"), data_(data), dtype_(dtype), layout_(std::move(layout)), opt_(opt) {}
+  CompressWorker(Napi::Env env, Bytes data, tts::DType dtype, tts::QttLayout layout, tts::SvdOptions opt,
+                 double* gathered)
+      : PromiseWorker(env, "ttstore.compress"), data_(data), dtype_(dtype), layout_(std::move(layout)), opt_(opt),
+        gathered_(gathered) {}
   using PromiseWorker::keep_;
 
  protected:
   void Run() override {
     tts::ArrayView a{data_.data, dtype_, layout_.numel()};
-    tts::CompressResult r = BackendCompress(a, layout_, opt_);
+    tts::CompressResult r = BackendCompress(a, layout_, opt_, gathered_);
     fingerprint_ = r.fingerprint;
     compressible_ = r.compressible;
     stored_bytes_ = r.tt.stored_bytes();
@@ -39,6 +44,7 @@ class CompressWorker : public PromiseWorker {
   tts::DType dtype_;
   tts::QttLayout layout_;
   tts::SvdOptions opt_;
+  double* gathered_;
   tts::Fingerprint fingerprint_;
   bool compressible_ = false;
   int64_t stored_bytes_ = 0;
@@ -54,8 +60,25 @@ Napi::Value Compress(const Napi::CallbackInfo& info) {
   Bytes data = ToArrayBytes(env, info[0], "data", dtype, shape);
   tts::SvdOptions opt = ToSvdOptions(env, info[3]);
   tts::QttLayout layout = ToLayout(env, shape, info[3].As<Napi::Object>().Get("layout"));
-  auto w = std::make_unique<CompressWorker>(env, data, dtype, std::move(layout), opt);
+  const Napi::Value g = info[3].As<Napi::Object>().Get("gathered");
+  double* gathered = nullptr;
+  if (!g.IsUndefined()) {
+    if (!g.IsTypedArray() || g.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
+      ThrowTypeError(env, "options.gathered must be a Float64Array");
+    }
+    Napi::Float64Array f = g.As<Napi::Float64Array>();
+    if (static_cast<int64_t>(f.ElementLength()) != layout.numel()) {
+      ThrowRangeError(env, "options.gathered holds " + std::to_string(f.ElementLength()) + " values, the array " +
+                               std::to_string(layout.numel()));
+    }
+    if (layout.kind != tts::LayoutKind::RowMajor) {
+      ThrowRangeError(env, "options.gathered is in C order, the mode order of the row_major layout only");
+    }
+    gathered = f.Data();
+  }
+  auto w = std::make_unique<CompressWorker>(env, data, dtype, std::move(layout), opt, gathered);
   w->keep_.Add(env, info[0]);
+  if (gathered != nullptr) w->keep_.Add(env, g);
   return Launch(std::move(w));
 }
 

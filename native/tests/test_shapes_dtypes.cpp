@@ -234,4 +234,36 @@ TEST(unaligned_input_views) {
   CHECK_EQ(c.tt.max_rank(), int64_t{2});
 }
 
+// compress() with the input already gathered (float64, C order = row_major's mode order), as the
+// server converts an upload while it arrives: the same train and fingerprint as gathering itself;
+// the fingerprint is still measured against the input, so a workspace that does not hold the input
+// misses the tolerance and the retry at tol / 10 gathers from the input itself; non-finite values
+// are named as usual.
+TEST(a_pregathered_workspace_gives_the_same_train_and_is_checked_against_the_input) {
+  const std::vector<int64_t> shape{96, 128};  // 96 = 3 * 2^5: an odd digit and bits
+  const QttLayout L = make_layout(shape, LayoutKind::RowMajor);
+  const int64_t n = L.numel();
+  std::vector<float> x(static_cast<std::size_t>(n));
+  for (int64_t i = 0; i < 96; ++i) {
+    for (int64_t j = 0; j < 128; ++j) x[i * 128 + j] = static_cast<float>(std::sin(0.05 * i + 0.03 * j) + 0.2 * std::cos(0.07 * j));
+  }
+  const ArrayView a{x.data(), DType::F32, n};
+  const SvdOptions opt{1e-6, 0};
+  const CompressResult plain = compress(a, L, opt);
+  std::vector<double> w(x.begin(), x.end());
+  const CompressResult pre = compress(a, L, opt, {}, w.data());
+  CHECK(pre.tt.ranks == plain.tt.ranks && pre.tt.cores == plain.tt.cores && pre.tt.f32 == plain.tt.f32);
+  CHECK_EQ(pre.fingerprint.frobenius_error, plain.fingerprint.frobenius_error);
+  CHECK_EQ(pre.fingerprint.max_abs_error, plain.fingerprint.max_abs_error);
+
+  std::vector<double> wrong(x.begin(), x.end());
+  for (double& v : wrong) v *= 1.5;
+  const CompressResult off = compress(a, L, opt, {}, wrong.data());
+  CHECK(off.fingerprint.relative_error <= opt.tol);
+
+  x[77] = std::numeric_limits<float>::quiet_NaN();
+  std::vector<double> bad(x.begin(), x.end());
+  CHECK_THROWS(InvalidArgument, compress(a, L, opt, {}, bad.data()), "NaN) at flat index 77 (index [0, 77])");
+}
+
 TEST_MAIN()

@@ -8,6 +8,11 @@ export interface Payload {
   shape: number[];
   /** C-order little-endian element bytes; a blob's bytes as given. */
   data: Buffer;
+  /**
+   * The elements already converted to float64, in C order (an upload converted while it arrived,
+   * codec/npy-gather.ts); the engine may take it as its workspace and overwrite it.
+   */
+  gathered?: Float64Array;
 }
 
 /**

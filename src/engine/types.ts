@@ -44,6 +44,13 @@ export interface CompressOptions {
   maxRank?: number;
   /** Omitted: the engine's choice for the shape (layoutFor). */
   layout?: LayoutName;
+  /**
+   * The input's values already converted to float64 in C order (numel of them), e.g. while an upload
+   * arrived: the first sweep takes them as its workspace, overwriting them, instead of converting the
+   * input. row_major layouts only (their mode order is C order). Fingerprints are still measured
+   * against `data`.
+   */
+  gathered?: Float64Array;
 }
 
 export interface CompressResult {

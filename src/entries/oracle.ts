@@ -2,7 +2,7 @@
 // four verdicts the measured reconstruction earns. It compresses, measures, and decides; it never
 // assumes a verdict. Whatever would lose data beyond the target is stored as it is (passthrough).
 import { badRequest } from '../errors.js';
-import { ITEM_SIZE, type CompressResult, type DType, type Engine, type Fingerprint, type LayoutName, type TensorTrain } from '../engine/types.js';
+import { ITEM_SIZE, type CompressOptions, type CompressResult, type DType, type Engine, type Fingerprint, type LayoutName, type TensorTrain } from '../engine/types.js';
 
 export const DOMAIN_TOLERANCE = {
   structured_data: 1e-6,
@@ -80,6 +80,8 @@ export interface OracleInput {
   shape: number[];
   /** C-order little-endian element bytes (a blob: its bytes). */
   data: Buffer;
+  /** The elements as float64 in C order, when already converted: the engine's first workspace. */
+  gathered?: Float64Array;
 }
 
 // Dtypes whose every value float64 holds exactly: for them a zero max_abs_error (measured after the
@@ -140,7 +142,8 @@ export async function chooseRepresentation(input: OracleInput, target: Target, o
   const run = opts.run ?? (<T>(work: () => Promise<T>) => work());
   let result: CompressResult;
   try {
-    const compressOpts = blob || exactMode || target.maxRank === undefined ? { tolerance } : { tolerance, maxRank: target.maxRank };
+    const compressOpts: CompressOptions = blob || exactMode || target.maxRank === undefined ? { tolerance } : { tolerance, maxRank: target.maxRank };
+    if (input.gathered) compressOpts.gathered = input.gathered;
     result = await run(() => opts.engine.compress(input.data, input.dtype, input.shape, compressOpts));
   } catch (err) {
     // The engine rejects non-finite input (NaN, Inf) as invalid; such data is kept as it is (and so is

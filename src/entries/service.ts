@@ -158,8 +158,10 @@ export class EntryService {
   async prepare(input: Omit<PutInput, 'tenantId' | 'namespace'>): Promise<PreparedEntry> {
     const { payload, target } = input;
     const shapeLayout = layoutForShape(this.engine, payload.shape);
+    // An upload converted while it arrived is in C order: the engine's mode order for row_major only.
+    const gathered = shapeLayout.layout === 'row_major' ? payload.gathered : undefined;
     const normOf = (p: Payload) => denseNorm(this.engine, p.data, p.dtype, p.shape, shapeLayout.layout, shapeLayout.modes);
-    const rep = await chooseRepresentation(payload, target, {
+    const rep = await chooseRepresentation({ ...payload, gathered }, target, {
       engine: this.engine,
       compressionThresholdBytes: this.opts.compressionThresholdBytes,
       run: this.runCompression,

@@ -48,9 +48,11 @@ export function jsonParser(limit: number): Middleware {
 /**
  * The raw request body in one buffer, at most `limit` bytes: a declared Content-Length over the limit
  * is refused before reading; a chunked body is counted as it arrives and refused at the limit. With a
- * Content-Length the buffer comes from `pool` and the caller releases it when done (on success).
+ * Content-Length the buffer comes from `pool` and the caller releases it when done (on success), and
+ * `observe(buffer, received)` is called after each chunk lands in it (work that overlaps the upload).
  */
-export async function readRawBody(ctx: Context, limit: number, pool: BufferPool): Promise<Buffer> {
+export async function readRawBody(ctx: Context, limit: number, pool: BufferPool,
+  observe?: (body: Buffer, received: number) => void): Promise<Buffer> {
   const req = ctx.req;
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (encoding !== 'identity') throw unsupportedMediaType(`Content-Encoding ${encoding} is not supported on the binary form`);
@@ -90,6 +92,7 @@ export async function readRawBody(ctx: Context, limit: number, pool: BufferPool)
       if (whole) chunk.copy(whole, received);
       else chunks.push(chunk);
       received += chunk.length;
+      if (whole && observe) observe(whole, received);
     };
     const onEnd = () => {
       cleanup();

@@ -5,6 +5,7 @@ import type { Context, Middleware } from 'koa';
 import { payloadTooLarge, unsupportedMediaType } from '../errors.js';
 import { decodeBase64Strict, base64DecodedLength } from '../codec/base64.js';
 import { decodePayload, type Payload } from '../codec/payload.js';
+import { NpyGather } from '../codec/npy-gather.js';
 import type { GateState } from '../gate/context.js';
 import { putView } from '../entries/entry.js';
 import { validateNamespace } from '../entries/identifiers.js';
@@ -63,6 +64,7 @@ export function putHandler(deps: StorageDeps): Middleware {
     let target;
     let payload: Payload;
     let pooled: Buffer | null = null; // the binary body, given back once the put is done with it
+    let gather: NpyGather | null = null; // its floats as float64, given back with it
     if (typeof type === 'string') {
       // Binary form: parameters in the query string, metadata in a header, the payload as the body.
       const q = parseParams<PutFields>(putQuery, ctx.query, ['key']);
@@ -70,11 +72,22 @@ export function putHandler(deps: StorageDeps): Middleware {
       target = resolveTarget(q.domain, q.tolerance, q.max_rank);
       metadata = metadataFromHeader(ctx.get('X-Ttstore-Metadata') || undefined);
       const blob = type === BLOB_TYPE;
-      pooled = await readRawBody(ctx, blob ? max : max + NPY_HEADER_ALLOWANCE, deps.buffers);
-      payload = await decodePayload(pooled, blob).catch((err: unknown) => {
-        deps.buffers.release(pooled!);
+      const limit = blob ? max : max + NPY_HEADER_ALLOWANCE;
+      // An .npy upload of floats is converted for the engine while it arrives (codec/npy-gather.ts).
+      const length = Number(ctx.get('Content-Length'));
+      if (!blob && Number.isSafeInteger(length) && length > 0 && length <= limit) {
+        gather = new NpyGather(deps.buffers, length, deps.config.compressionThresholdBytes);
+      }
+      try {
+        pooled = await readRawBody(ctx, limit, deps.buffers, gather ? (body, received) => gather!.advance(body, received) : undefined);
+        payload = await decodePayload(pooled, blob);
+      } catch (err) {
+        if (pooled) deps.buffers.release(pooled);
+        gather?.release();
         throw err;
-      });
+      }
+      const gathered = gather?.result();
+      if (gathered) payload.gathered = gathered;
     } else {
       if (ctx.is('application/json', '+json') === false) {
         throw unsupportedMediaType(`POST /v1/put takes application/json, ${NPY_TYPE} or ${BLOB_TYPE}, got ${ctx.get('Content-Type')}`);
@@ -95,6 +108,7 @@ export function putHandler(deps: StorageDeps): Middleware {
       ctx.body = putView(row);
     } finally {
       if (pooled) deps.buffers.release(pooled);
+      gather?.release();
     }
   };
 }

@@ -14,7 +14,7 @@ import { deleteHandler, getHandler, listHandler, serveHandler } from './storage-
 export interface StorageDeps {
   entries: EntryService;
   engine: Engine;
-  config: Pick<Config, 'maxPayloadBytes'>;
+  config: Pick<Config, 'maxPayloadBytes' | 'compressionThresholdBytes'>;
   /** JSON body limit in bytes (admits data_b64 of the largest payload). */
   jsonLimit: number;
   /** Large binary bodies and dense serve outputs, reused across requests. */
@@ -23,7 +23,7 @@ export interface StorageDeps {
 
 export function registerStorageRoutes(
   api: Api,
-  opts: { entries: EntryService; engine: Engine; config: Pick<Config, 'maxPayloadBytes'>; buffers: BufferPool },
+  opts: { entries: EntryService; engine: Engine; config: Pick<Config, 'maxPayloadBytes' | 'compressionThresholdBytes'>; buffers: BufferPool },
 ): void {
   const deps: StorageDeps = { ...opts, jsonLimit: jsonLimitFor(opts.config.maxPayloadBytes) };
   api.mount(EP.put, putHandler(deps));

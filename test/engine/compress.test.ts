@@ -96,6 +96,32 @@ describe('engine: compress', function () {
     expect(res.fingerprint.relative_error).to.be.greaterThan(1e-6);  // the cap, not the tolerance, decided
   });
 
+  it('takes the input already converted to float64 (gathered) and gives the same train and fingerprint', async function () {
+    const [rows, cols] = [96, 512]; // 96 = 3 * 2^5: an odd digit beside the bits
+    const x = sampleGrid([rows, cols], ([u, v]) => Math.sin(3 * u! + 2 * v!) + Math.exp(-u!) * Math.cos(2 * v!));
+    const f32 = Float32Array.from(x);
+    const plain = await engine.compress(f32, 'float32', [rows, cols], { tolerance: 1e-6 });
+    const gathered = Float64Array.from(f32);
+    const pre = await engine.compress(f32, 'float32', [rows, cols], { tolerance: 1e-6, gathered });
+    expect(pre.tt.ranks).to.deep.equal(plain.tt.ranks);
+    pre.tt.cores.forEach((c, k) => expect(Buffer.from(c.buffer, c.byteOffset, c.byteLength).equals(
+      Buffer.from(plain.tt.cores[k]!.buffer, plain.tt.cores[k]!.byteOffset, plain.tt.cores[k]!.byteLength))).to.equal(true));
+    expect(pre.fingerprint).to.deep.equal(plain.fingerprint);
+  });
+
+  it('refuses a gathered input of the wrong type, length or layout', async function () {
+    const x = sample1d(256, (t) => t);
+    const invalid = async (opts: object, kind: typeof TypeError | typeof RangeError, fragment: string) => {
+      const err = await engine.compress(x, 'float64', [16, 16], { tolerance: 1e-6, ...opts } as never).then(() => null, (e: Error & { code?: string }) => e);
+      expect(err, fragment).to.be.instanceOf(kind);
+      expect(err!.code).to.equal('ERR_TTS_INVALID');
+      expect(err!.message).to.contain(fragment);
+    };
+    await invalid({ gathered: new Float32Array(256) }, TypeError, 'Float64Array');
+    await invalid({ gathered: new Float64Array(255) }, RangeError, '255');
+    await invalid({ gathered: new Float64Array(256), layout: 'interleaved' }, RangeError, 'row_major');
+  });
+
   describe('round trip of every dtype', function () {
     const n = 4096;
     // Exactly low-rank data (functions of the low and high six bits of the index, in range for each

@@ -109,6 +109,13 @@ double gather(const ArrayView& a, const QttLayout& layout, double* W) {
 
 namespace {
 
+double sum_of_squares(const double* W, int64_t n) {
+  double s = 0;
+#pragma omp parallel for num_threads(detail::threads()) schedule(static) reduction(+ : s)
+  for (int64_t i = 0; i < n; ++i) s += W[i] * W[i];
+  return s;
+}
+
 // Scales W by a power of two (exact) when squares would overflow or underflow; returns the factor.
 double rescale(double* W, int64_t n, double& sumsq) {
   if (std::isfinite(sumsq) && sumsq > 1e-250 && sumsq < 1e250) return 1.0;
@@ -227,8 +234,19 @@ TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOp
                  (long long)K, (long long)r, gram, std::chrono::duration<double>(t1 - t0).count());
     t0 = t1;
   };
-  DoubleBuffer W(N);
-  double sumsq = gather(a, layout, W.data());
+  DoubleBuffer owned;
+  double* W = run.pregathered;
+  double sumsq;
+  if (W != nullptr) {
+    sumsq = sum_of_squares(W, N);
+    // NaN/Inf (or squares past the float64 range): gather again, which names a bad element or
+    // leaves the same values for rescale().
+    if (!std::isfinite(sumsq)) sumsq = gather(a, layout, W);
+  } else {
+    owned = DoubleBuffer(N);
+    W = owned.data();
+    sumsq = gather(a, layout, W);
+  }
   lap("gather", 0, N, 0, 0);
   if (sumsq == 0) {  // all zeros: rank 1 everywhere, zero cores
     tt.ranks.assign(d + 1, 1);
@@ -237,7 +255,7 @@ TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOp
     if (progress) progress(1.0);
     return tt;
   }
-  const double scale = rescale(W.data(), N, sumsq);
+  const double scale = rescale(W, N, sumsq);
   run.norm = std::sqrt(sumsq) / scale;
 
   // Per-step threshold: (d-1) steps of delta^2 add up to (tol ||A||)^2. tol = 0 still drops
@@ -251,7 +269,7 @@ TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOp
   double disc_sq = 0;
   Prefix pre;
   if (run.force_route == Route::Auto) {
-    pre = full_rank_prefix(W.data(), layout.modes, N, delta_sq, sumsq, opt.max_rank);
+    pre = full_rank_prefix(W, layout.modes, N, delta_sq, sumsq, opt.max_rank);
   }
   for (int k = 0; k < pre.steps; ++k) {  // identity cores: C passes on unchanged
     const int64_t n = layout.modes[k], m = r * n;
@@ -291,7 +309,7 @@ TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOp
         return cores_would_outweigh(layout, opt, k, m, K, core_elems, r_here, run.abort_core_bytes);
       };
     }
-    StepResult s = factor_unfolding(W.data(), m, K, delta_sq, sumsq, opt.max_rank, run.force_route,
+    StepResult s = factor_unfolding(W, m, K, delta_sq, sumsq, opt.max_rank, run.force_route,
                                     known, would_outweigh);
     if (s.aborted) {
       run.aborted = true;
@@ -314,10 +332,10 @@ TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOp
     if (progress) progress(static_cast<double>(k + 1) / d);
   }
   if (!run.aborted) {
-    tt.cores.emplace_back(W.data(), W.data() + r * P);  // last core: r x n_d
+    tt.cores.emplace_back(W, W + r * P);  // last core: r x n_d
     tt.ranks.push_back(1);
   }
-  W = DoubleBuffer();
+  owned = DoubleBuffer();
   if (scale != 1.0 && !tt.cores.empty()) {
     for (double& v : tt.cores.back()) v /= scale;
   }

@@ -16,6 +16,9 @@ struct SvdRun {
   // In: > 0 stops the sweep as soon as the cores hold this many bytes at float32 (4 bytes an
   // element), since the train can then never be smaller than the input; `aborted` says so.
   int64_t abort_core_bytes = 0;
+  // In: when set, a's numel values already gathered (float64, mode order); the sweep works in this
+  // buffer, overwriting it, instead of gathering into one of its own.
+  double* pregathered = nullptr;
   // Out.
   double norm = 0;          // ||A||_F
   double discarded_sq = 0;  // sum of the discarded sigma^2 over the steps: ||A - TT||^2 in exact arithmetic

@@ -74,8 +74,12 @@ struct CompressResult {
 // bytes as the input before the sweep ends, it stops early: `tt` is then empty (d() == 0),
 // `compressible` is false and `fingerprint` holds only reference_norm (errors 0: the caller keeps
 // the input itself, CONTRACT.md's passthrough).
+// `gathered`, when given, holds a's numel values already converted to float64 in the layout's mode
+// order (for row_major that is C order), e.g. converted while the input was still arriving: the first
+// sweep takes it as its workspace instead of converting a itself, and overwrites it. Fingerprints
+// are still measured against a.
 CompressResult compress(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
-                        const ProgressFn& progress = {});
+                        const ProgressFn& progress = {}, double* gathered = nullptr);
 
 // Rebuild the dense array (mode order mapped back to C order through the layout) into `out`
 // (cast to out.dtype as above) and, when `ref` has data, measure the fingerprint against it in the

@@ -1,0 +1,109 @@
+// An .npy upload converted to float64 while it arrives (src/codec/npy-gather.ts): whatever the chunk
+// sizes, the result is every element in C order exactly as float64; anything that would need
+// reordering or byte work, or is too small to be worth it, is left to the put's own decode.
+import { expect } from 'chai';
+import { BufferPool } from '../../src/buffer-pool.js';
+import { encodeNpy, encodeNpyHeader } from '../../src/codec/npy.js';
+import { GATHER_MIN_BYTES, NpyGather } from '../../src/codec/npy-gather.js';
+import type { DType } from '../../src/engine/types.js';
+
+const pool = () => new BufferPool({ maxIdleBytes: 256 << 20, minBytes: 1 << 20 });
+
+/** Feed `body` to a gather in chunks of the given sizes (cycled), as readRawBody does. */
+function feed(g: NpyGather, p: BufferPool, body: Buffer, sizes: number[]): void {
+  const whole = p.acquire(body.length);
+  let received = 0;
+  for (let i = 0; received < body.length; i++) {
+    const n = Math.min(sizes[i % sizes.length]!, body.length - received);
+    body.copy(whole, received, received, received + n);
+    received += n;
+    g.advance(whole, received);
+  }
+}
+
+function values(n: number): Float64Array {
+  const out = new Float64Array(n);
+  for (let i = 0; i < n; i++) out[i] = Math.sin(i * 0.001) * 1e3 + i / 7;
+  return out;
+}
+
+describe('storage: .npy uploads converted while they arrive', () => {
+  const n = 512 * 1024; // float32: 2 MiB, float64: 4 MiB
+
+  for (const [dtype, Arr] of [['float32', Float32Array], ['float64', Float64Array]] as const) {
+    it(`${dtype}: every element, in C order, whatever the chunk sizes`, () => {
+      const src = Arr.from(values(n));
+      const body = encodeNpy(dtype, [512, 1024], Buffer.from(src.buffer));
+      for (const sizes of [[65536], [1, 7, 4093, 65537, 1 << 20], [body.length]]) {
+        const p = pool();
+        const g = new NpyGather(p, body.length);
+        feed(g, p, body, sizes);
+        const out = g.result();
+        expect(out, `chunks ${sizes}`).to.be.instanceOf(Float64Array);
+        expect(out!.length).to.equal(n);
+        expect(Buffer.from(out!.buffer, 0, n * 8).equals(Buffer.from(Float64Array.from(src).buffer))).to.equal(true);
+        g.release();
+        expect(p.idleByteCount).to.be.at.least(n * 8); // the workspace went back to the pool
+      }
+    });
+  }
+
+  it('a 1-D Fortran-order array is C order already and is converted', () => {
+    const src = new Float32Array(values(n));
+    const body = Buffer.concat([Buffer.from(encodeNpyHeader('float32', [n]).toString('latin1').replace('False', 'True '), 'latin1'), Buffer.from(src.buffer)]);
+    const p = pool();
+    const g = new NpyGather(p, body.length);
+    feed(g, p, body, [65536]);
+    expect(g.result()).to.deep.equal(Float64Array.from(src));
+  });
+
+  const leftAlone: Array<[string, () => Buffer]> = [
+    ['an integer dtype', () => encodeNpy('int32', [n], Buffer.alloc(n * 4))],
+    ['a Fortran-order 2-D array', () => {
+      const h = encodeNpyHeader('float32', [512, 1024]).toString('latin1').replace('False', 'True ');
+      return Buffer.concat([Buffer.from(h, 'latin1'), Buffer.alloc(n * 4)]);
+    }],
+    ['big-endian floats', () => {
+      const h = encodeNpyHeader('float32', [n]).toString('latin1').replace("'<f4'", "'>f4'");
+      return Buffer.concat([Buffer.from(h, 'latin1'), Buffer.alloc(n * 4)]);
+    }],
+    ['an array under GATHER_MIN_BYTES', () => encodeNpy('float64', [GATHER_MIN_BYTES / 8 - 1], Buffer.alloc(GATHER_MIN_BYTES - 8))],
+    ['a header that does not parse', () => {
+      const b = encodeNpy('float32', [n], Buffer.alloc(n * 4));
+      b.write("{'dxxxx'", 10, 'latin1'); // no descr key
+      return b;
+    }],
+    ['bytes that are not .npy', () => Buffer.alloc(4 << 20, 7)],
+  ];
+  for (const [what, make] of leftAlone) {
+    it(`leaves ${what} to the put's decode`, () => {
+      const body = make();
+      const p = pool();
+      const g = new NpyGather(p, body.length);
+      feed(g, p, body, [65536]);
+      expect(g.result()).to.equal(null);
+      g.release();
+    });
+  }
+
+  it('has no result until every element arrived, nor when the body is longer than the array', () => {
+    const src = new Float32Array(values(n));
+    const body = encodeNpy('float32', [n], Buffer.from(src.buffer));
+    const p = pool();
+    const partial = new NpyGather(p, body.length);
+    feed(partial, p, body.subarray(0, body.length - 4), [65536]);
+    expect(partial.result()).to.equal(null);
+    partial.release();
+    const longer = new NpyGather(p, body.length + 4); // declared length disagrees with the header
+    feed(longer, p, Buffer.concat([body, Buffer.alloc(4)]), [65536]);
+    expect(longer.result()).to.equal(null);
+  });
+
+  it('respects the compression threshold: arrays that will be stored as they are are not converted', () => {
+    const body = encodeNpy('float32' as DType, [n], Buffer.alloc(n * 4));
+    const p = pool();
+    const g = new NpyGather(p, body.length, n * 4 + 1);
+    feed(g, p, body, [65536]);
+    expect(g.result()).to.equal(null);
+  });
+});
