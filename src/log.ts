@@ -12,7 +12,17 @@ export const REDACT_PATHS = [
   'authorization', 'x-api-key',
 ];
 
-const TIMESTAMP = pino.stdTimeFunctions.isoTime;
+// pino's isoTime formats a Date per line; lines of one millisecond (a burst of requests) share one.
+let stampedMs = -1;
+let stamp = '';
+function TIMESTAMP(): string {
+  const now = Date.now();
+  if (now !== stampedMs) {
+    stampedMs = now;
+    stamp = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return stamp;
+}
 
 export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
   return pino(
@@ -35,10 +45,17 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
  * metadata GET after the response itself; lines logged while a write is in flight go out together
  * in the next one, and whatever is pending is flushed when the process exits. While the reader of
  * the output does not keep up, at most 16 MiB of lines wait; later ones are dropped rather than held.
+ * The pending lines are kept as buffers (sonic-boom's buffer mode): as one growing string, each line
+ * made sonic-boom measure the UTF-8 length of everything pending, which in a burst of requests was
+ * quadratic work and garbage.
  */
 export function requestLogger(log: Logger): Logger {
   const destination = (log as unknown as Record<symbol, unknown>)[pino.symbols.streamSym];
   const fd = (destination as { fd?: unknown } | undefined)?.fd;
-  const out = typeof fd === 'number' ? pino.destination({ dest: fd, sync: false, maxLength: 16 << 20 }) : destination;
+  let out = destination;
+  if (typeof fd === 'number') {
+    const boom = pino.destination({ dest: fd, sync: false, maxLength: 16 << 20, contentMode: 'buffer' });
+    out = { write: (line: string) => boom.write(Buffer.from(line, 'utf8') as never) };
+  }
   return pino({ level: log.level, base: { service: 'ttstore' }, timestamp: TIMESTAMP }, out as never);
 }

@@ -56,6 +56,18 @@ export function etagOf(row: EntryRow): string {
   return etag;
 }
 
+const getBodies = new WeakMap<EntryRow, Buffer>();
+
+/** GET's JSON body as bytes, serialised once per row object (like getView and etagOf). */
+function getBody(row: EntryRow): Buffer {
+  let body = getBodies.get(row);
+  if (body === undefined) {
+    body = Buffer.from(JSON.stringify(getView(row)), 'utf8');
+    getBodies.set(row, body);
+  }
+  return body;
+}
+
 function matchesIfNoneMatch(header: string, etag: string): boolean {
   if (header.trim() === '*') return true;
   return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
@@ -76,7 +88,8 @@ export function getHandler(deps: StorageDeps): Middleware {
       ctx.status = 304;
       return;
     }
-    ctx.body = getView(row);
+    ctx.set('Content-Type', 'application/json; charset=utf-8');
+    ctx.body = getBody(row);
   };
 }
 
