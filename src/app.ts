@@ -14,7 +14,7 @@ function requestId() {
   return async function assignRequestId(ctx: Context, next: Next): Promise<void> {
     const given = ctx.get('X-Request-Id');
     ctx.state.requestId = REQUEST_ID.test(given) ? given : randomUUID();
-    ctx.set('X-Request-Id', ctx.state.requestId);
+    ctx.res.setHeader('X-Request-Id', ctx.state.requestId); // (ctx.set allocates arrays per call)
     await next();
   };
 }

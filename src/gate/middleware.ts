@@ -53,9 +53,10 @@ export function createTenantGate(deps: TenantGateDeps): Middleware {
 
     const rate = effectiveRateLimit(tenant, limits);
     const d = await limiter.hit(tenant.tenantId, rate);
-    ctx.set('X-RateLimit-Limit', String(d.limit));
-    ctx.set('X-RateLimit-Remaining', String(d.remaining));
-    ctx.set('X-RateLimit-Reset', String(Math.ceil(d.resetAtMs / 1000)));
+    // On every request: straight to the response (Koa's ctx.set allocates arrays per call).
+    ctx.res.setHeader('X-RateLimit-Limit', String(d.limit));
+    ctx.res.setHeader('X-RateLimit-Remaining', String(d.remaining));
+    ctx.res.setHeader('X-RateLimit-Reset', String(Math.ceil(d.resetAtMs / 1000)));
     if (!d.admitted) {
       metrics.requests.inc({ outcome: 'rate_limited' });
       const retryAfterS = Math.max(1, Math.ceil(d.retryAfterMs / 1000));
