@@ -18,7 +18,7 @@ import { createTenant } from '../test/helpers/tenants.js';
 
 const N = 2048; // 2048 x 2048 float32 = 16 MiB
 // Repetitions of each timed request (medians are reported); more on a noisy machine.
-const REPS = Math.max(1, Number(process.env.TTS_BENCH_REPS ?? 5) || 5);
+const REPS = Math.max(1, Number(process.env.TTS_BENCH_REPS ?? 9) || 9);
 
 function field(): Float32Array {
   const out = new Float32Array(N * N);
