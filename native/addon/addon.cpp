@@ -21,6 +21,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   Export<LayoutFor>(env, exports, "layoutFor");
   Export<SetThreads>(env, exports, "setThreads");
   Export<Compress>(env, exports, "compress");
+  Export<Widen>(env, exports, "widen");
   Export<Reconstruct>(env, exports, "reconstruct");
   Export<Fingerprint>(env, exports, "fingerprint");
   Export<Dot>(env, exports, "dot");

@@ -11,7 +11,8 @@ Napi::Value Info(const Napi::CallbackInfo& info);         // {version, backend, 
 Napi::Value LayoutFor(const Napi::CallbackInfo& info);    // (shape, layout?) -> {layout, modes}
 Napi::Value SetThreads(const Napi::CallbackInfo& info);   // (n) -> undefined; 0 = all cores
 
-Napi::Value Compress(const Napi::CallbackInfo& info);     // (data, dtype, shape, {tolerance, maxRank?, layout?})
+Napi::Value Compress(const Napi::CallbackInfo& info);     // (data, dtype, shape, {tolerance, maxRank?, layout?, gathered?})
+Napi::Value Widen(const Napi::CallbackInfo& info);        // (src, dtype, dst: Float64Array, dstOffset)
 Napi::Value Reconstruct(const Napi::CallbackInfo& info);  // (tt, shape, layout, dtype, reference?)
 Napi::Value Fingerprint(const Napi::CallbackInfo& info);  // (tt, shape, layout, reference, dtype)
 

@@ -1,52 +1,74 @@
 // An .npy upload converted to float64 while it is still arriving. The engine's first step on an array
 // is that conversion (into its workspace, in the layout's mode order: C order for row_major); done
-// here, chunk by chunk during the upload, it overlaps the network instead of following it, and the
-// engine starts from the result (engine.compress's `gathered`).
+// here, a piece at a time on the engine's worker threads while the upload goes on, it overlaps the
+// network instead of following it, and the engine starts from the result (engine.compress's
+// `gathered`). The event loop only hands out the pieces.
 //
 // Only what needs no reordering or byte work is converted: float32 and float64, little-endian, in C
 // order (or either order when at most one axis is longer than 1), of at least GATHER_MIN_BYTES. For
 // anything else, and for a header that does not parse (the put's decode reports it), nothing is
 // converted and the put goes on as before.
 import type { BufferPool } from '../buffer-pool.js';
+import type { DType } from '../engine/types.js';
 import { isNpy, numel, parseNpyHeader } from './npy.js';
 
 /** Smaller arrays arrive in a few chunks: nothing to overlap. */
 export const GATHER_MIN_BYTES = 1 << 20;
-/** Convert in steps of at least this many new bytes (fewer, larger copies). */
+/** Convert in pieces of at least this many new bytes (fewer, larger tasks). */
 const STEP_BYTES = 1 << 20;
+
+/** The engine's widen: `src`'s elements as float64 into dst from dstOffset, off the event loop. */
+export type Widen = (src: Uint8Array, dtype: DType, dst: Float64Array, dstOffset: number) => Promise<void>;
 
 export class NpyGather {
   /** undefined: header not seen yet; null: not converting this upload. */
-  private header: { dataOffset: number; itemsize: 4 | 8; n: number } | null | undefined = undefined;
+  private header: { dataOffset: number; dtype: DType; itemsize: 4 | 8; n: number } | null | undefined = undefined;
   private workspace: Float64Array | null = null;
-  private converted = 0; // elements
+  private handedOut = 0; // elements given to a conversion
+  private readonly pending: Array<Promise<void>> = [];
+  private failed = false;
 
-  /** `total`: the body's declared length; arrays of fewer than `minBytes` (and GATHER_MIN_BYTES) are left alone. */
-  constructor(private readonly pool: BufferPool, private readonly total: number, private readonly minBytes = 0) {}
+  /**
+   * `total`: the body's declared length; arrays of fewer than `minBytes` (and GATHER_MIN_BYTES) are
+   * left alone.
+   */
+  constructor(private readonly pool: BufferPool, private readonly widen: Widen, private readonly total: number,
+    private readonly minBytes = 0) {}
 
-  /** `body[0, received)` holds the upload so far (called after each chunk is copied in). */
-  advance(body: Buffer, received: number): void {
+  /**
+   * `body[0, received)` holds the upload so far (called after each chunk is copied in). The pieces
+   * handed out read `body` until finish() or release() settles: the caller keeps it until then.
+   */
+  observe(body: Buffer, received: number): void {
     if (this.header === undefined) this.header = this.readHeader(body, received);
     const h = this.header;
-    if (!h) return;
+    if (!h || this.failed) return;
     const available = Math.floor((received - h.dataOffset) / h.itemsize);
-    if (available < h.n && (available - this.converted) * h.itemsize < STEP_BYTES) return;
-    if (available <= this.converted) return;
+    if (available < h.n && (available - this.handedOut) * h.itemsize < STEP_BYTES) return;
+    if (available <= this.handedOut) return;
     this.workspace ??= new Float64Array(this.pool.acquire(h.n * 8).buffer, 0, h.n);
-    const start = body.byteOffset + h.dataOffset + this.converted * h.itemsize;
-    const count = available - this.converted;
-    const src = h.itemsize === 4 ? new Float32Array(body.buffer, start, count) : new Float64Array(body.buffer, start, count);
-    this.workspace.set(src, this.converted);
-    this.converted = available;
+    const start = h.dataOffset + this.handedOut * h.itemsize;
+    const piece = body.subarray(start, start + (available - this.handedOut) * h.itemsize);
+    this.pending.push(this.widen(piece, h.dtype, this.workspace, this.handedOut).catch(() => {
+      this.failed = true; // the engine converts the input itself then
+    }));
+    this.handedOut = available;
   }
 
-  /** Every element as float64 in C order, once all of them arrived; null when not converting. */
-  result(): Float64Array | null {
-    return this.header && this.converted === this.header.n ? this.workspace : null;
+  /** Every element as float64 in C order once all arrived and are converted; null when not converting. */
+  async finish(): Promise<Float64Array | null> {
+    await Promise.all(this.pending);
+    return this.header && !this.failed && this.handedOut === this.header.n ? this.workspace : null;
   }
 
-  /** Give the workspace back to the pool (the holder's last touch of it, and of result()). */
-  release(): void {
+  /** Resolves once no piece is in flight (nothing reads the body any more). */
+  async settled(): Promise<void> {
+    await Promise.all(this.pending);
+  }
+
+  /** Wait for the pieces in flight, then give the workspace back to the pool (the last touch of it). */
+  async release(): Promise<void> {
+    await Promise.all(this.pending);
     if (this.workspace) this.pool.release(new Uint8Array(this.workspace.buffer));
     this.workspace = null;
     this.header = null;
@@ -69,7 +91,6 @@ export class NpyGather {
     const reorders = h.fortran && h.shape.filter((d) => d > 1).length > 1;
     if (itemsize === 0 || h.swap || reorders) return null;
     if (n * itemsize !== this.total - h.dataOffset || n * itemsize < Math.max(GATHER_MIN_BYTES, this.minBytes)) return null;
-    if ((body.byteOffset + h.dataOffset) % itemsize !== 0) return null; // typed-array views need alignment
-    return { dataOffset: h.dataOffset, itemsize, n };
+    return { dataOffset: h.dataOffset, dtype: h.dtype, itemsize, n };
   }
 }

@@ -55,6 +55,11 @@ export const engine: Engine = {
     return settle(() => native().compress(data, dtype, shape, opts));
   },
 
+  /** `src`'s elements (a whole number of `dtype`) as float64 into dst from dstOffset; off-thread. */
+  widen(src: ArrayBytes, dtype: DType, dst: Float64Array, dstOffset: number): Promise<void> {
+    return settle(() => native().widen(src, dtype, dst, dstOffset));
+  },
+
   /**
    * Dense array of `dtype` as bytes (numel * item size): written into `out` when given (a reused
    * buffer spares the page faults of a fresh one), else a fresh buffer; O(numel * r^2), off-thread.

@@ -11,8 +11,9 @@ export interface NativeAddon {
   setThreads(n: number): void;
   compress(
     data: ArrayBytes, dtype: DType, shape: number[],
-    opts: { tolerance: number; maxRank?: number; layout?: LayoutName },
+    opts: { tolerance: number; maxRank?: number; layout?: LayoutName; gathered?: Float64Array },
   ): Promise<CompressResult>;
+  widen(src: ArrayBytes, dtype: DType, dst: Float64Array, dstOffset: number): Promise<void>;
   reconstruct(
     tt: TensorTrain, shape: number[], layout: LayoutName, dtype: DType, reference?: ArrayBytes, out?: Uint8Array,
   ): Promise<{ data: Uint8Array; fingerprint?: Fingerprint }>;

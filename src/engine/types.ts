@@ -155,6 +155,13 @@ export interface Engine {
   compress(data: ArrayBytes, dtype: DType, shape: number[], opts: CompressOptions): Promise<CompressResult>;
 
   /**
+   * compress()'s first step done ahead, piece by piece: `src`'s elements (a whole number of `dtype`)
+   * as float64 into dst[dstOffset, ...), off the event loop. An input converted this way in C order
+   * is compress()'s `gathered`.
+   */
+  widen(src: ArrayBytes, dtype: DType, dst: Float64Array, dstOffset: number): Promise<void>;
+
+  /**
    * Dense C-order array of `dtype` (integers rounded half to even and saturated, bool >= 0.5) as raw
    * bytes; with `reference`, the fingerprint against it is measured in the same pass. With `out`
    * (exactly numel * item size bytes, not overlapping `reference`) the array is written into it and

@@ -49,10 +49,12 @@ export function jsonParser(limit: number): Middleware {
  * The raw request body in one buffer, at most `limit` bytes: a declared Content-Length over the limit
  * is refused before reading; a chunked body is counted as it arrives and refused at the limit. With a
  * Content-Length the buffer comes from `pool` and the caller releases it when done (on success), and
- * `observe(buffer, received)` is called after each chunk lands in it (work that overlaps the upload).
+ * `watch.observe(buffer, received)` is called after each chunk lands in it (work that overlaps the
+ * upload); on failure the buffer goes back to the pool once `watch.settled()` resolves (that work no
+ * longer reads it).
  */
 export async function readRawBody(ctx: Context, limit: number, pool: BufferPool,
-  observe?: (body: Buffer, received: number) => void): Promise<Buffer> {
+  watch?: { observe(body: Buffer, received: number): void; settled(): Promise<void> }): Promise<Buffer> {
   const req = ctx.req;
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (encoding !== 'identity') throw unsupportedMediaType(`Content-Encoding ${encoding} is not supported on the binary form`);
@@ -77,9 +79,14 @@ export async function readRawBody(ctx: Context, limit: number, pool: BufferPool,
       req.off('error', onError);
       req.off('aborted', onAborted);
     };
+    const giveBack = () => {
+      if (!whole) return;
+      if (watch) void watch.settled().then(() => pool.release(whole));
+      else pool.release(whole);
+    };
     const fail = (err: Error) => {
       cleanup();
-      if (whole) pool.release(whole);
+      giveBack();
       req.resume(); // discard the rest so the answer can go out
       reject(err);
     };
@@ -92,13 +99,13 @@ export async function readRawBody(ctx: Context, limit: number, pool: BufferPool,
       if (whole) chunk.copy(whole, received);
       else chunks.push(chunk);
       received += chunk.length;
-      if (whole && observe) observe(whole, received);
+      if (whole && watch) watch.observe(whole, received);
     };
     const onEnd = () => {
       cleanup();
       if (whole) {
         if (received !== whole.length) {
-          pool.release(whole);
+          giveBack();
           reject(badRequest('request body is shorter than its Content-Length'));
         } else {
           resolve(whole);

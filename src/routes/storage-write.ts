@@ -5,7 +5,7 @@ import type { Context, Middleware } from 'koa';
 import { payloadTooLarge, unsupportedMediaType } from '../errors.js';
 import { decodeBase64Strict, base64DecodedLength } from '../codec/base64.js';
 import { decodePayload, type Payload } from '../codec/payload.js';
-import { NpyGather } from '../codec/npy-gather.js';
+import { NpyGather, type Widen } from '../codec/npy-gather.js';
 import type { GateState } from '../gate/context.js';
 import { putView } from '../entries/entry.js';
 import { validateNamespace } from '../entries/identifiers.js';
@@ -76,18 +76,19 @@ export function putHandler(deps: StorageDeps): Middleware {
       // An .npy upload of floats is converted for the engine while it arrives (codec/npy-gather.ts).
       const length = Number(ctx.get('Content-Length'));
       if (!blob && Number.isSafeInteger(length) && length > 0 && length <= limit) {
-        gather = new NpyGather(deps.buffers, length, deps.config.compressionThresholdBytes);
+        const widen: Widen = (src, dtype, dst, offset) => deps.engine.widen(src, dtype, dst, offset);
+        gather = new NpyGather(deps.buffers, widen, length, deps.config.compressionThresholdBytes);
       }
       try {
-        pooled = await readRawBody(ctx, limit, deps.buffers, gather ? (body, received) => gather!.advance(body, received) : undefined);
+        pooled = await readRawBody(ctx, limit, deps.buffers, gather ?? undefined);
         payload = await decodePayload(pooled, blob);
+        const gathered = await gather?.finish();
+        if (gathered) payload.gathered = gathered;
       } catch (err) {
+        await gather?.release(); // its conversions read the body: settled before the body goes back
         if (pooled) deps.buffers.release(pooled);
-        gather?.release();
         throw err;
       }
-      const gathered = gather?.result();
-      if (gathered) payload.gathered = gathered;
     } else {
       if (ctx.is('application/json', '+json') === false) {
         throw unsupportedMediaType(`POST /v1/put takes application/json, ${NPY_TYPE} or ${BLOB_TYPE}, got ${ctx.get('Content-Type')}`);
@@ -107,8 +108,8 @@ export function putHandler(deps: StorageDeps): Middleware {
       const row = await deps.entries.put({ tenantId: tenant.tenantId, namespace, key, payload, metadata, target });
       ctx.body = putView(row);
     } finally {
+      await gather?.release();
       if (pooled) deps.buffers.release(pooled);
-      gather?.release();
     }
   };
 }

@@ -109,6 +109,23 @@ describe('engine: compress', function () {
     expect(pre.fingerprint).to.deep.equal(plain.fingerprint);
   });
 
+  it('widens any dtype to float64 at any offset, from unaligned bytes, and refuses bad ranges', async function () {
+    const dst = new Float64Array(10).fill(-1);
+    const raw = Buffer.alloc(1 + 3 * 4);
+    Buffer.from(new Float32Array([1.5, -2.25, 3e38]).buffer).copy(raw, 1);
+    await engine.widen(raw.subarray(1), 'float32', dst, 2);
+    expect(Array.from(dst)).to.deep.equal([-1, -1, 1.5, -2.25, Math.fround(3e38), -1, -1, -1, -1, -1]);
+    await engine.widen(new Int16Array([-7, 300]), 'int16', dst, 8);
+    expect(Array.from(dst.subarray(8))).to.deep.equal([-7, 300]);
+    await engine.widen(new Float64Array([0.1, 1e300]), 'float64', dst, 0);
+    expect(Array.from(dst.subarray(0, 2))).to.deep.equal([0.1, 1e300]);
+    const refused = (p: Promise<void>) => p.then(() => null, (e: Error & { code?: string }) => e);
+    const over = await refused(engine.widen(new Float32Array(3), 'float32', dst, 8));
+    expect(over).to.be.instanceOf(RangeError).with.property('code', 'ERR_TTS_INVALID');
+    const partial = await refused(engine.widen(new Uint8Array(6), 'float32', dst, 0));
+    expect(partial).to.be.instanceOf(RangeError).with.property('message').that.contains('whole number');
+  });
+
   it('refuses a gathered input of the wrong type, length or layout', async function () {
     const x = sample1d(256, (t) => t);
     const invalid = async (opts: object, kind: typeof TypeError | typeof RangeError, fragment: string) => {

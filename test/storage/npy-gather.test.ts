@@ -1,11 +1,15 @@
-// An .npy upload converted to float64 while it arrives (src/codec/npy-gather.ts): whatever the chunk
-// sizes, the result is every element in C order exactly as float64; anything that would need
-// reordering or byte work, or is too small to be worth it, is left to the put's own decode.
+// An .npy upload converted to float64 while it arrives (src/codec/npy-gather.ts), by the engine's
+// widen: whatever the chunk sizes, the result is every element in C order exactly as float64; anything
+// that would need reordering or byte work, or is too small to be worth it, is left to the put's own
+// decode, and so is an upload whose conversion failed.
 import { expect } from 'chai';
 import { BufferPool } from '../../src/buffer-pool.js';
 import { encodeNpy, encodeNpyHeader } from '../../src/codec/npy.js';
-import { GATHER_MIN_BYTES, NpyGather } from '../../src/codec/npy-gather.js';
+import { GATHER_MIN_BYTES, NpyGather, type Widen } from '../../src/codec/npy-gather.js';
+import { engine } from '../../src/engine/index.js';
 import type { DType } from '../../src/engine/types.js';
+
+const widen: Widen = (src, dtype, dst, offset) => engine.widen(src, dtype, dst, offset);
 
 const pool = () => new BufferPool({ maxIdleBytes: 256 << 20, minBytes: 1 << 20 });
 
@@ -17,7 +21,7 @@ function feed(g: NpyGather, p: BufferPool, body: Buffer, sizes: number[]): void 
     const n = Math.min(sizes[i % sizes.length]!, body.length - received);
     body.copy(whole, received, received, received + n);
     received += n;
-    g.advance(whole, received);
+    g.observe(whole, received);
   }
 }
 
@@ -31,30 +35,30 @@ describe('storage: .npy uploads converted while they arrive', () => {
   const n = 512 * 1024; // float32: 2 MiB, float64: 4 MiB
 
   for (const [dtype, Arr] of [['float32', Float32Array], ['float64', Float64Array]] as const) {
-    it(`${dtype}: every element, in C order, whatever the chunk sizes`, () => {
+    it(`${dtype}: every element, in C order, whatever the chunk sizes`, async () => {
       const src = Arr.from(values(n));
       const body = encodeNpy(dtype, [512, 1024], Buffer.from(src.buffer));
       for (const sizes of [[65536], [1, 7, 4093, 65537, 1 << 20], [body.length]]) {
         const p = pool();
-        const g = new NpyGather(p, body.length);
+        const g = new NpyGather(p, widen, body.length);
         feed(g, p, body, sizes);
-        const out = g.result();
+        const out = await g.finish();
         expect(out, `chunks ${sizes}`).to.be.instanceOf(Float64Array);
         expect(out!.length).to.equal(n);
         expect(Buffer.from(out!.buffer, 0, n * 8).equals(Buffer.from(Float64Array.from(src).buffer))).to.equal(true);
-        g.release();
+        await g.release();
         expect(p.idleByteCount).to.be.at.least(n * 8); // the workspace went back to the pool
       }
     });
   }
 
-  it('a 1-D Fortran-order array is C order already and is converted', () => {
+  it('a 1-D Fortran-order array is C order already and is converted', async () => {
     const src = new Float32Array(values(n));
     const body = Buffer.concat([Buffer.from(encodeNpyHeader('float32', [n]).toString('latin1').replace('False', 'True '), 'latin1'), Buffer.from(src.buffer)]);
     const p = pool();
-    const g = new NpyGather(p, body.length);
+    const g = new NpyGather(p, widen, body.length);
     feed(g, p, body, [65536]);
-    expect(g.result()).to.deep.equal(Float64Array.from(src));
+    expect((await g.finish())).to.deep.equal(Float64Array.from(src));
   });
 
   const leftAlone: Array<[string, () => Buffer]> = [
@@ -76,34 +80,43 @@ describe('storage: .npy uploads converted while they arrive', () => {
     ['bytes that are not .npy', () => Buffer.alloc(4 << 20, 7)],
   ];
   for (const [what, make] of leftAlone) {
-    it(`leaves ${what} to the put's decode`, () => {
+    it(`leaves ${what} to the put's decode`, async () => {
       const body = make();
       const p = pool();
-      const g = new NpyGather(p, body.length);
+      const g = new NpyGather(p, widen, body.length);
       feed(g, p, body, [65536]);
-      expect(g.result()).to.equal(null);
-      g.release();
+      expect((await g.finish())).to.equal(null);
+      await g.release();
     });
   }
 
-  it('has no result until every element arrived, nor when the body is longer than the array', () => {
+  it('has no result until every element arrived, nor when the body is longer than the array', async () => {
     const src = new Float32Array(values(n));
     const body = encodeNpy('float32', [n], Buffer.from(src.buffer));
     const p = pool();
-    const partial = new NpyGather(p, body.length);
+    const partial = new NpyGather(p, widen, body.length);
     feed(partial, p, body.subarray(0, body.length - 4), [65536]);
-    expect(partial.result()).to.equal(null);
-    partial.release();
-    const longer = new NpyGather(p, body.length + 4); // declared length disagrees with the header
+    expect((await partial.finish())).to.equal(null);
+    await partial.release();
+    const longer = new NpyGather(p, widen, body.length + 4); // declared length disagrees with the header
     feed(longer, p, Buffer.concat([body, Buffer.alloc(4)]), [65536]);
-    expect(longer.result()).to.equal(null);
+    expect((await longer.finish())).to.equal(null);
   });
 
-  it('respects the compression threshold: arrays that will be stored as they are are not converted', () => {
+  it('respects the compression threshold: arrays that will be stored as they are are not converted', async () => {
     const body = encodeNpy('float32' as DType, [n], Buffer.alloc(n * 4));
     const p = pool();
-    const g = new NpyGather(p, body.length, n * 4 + 1);
+    const g = new NpyGather(p, widen, body.length, n * 4 + 1);
     feed(g, p, body, [65536]);
-    expect(g.result()).to.equal(null);
+    expect((await g.finish())).to.equal(null);
+  });
+  it('an upload whose conversion fails is left to the engine, and its workspace still goes back', async () => {
+    const body = encodeNpy('float32', [n], Buffer.alloc(n * 4));
+    const p = pool();
+    const g = new NpyGather(p, async () => { throw new Error('no'); }, body.length);
+    feed(g, p, body, [65536]);
+    expect(await g.finish()).to.equal(null);
+    await g.release();
+    expect(p.idleByteCount).to.be.at.least(n * 8);
   });
 });

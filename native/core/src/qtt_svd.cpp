@@ -346,6 +346,29 @@ TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOp
 
 }  // namespace detail
 
+void widen(const void* src, DType dtype, int64_t n, double* dst) {
+  if (n < 0) throw InvalidArgument("widen: negative element count");
+  const unsigned char* p = static_cast<const unsigned char*>(src);
+  if (dtype == DType::F64) {
+    std::memcpy(dst, p, static_cast<std::size_t>(n) * 8);
+    return;
+  }
+  if (dtype == DType::F32) {  // a constant stride, so the loop vectorises
+    for (int64_t i = 0; i < n; ++i) {
+      float v;
+      std::memcpy(&v, p + static_cast<std::size_t>(i) * 4, 4);
+      dst[i] = v;
+    }
+    return;
+  }
+  const std::size_t sz = dtype_size(dtype);
+  detail::dispatch(dtype, [&](auto e) {
+    using E = decltype(e);
+    for (int64_t i = 0; i < n; ++i) dst[i] = E::load(p + static_cast<std::size_t>(i) * sz);
+    return 0;
+  });
+}
+
 TensorTrain qtt_svd(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
                     const ProgressFn& progress) {
   detail::SvdRun run;

@@ -81,6 +81,11 @@ struct CompressResult {
 CompressResult compress(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
                         const ProgressFn& progress = {}, double* gathered = nullptr);
 
+// compress()'s first step done ahead, piece by piece: n elements of `dtype` at `src` (any alignment)
+// as float64 into dst[0, n), in the order given. An input converted this way in C order, as it
+// arrives, is compress()'s `gathered` for a row_major layout.
+void widen(const void* src, DType dtype, int64_t n, double* dst);
+
 // Rebuild the dense array (mode order mapped back to C order through the layout) into `out`
 // (cast to out.dtype as above) and, when `ref` has data, measure the fingerprint against it in the
 // same pass. Either `out.data` or `ref.data` may be null (not both). No N-sized temporary: blocks
