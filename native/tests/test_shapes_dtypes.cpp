@@ -1,5 +1,6 @@
 // Every shape (0-D to 8-D, odd and prime sizes) and every dtype decomposes, reconstructs in C order,
 // casts as CONTRACT.md says, and integer arrays come back exactly when the fingerprint says so.
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -250,7 +251,13 @@ TEST(a_pregathered_workspace_gives_the_same_train_and_is_checked_against_the_inp
   const ArrayView a{x.data(), DType::F32, n};
   const SvdOptions opt{1e-6, 0};
   const CompressResult plain = compress(a, L, opt);
-  std::vector<double> w(x.begin(), x.end());
+  // gathered piecewise, as the server does while an upload arrives (pieces at odd element offsets)
+  std::vector<double> w(static_cast<std::size_t>(n), -1.0);
+  for (int64_t start = 0, step = 1; start < n; start += step, step = step * 3 + 1) {
+    const int64_t count = std::min(step, n - start);
+    widen(x.data() + start, DType::F32, count, w.data() + start);
+  }
+  CHECK(w == std::vector<double>(x.begin(), x.end()));
   const CompressResult pre = compress(a, L, opt, {}, w.data());
   CHECK(pre.tt.ranks == plain.tt.ranks && pre.tt.cores == plain.tt.cores && pre.tt.f32 == plain.tt.f32);
   CHECK_EQ(pre.fingerprint.frobenius_error, plain.fingerprint.frobenius_error);
