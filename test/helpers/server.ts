@@ -48,17 +48,20 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
 
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${logs.join('\n')}`)), opts.timeoutMs ?? 20000);
+    // Lines are kept as they come; only those before "listening" are parsed (a benchmark's client
+    // shares this process, and parsing every request line cost it more than its own requests).
     let buf = '';
+    let listening = false;
     const onData = (chunk: Buffer) => {
-      buf += chunk.toString('utf8');
-      let nl;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
+      const lines = (buf + chunk.toString('utf8')).split('\n');
+      buf = lines.pop()!;
+      for (const line of lines) {
         logs.push(line);
+        if (listening) continue;
         try {
           const rec = JSON.parse(line) as { msg?: string; port?: number };
           if (rec.msg === 'listening' && typeof rec.port === 'number') {
+            listening = true;
             clearTimeout(timer);
             resolve(rec.port);
           }
