@@ -36,6 +36,14 @@ export interface TenantGateDeps {
 
 export function createTenantGate(deps: TenantGateDeps): Middleware {
   const { registry, limiter, meter, limits, log, metrics } = deps;
+  // The series every admitted request touches, resolved once (prom-client hashes a label object per call).
+  const admitted = metrics.requests.labels({ outcome: 'admitted' });
+  const chargedSeries = new Map<Operation, ReturnType<typeof metrics.cuCharged.labels>>();
+  const charged = (op: Operation) => {
+    let series = chargedSeries.get(op);
+    if (!series) chargedSeries.set(op, (series = metrics.cuCharged.labels({ operation: op })));
+    return series;
+  };
 
   return async function tenantGate(ctx: Context, next: Next): Promise<void> {
     const key = presentedTenantKey(ctx);
@@ -65,7 +73,7 @@ export function createTenantGate(deps: TenantGateDeps): Middleware {
         { limit: d.limit, window_s: d.windowS, retry_after_s: retryAfterS },
         { 'Retry-After': String(retryAfterS) });
     }
-    metrics.requests.inc({ outcome: 'admitted' });
+    admitted.inc();
 
     const reservations: Reservation[] = [];
     const gate: Authorizer = {
@@ -92,7 +100,7 @@ export function createTenantGate(deps: TenantGateDeps): Middleware {
     } finally {
       if (succeeded && reservations.length > 0) {
         ctx.state.cuCharged = reservations.reduce((sum, r) => sum + r.milli, 0) / 1000;
-        for (const r of reservations) metrics.cuCharged.inc({ operation: r.op }, r.milli / 1000);
+        for (const r of reservations) charged(r.op).inc(r.milli / 1000);
         try {
           await meter.charge(reservations); // durable before the response leaves
         } catch (err) {
