@@ -197,7 +197,9 @@ async function main(): Promise<void> {
     const auth = { 'X-Api-Key': t.api_key };
 
     // The engine alone (this process, same array, default tolerance 1e-6) and the binary put over
-    // HTTP, interleaved so that both see the same machine; medians of REPS after a warm-up of each.
+    // HTTP, back to back in pairs so that both see the same machine; medians of REPS after a warm-up
+    // of each. The bar is judged on the median of the pairs' ratios: the host's speed drifts by 2x
+    // within a run here, and a ratio of medians mixes puts and compressions from different moments.
     const engineTimes: number[] = [];
     const binTimes: number[] = [];
     const binServer: number[] = [];
@@ -309,6 +311,7 @@ async function main(): Promise<void> {
 
     const eng = median(engineTimes);
     const bin = median(binTimes);
+    const pairedRatio = median(binTimes.map((b, i) => b / engineTimes[i]!));
     const json = median(jsonTimes);
     const serve = median(serveTimes);
     const serveMBs = npy.length / 1e6 / (serve / 1e3);
@@ -323,7 +326,8 @@ async function main(): Promise<void> {
       '',
       `  ${'measure'.padEnd(40)} ${'value'.padStart(14)}   ${'baseline (same run)'.padEnd(34)} ${'bar'.padEnd(18)}`,
       row('engine.compress (in process)', `${eng.toFixed(1)} ms`, '-', '-', null),
-      row('binary put over HTTP (x-npy)', `${bin.toFixed(1)} ms`, `${(bin / eng).toFixed(2)}x engine`, '<= 1.5x engine', bin <= 1.5 * eng),
+      row('binary put over HTTP (x-npy)', `${bin.toFixed(1)} ms`, `${pairedRatio.toFixed(2)}x engine (paired)`, '<= 1.5x engine', pairedRatio <= 1.5),
+      row('  ratio of the medians', `${(bin / eng).toFixed(2)}x`, `of ${REPS} puts and ${REPS} compressions`, '-', null),
       row('  of which inside the server', `${median(binServer).toFixed(1)} ms`, `${(median(binServer) / eng).toFixed(2)}x engine`, '-', null),
       row('  floor: same upload, bare server', `${median(floorPut).toFixed(1)} ms`, `${(median(floorPut) / eng).toFixed(2)}x engine`, '-', null),
       row('JSON put over HTTP (data_b64)', `${json.toFixed(1)} ms`, `${(json / eng).toFixed(2)}x engine`, '-', null),
