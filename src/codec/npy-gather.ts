@@ -57,7 +57,7 @@ export class NpyGather {
 
   /** Every element as float64 in C order once all arrived and are converted; null when not converting. */
   async finish(): Promise<Float64Array | null> {
-    await Promise.all(this.pending);
+    await this.settled();
     return this.header && !this.failed && this.handedOut === this.header.n ? this.workspace : null;
   }
 
@@ -68,7 +68,7 @@ export class NpyGather {
 
   /** Wait for the pieces in flight, then give the workspace back to the pool (the last touch of it). */
   async release(): Promise<void> {
-    await Promise.all(this.pending);
+    await this.settled();
     if (this.workspace) this.pool.release(new Uint8Array(this.workspace.buffer));
     this.workspace = null;
     this.header = null;
