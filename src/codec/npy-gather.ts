@@ -20,6 +20,43 @@ const STEP_BYTES = 1 << 20;
 /** The engine's widen: `src`'s elements as float64 into dst from dstOffset, off the event loop. */
 export type Widen = (src: Uint8Array, dtype: DType, dst: Float64Array, dstOffset: number) => Promise<void>;
 
+/** Default bytes of workspaces held by uploads at once (a 256 MiB float32 upload takes 512 MiB). */
+export const GATHER_BUDGET_BYTES = 1 << 30;
+
+/**
+ * The workspaces of uploads in flight, together. A workspace is twice a float32 upload's size and is
+ * held from the upload's first MiB until its put ends, where the engine's own (compress's) exists only
+ * while a compression runs: uploads past the budget are left to the engine, as before.
+ */
+export class GatherBudget {
+  private inUse = 0;
+  constructor(readonly limit = GATHER_BUDGET_BYTES) {}
+
+  take(bytes: number): boolean {
+    if (this.inUse + bytes > this.limit) return false;
+    this.inUse += bytes;
+    return true;
+  }
+
+  give(bytes: number): void {
+    this.inUse = Math.max(0, this.inUse - bytes);
+  }
+
+  get bytesInUse(): number {
+    return this.inUse;
+  }
+}
+
+export interface NpyGatherOptions {
+  pool: BufferPool;
+  widen: Widen;
+  budget: GatherBudget;
+  /** The body's declared length. */
+  total: number;
+  /** Arrays of fewer bytes (and fewer than GATHER_MIN_BYTES) are left alone. */
+  minBytes?: number;
+}
+
 export class NpyGather {
   /** undefined: header not seen yet; null: not converting this upload. */
   private header: { dataOffset: number; dtype: DType; itemsize: 4 | 8; n: number } | null | undefined = undefined;
@@ -28,12 +65,9 @@ export class NpyGather {
   private readonly pending: Array<Promise<void>> = [];
   private failed = false;
 
-  /**
-   * `total`: the body's declared length; arrays of fewer than `minBytes` (and GATHER_MIN_BYTES) are
-   * left alone.
-   */
-  constructor(private readonly pool: BufferPool, private readonly widen: Widen, private readonly total: number,
-    private readonly minBytes = 0) {}
+  private budgeted = 0; // bytes taken from the budget
+
+  constructor(private readonly opts: NpyGatherOptions) {}
 
   /**
    * `body[0, received)` holds the upload so far (called after each chunk is copied in). The pieces
@@ -46,10 +80,10 @@ export class NpyGather {
     const available = Math.floor((received - h.dataOffset) / h.itemsize);
     if (available < h.n && (available - this.handedOut) * h.itemsize < STEP_BYTES) return;
     if (available <= this.handedOut) return;
-    this.workspace ??= new Float64Array(this.pool.acquire(h.n * 8).buffer, 0, h.n);
+    this.workspace ??= new Float64Array(this.opts.pool.acquire(h.n * 8).buffer, 0, h.n);
     const start = h.dataOffset + this.handedOut * h.itemsize;
     const piece = body.subarray(start, start + (available - this.handedOut) * h.itemsize);
-    this.pending.push(this.widen(piece, h.dtype, this.workspace, this.handedOut).catch(() => {
+    this.pending.push(this.opts.widen(piece, h.dtype, this.workspace, this.handedOut).catch(() => {
       this.failed = true; // the engine converts the input itself then
     }));
     this.handedOut = available;
@@ -69,7 +103,9 @@ export class NpyGather {
   /** Wait for the pieces in flight, then give the workspace back to the pool (the last touch of it). */
   async release(): Promise<void> {
     await this.settled();
-    if (this.workspace) this.pool.release(new Uint8Array(this.workspace.buffer));
+    if (this.workspace) this.opts.pool.release(new Uint8Array(this.workspace.buffer));
+    this.opts.budget.give(this.budgeted);
+    this.budgeted = 0;
     this.workspace = null;
     this.header = null;
   }
@@ -90,7 +126,10 @@ export class NpyGather {
     const n = numel(h.shape);
     const reorders = h.fortran && h.shape.filter((d) => d > 1).length > 1;
     if (itemsize === 0 || h.swap || reorders) return null;
-    if (n * itemsize !== this.total - h.dataOffset || n * itemsize < Math.max(GATHER_MIN_BYTES, this.minBytes)) return null;
+    const { total, minBytes = 0, budget } = this.opts;
+    if (n * itemsize !== total - h.dataOffset || n * itemsize < Math.max(GATHER_MIN_BYTES, minBytes)) return null;
+    if (!budget.take(n * 8)) return null;
+    this.budgeted = n * 8;
     return { dataOffset: h.dataOffset, dtype: h.dtype, itemsize, n };
   }
 }
