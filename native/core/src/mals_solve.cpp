@@ -26,6 +26,12 @@ using Vec = std::vector<double>;
 
 // Local systems up to this size are assembled and factored (about N matvecs + N^3 / 3 flops).
 constexpr int64_t kDenseLocal = 768;
+// LocalOp::apply runs thousands of times a solve, its GEMMs on OpenBLAS's threads: an OpenMP team
+// for its loops as well only pays where a loop is far longer than a fork/join. At ranks 64 (1.6e6
+// here, a fraction of a ms) the two pools took turns spinning on 2 cores: a helmholtz_3d gaussian
+// step at 512^3 used 66-70 s of CPU for 31 s of wall time (2 threads, a loaded machine), 7-8 s of
+// CPU and 2.6-4 s of wall time with the loops serial.
+constexpr int64_t kParallelApply = int64_t{1} << 24;
 
 double nrm2(const Vec& v) { return cblas_dnrm2(static_cast<int>(v.size()), v.data(), 1); }
 
@@ -49,7 +55,7 @@ struct LocalOp {
     gemm(false, false, rl * n * n, R2 * rr, rr, X, RA, T1.data());
     // T2[a', j1, i2, w1, b] = sum_{j2, w2} T1[a', j1, j2, w2, b] W1[w1, i2, j2, w2]
     T2.assign(static_cast<std::size_t>(rl * n * n * R1 * rr), 0.0);
-#pragma omp parallel for num_threads(detail::threads()) schedule(static) if (rl * n * n * n * R1 * R2 * rr > (1 << 18))
+#pragma omp parallel for num_threads(detail::threads()) schedule(static) if (rl * n * n * n * R1 * R2 * rr > kParallelApply)
     for (int64_t aj = 0; aj < rl * n; ++aj) {
       for (int64_t w1 = 0; w1 < R1; ++w1) {
         for (int64_t i2 = 0; i2 < n; ++i2) {
@@ -67,7 +73,7 @@ struct LocalOp {
     }
     // T3[w0, a', i1, i2, b] = sum_{j1, w1} T2[a', j1, i2, w1, b] W0[w0, i1, j1, w1]
     T3.assign(static_cast<std::size_t>(R0 * rl * n * n * rr), 0.0);
-#pragma omp parallel for num_threads(detail::threads()) schedule(static) if (rl * R0 * n * n * R1 * n * rr > (1 << 18))
+#pragma omp parallel for num_threads(detail::threads()) schedule(static) if (rl * R0 * n * n * R1 * n * rr > kParallelApply)
     for (int64_t a = 0; a < rl; ++a) {
       for (int64_t w0 = 0; w0 < R0; ++w0) {
         for (int64_t i1 = 0; i1 < n; ++i1) {
