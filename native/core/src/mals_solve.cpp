@@ -268,6 +268,7 @@ SolveReport solve_spd(const Mpo& A, const Mps& b, Mps& x, const SolveOptions& op
   const double local_tol = opt.tol / 4;
   for (int sweep = 0; sweep < opt.max_sweeps; ++sweep) {
     double worst = 0;
+    double capped = 0;  // largest local residual left by a truncation to max_rank in this sweep
     for (int dir = 0; dir < 2; ++dir) {
       for (int step = 0; step + 1 < d; ++step) {
         const int k = (dir == 0) ? step : d - 2 - step;
@@ -320,17 +321,27 @@ SolveReport solve_spd(const Mpo& A, const Mps& b, Mps& x, const SolveOptions& op
         int64_t r = detail::choose_rank(s.data(), kk, delta * delta, opt.max_rank).r;
         const int64_t r_cap = opt.max_rank > 0 ? std::min(kk, opt.max_rank) : kk;
         Vec Xr(static_cast<std::size_t>(N)), SV;
-        while (r < r_cap && fn > 0) {
-          SV.assign(static_cast<std::size_t>(r * n * rr), 0.0);
-          for (int64_t i = 0; i < r; ++i)
+        // ||f - A_loc X_r|| of the pair truncated to `rank`.
+        auto truncated_residual = [&](int64_t rank) {
+          SV.assign(static_cast<std::size_t>(rank * n * rr), 0.0);
+          for (int64_t i = 0; i < rank; ++i)
             for (int64_t j = 0; j < n * rr; ++j) SV[i * n * rr + j] = s[i] * Vt[i * n * rr + j];
-          cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rl * n, n * rr, r, 1.0, U.data(), kk, SV.data(),
+          cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rl * n, n * rr, rank, 1.0, U.data(), kk, SV.data(),
                       n * rr, 0.0, Xr.data(), n * rr);
           op.apply(Xr.data(), Ax.data(), T1, T2, T3);
           double rt = 0;
           for (int64_t i = 0; i < N; ++i) rt += (f[i] - Ax[i]) * (f[i] - Ax[i]);
-          if (std::sqrt(rt) <= split_tol * fn) break;
+          return std::sqrt(rt);
+        };
+        while (r < r_cap && fn > 0) {
+          if (truncated_residual(r) <= split_tol * fn) break;
           r = std::min(r_cap, r + std::max<int64_t>(1, r / 4));
+        }
+        // A split held at the rank cap: the local residual it leaves is where the next sweep starts
+        // on this pair, however well the pair was solved.
+        if (r == r_cap && r < kk && fn > 0) {
+          const double kept = truncated_residual(r) / fn;
+          if (kept > split_tol) capped = std::max(capped, kept);
         }
         Vec left(static_cast<std::size_t>(rl * n * r)), right(static_cast<std::size_t>(r * n * rr));
         for (int64_t i = 0; i < rl * n; ++i)
@@ -357,6 +368,9 @@ SolveReport solve_spd(const Mpo& A, const Mps& b, Mps& x, const SolveOptions& op
     // Stagnation: the rank cap (or the local solver's limit) keeps the residual where it is; more
     // sweeps would only cost time.
     if (sweep > 0 && worst > 0.7 * before) break;
+    // The same, seen one sweep sooner: the truncations to max_rank alone left local residuals of
+    // 70% of where this sweep started, so the next sweep (which starts from them) cannot cut it by 30%.
+    if (capped > 0.7 * worst) break;
   }
   return rep;
 }
