@@ -41,6 +41,35 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* A, co
               ta ? m : k, B, tb ? k : n, beta, C, n);
 }
 
+// The nonzeros of an MPO core W [Ra, n, n, Rb] by output (wa, i): (j * Rb + wb, W[wa, i, j, wb]).
+using Nonzeros = std::vector<std::pair<int64_t, double>>;
+std::vector<Nonzeros> nonzeros(const double* W, int64_t Ra, int64_t n, int64_t Rb) {
+  std::vector<Nonzeros> out(static_cast<std::size_t>(Ra * n));
+  for (int64_t wa = 0; wa < Ra; ++wa)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t wb = 0; wb < Rb; ++wb) {
+          const double v = W[((wa * n + i) * n + j) * Rb + wb];
+          if (v != 0) out[static_cast<std::size_t>(wa * n + i)].emplace_back(j * Rb + wb, v);
+        }
+  return out;
+}
+
+// dst[0..len) = sum over the (key, v) of a nonempty row of v times row `at(key)` of src (rows len
+// long), the first term assigning: key j * Rb + wb is row j * stride + wb.
+void accumulate_rows(const Nonzeros& row, const double* src, int64_t len, double* dst, int64_t stride,
+                     int64_t Rb) {
+  auto at = [&](int64_t key) { return (key / Rb) * stride + key % Rb; };
+  const double v0 = row[0].second;
+  const double* s0 = src + at(row[0].first) * len;
+  for (int64_t b = 0; b < len; ++b) dst[b] = v0 * s0[b];
+  for (std::size_t t = 1; t < row.size(); ++t) {
+    const double v = row[t].second;
+    const double* st = src + at(row[t].first) * len;
+    for (int64_t b = 0; b < len; ++b) dst[b] += v * st[b];
+  }
+}
+
 // The projected operator of the pair (k, k+1): LA [rl, R0, rl], W0 [R0, n, n, R1], W1 [R1, n, n, R2],
 // RA [rr, R2, rr] (input bond first).
 struct LocalOp {
@@ -53,40 +82,42 @@ struct LocalOp {
     // T1[(a' j1 j2), (w2 b)] = X[(a' j1 j2), b'] RA[b', (w2 b)]
     T1.resize(static_cast<std::size_t>(rl * n * n * R2 * rr));
     gemm(false, false, rl * n * n, R2 * rr, rr, X, RA, T1.data());
+    // The stencil's MPO cores are mostly zeros: each output row below is a short sum of scaled
+    // input rows, written once (its first term assigns), so the buffers need no zeroing pass.
+    const std::vector<Nonzeros> nz1 = nonzeros(W1, R1, n, R2);  // by (w1, i2): (j2, w2)
+    const std::vector<Nonzeros> nz0 = nonzeros(W0, R0, n, R1);  // by (w0, i1): (j1, w1)
     // T2[a', j1, i2, w1, b] = sum_{j2, w2} T1[a', j1, j2, w2, b] W1[w1, i2, j2, w2]
-    T2.assign(static_cast<std::size_t>(rl * n * n * R1 * rr), 0.0);
+    T2.resize(static_cast<std::size_t>(rl * n * n * R1 * rr));
 #pragma omp parallel for num_threads(detail::threads()) schedule(static) if (rl * n * n * n * R1 * R2 * rr > kParallelApply)
     for (int64_t aj = 0; aj < rl * n; ++aj) {
-      for (int64_t w1 = 0; w1 < R1; ++w1) {
-        for (int64_t i2 = 0; i2 < n; ++i2) {
-          for (int64_t j2 = 0; j2 < n; ++j2) {
-            for (int64_t w2 = 0; w2 < R2; ++w2) {
-              const double v = W1[((w1 * n + i2) * n + j2) * R2 + w2];
-              if (v == 0) continue;
-              const double* src = &T1[((aj * n + j2) * R2 + w2) * rr];
-              double* dst = &T2[((aj * n + i2) * R1 + w1) * rr];
-              for (int64_t b = 0; b < rr; ++b) dst[b] += v * src[b];
-            }
+      const double* t1 = &T1[aj * n * R2 * rr];
+      for (int64_t i2 = 0; i2 < n; ++i2) {
+        for (int64_t w1 = 0; w1 < R1; ++w1) {
+          double* dst = &T2[((aj * n + i2) * R1 + w1) * rr];
+          const Nonzeros& row = nz1[w1 * n + i2];
+          if (row.empty()) {
+            std::fill(dst, dst + rr, 0.0);
+            continue;
           }
+          accumulate_rows(row, t1, rr, dst, R2, R2);  // T1[a', j1, j2, w2] at row j2 R2 + w2 of t1
         }
       }
     }
     // T3[w0, a', i1, i2, b] = sum_{j1, w1} T2[a', j1, i2, w1, b] W0[w0, i1, j1, w1]
-    T3.assign(static_cast<std::size_t>(R0 * rl * n * n * rr), 0.0);
+    T3.resize(static_cast<std::size_t>(R0 * rl * n * n * rr));
 #pragma omp parallel for num_threads(detail::threads()) schedule(static) if (rl * R0 * n * n * R1 * n * rr > kParallelApply)
     for (int64_t a = 0; a < rl; ++a) {
       for (int64_t w0 = 0; w0 < R0; ++w0) {
         for (int64_t i1 = 0; i1 < n; ++i1) {
-          for (int64_t j1 = 0; j1 < n; ++j1) {
-            for (int64_t w1 = 0; w1 < R1; ++w1) {
-              const double v = W0[((w0 * n + i1) * n + j1) * R1 + w1];
-              if (v == 0) continue;
-              for (int64_t i2 = 0; i2 < n; ++i2) {
-                const double* src = &T2[(((a * n + j1) * n + i2) * R1 + w1) * rr];
-                double* dst = &T3[((((w0 * rl + a) * n + i1) * n) + i2) * rr];
-                for (int64_t b = 0; b < rr; ++b) dst[b] += v * src[b];
-              }
+          const Nonzeros& row = nz0[w0 * n + i1];
+          for (int64_t i2 = 0; i2 < n; ++i2) {
+            double* dst = &T3[((((w0 * rl + a) * n + i1) * n) + i2) * rr];
+            if (row.empty()) {
+              std::fill(dst, dst + rr, 0.0);
+              continue;
             }
+            // T2[a', j1, i2, w1] is row j1 n R1 + w1 from T2[a', 0, i2, 0].
+            accumulate_rows(row, &T2[((a * n * n) + i2) * R1 * rr], rr, dst, n * R1, R1);
           }
         }
       }
