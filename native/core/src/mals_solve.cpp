@@ -157,14 +157,14 @@ struct LocalOp {
   }
 };
 
-// Jacobi-preconditioned CG from the given X; stops at ||f - A X|| <= rtol ||f|| or max_it.
-void local_cg(const LocalOp& op, const Vec& f, Vec& X, double rtol, int max_it) {
+// Jacobi-preconditioned CG from the given X, whose product A X the caller has at hand (AX); stops at
+// ||f - A X|| <= rtol ||f|| or max_it.
+void local_cg(const LocalOp& op, const Vec& f, const Vec& AX, Vec& X, double rtol, int max_it) {
   const int64_t N = op.size();
   Vec T1, T2, T3, r(static_cast<std::size_t>(N)), z(static_cast<std::size_t>(N)), p, q(static_cast<std::size_t>(N));
   Vec dg = op.diagonal();
   for (double& v : dg) v = (v > 0) ? 1.0 / v : 1.0;
-  op.apply(X.data(), q.data(), T1, T2, T3);
-  for (int64_t i = 0; i < N; ++i) r[i] = f[i] - q[i];
+  for (int64_t i = 0; i < N; ++i) r[i] = f[i] - AX[i];
   const double fn = nrm2(f);
   if (fn == 0) {
     std::fill(X.begin(), X.end(), 0.0);
@@ -333,7 +333,7 @@ SolveReport solve_spd(const Mpo& A, const Mps& b, Mps& x, const SolveOptions& op
         if (res > local_tol) {
           // Exact (Cholesky) for the small systems, where ill-conditioned operators (Poisson) would
           // stall CG; CG from the current pair for the large ones.
-          if (N > kDenseLocal || !local_dense(op, f, X)) local_cg(op, f, X, local_tol, 400);
+          if (N > kDenseLocal || !local_dense(op, f, X)) local_cg(op, f, Ax, X, local_tol, 400);
           op.apply(X.data(), Ax.data(), T1, T2, T3);
           double r2 = 0;
           for (int64_t i = 0; i < N; ++i) r2 += (f[i] - Ax[i]) * (f[i] - Ax[i]);
