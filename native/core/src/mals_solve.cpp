@@ -297,6 +297,9 @@ SolveReport solve_spd(const Mpo& A, const Mps& b, Mps& x, const SolveOptions& op
 
   Vec X, f, Ax, T1, T2, T3, U, s, Vt;
   const double local_tol = opt.tol / 4;
+  // Per direction and pair: the local residual that the pair's last split at max_rank left, when
+  // it was more than 10 tol (0: none). Solving the pair far below it is work the split throws away.
+  std::vector<double> cap_floor(static_cast<std::size_t>(2 * d), 0.0);
   for (int sweep = 0; sweep < opt.max_sweeps; ++sweep) {
     double worst = 0;
     double capped = 0;  // largest local residual left by a truncation to max_rank in this sweep
@@ -329,11 +332,14 @@ SolveReport solve_spd(const Mpo& A, const Mps& b, Mps& x, const SolveOptions& op
         for (int64_t i = 0; i < N; ++i) res += (f[i] - Ax[i]) * (f[i] - Ax[i]);
         res = fn > 0 ? std::sqrt(res) / fn : 0;
         worst = std::max(worst, res);
+        double& pair_floor = cap_floor[static_cast<std::size_t>(dir * d + k)];
+        // A tenth of the floor: enough that the split, not the solve, sets what the pair keeps.
+        const double target = std::max(local_tol, 0.1 * pair_floor);
         double solved = res;  // local residual of the unsplit pair after the solve
-        if (res > local_tol) {
+        if (res > target) {
           // Exact (Cholesky) for the small systems, where ill-conditioned operators (Poisson) would
           // stall CG; CG from the current pair for the large ones.
-          if (N > kDenseLocal || !local_dense(op, f, X)) local_cg(op, f, Ax, X, local_tol, 400);
+          if (N > kDenseLocal || !local_dense(op, f, X)) local_cg(op, f, Ax, X, target, 400);
           op.apply(X.data(), Ax.data(), T1, T2, T3);
           double r2 = 0;
           for (int64_t i = 0; i < N; ++i) r2 += (f[i] - Ax[i]) * (f[i] - Ax[i]);
@@ -373,6 +379,9 @@ SolveReport solve_spd(const Mpo& A, const Mps& b, Mps& x, const SolveOptions& op
         if (r == r_cap && r < kk && fn > 0) {
           const double kept = truncated_residual(r) / fn;
           if (kept > split_tol) capped = std::max(capped, kept);
+          pair_floor = kept > 10 * opt.tol ? kept : 0.0;
+        } else {
+          pair_floor = 0;
         }
         Vec left(static_cast<std::size_t>(rl * n * r)), right(static_cast<std::size_t>(r * n * rr));
         for (int64_t i = 0; i < rl * n; ++i)
