@@ -26,6 +26,12 @@ using Vec = std::vector<double>;
 
 // Local systems up to this size are assembled and factored (about N matvecs + N^3 / 3 flops).
 constexpr int64_t kDenseLocal = 768;
+// LocalOp::apply runs thousands of times a solve, its GEMMs on OpenBLAS's threads: an OpenMP team
+// for its loops as well only pays where a loop is far longer than a fork/join. At ranks 64 (1.6e6
+// here, a fraction of a ms) the two pools took turns spinning on 2 cores: a helmholtz_3d gaussian
+// step at 512^3 used 66-70 s of CPU for 31 s of wall time (2 threads, a loaded machine), 7-8 s of
+// CPU and 2.6-4 s of wall time with the loops serial.
+constexpr int64_t kParallelApply = int64_t{1} << 24;
 
 double nrm2(const Vec& v) { return cblas_dnrm2(static_cast<int>(v.size()), v.data(), 1); }
 
@@ -33,6 +39,35 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* A, co
           double beta = 0.0) {
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, A,
               ta ? m : k, B, tb ? k : n, beta, C, n);
+}
+
+// The nonzeros of an MPO core W [Ra, n, n, Rb] by output (wa, i): (j * Rb + wb, W[wa, i, j, wb]).
+using Nonzeros = std::vector<std::pair<int64_t, double>>;
+std::vector<Nonzeros> nonzeros(const double* W, int64_t Ra, int64_t n, int64_t Rb) {
+  std::vector<Nonzeros> out(static_cast<std::size_t>(Ra * n));
+  for (int64_t wa = 0; wa < Ra; ++wa)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t wb = 0; wb < Rb; ++wb) {
+          const double v = W[((wa * n + i) * n + j) * Rb + wb];
+          if (v != 0) out[static_cast<std::size_t>(wa * n + i)].emplace_back(j * Rb + wb, v);
+        }
+  return out;
+}
+
+// dst[0..len) = sum over the (key, v) of a nonempty row of v times row `at(key)` of src (rows len
+// long), the first term assigning: key j * Rb + wb is row j * stride + wb.
+void accumulate_rows(const Nonzeros& row, const double* src, int64_t len, double* dst, int64_t stride,
+                     int64_t Rb) {
+  auto at = [&](int64_t key) { return (key / Rb) * stride + key % Rb; };
+  const double v0 = row[0].second;
+  const double* s0 = src + at(row[0].first) * len;
+  for (int64_t b = 0; b < len; ++b) dst[b] = v0 * s0[b];
+  for (std::size_t t = 1; t < row.size(); ++t) {
+    const double v = row[t].second;
+    const double* st = src + at(row[t].first) * len;
+    for (int64_t b = 0; b < len; ++b) dst[b] += v * st[b];
+  }
 }
 
 // The projected operator of the pair (k, k+1): LA [rl, R0, rl], W0 [R0, n, n, R1], W1 [R1, n, n, R2],
@@ -47,40 +82,42 @@ struct LocalOp {
     // T1[(a' j1 j2), (w2 b)] = X[(a' j1 j2), b'] RA[b', (w2 b)]
     T1.resize(static_cast<std::size_t>(rl * n * n * R2 * rr));
     gemm(false, false, rl * n * n, R2 * rr, rr, X, RA, T1.data());
+    // The stencil's MPO cores are mostly zeros: each output row below is a short sum of scaled
+    // input rows, written once (its first term assigns), so the buffers need no zeroing pass.
+    const std::vector<Nonzeros> nz1 = nonzeros(W1, R1, n, R2);  // by (w1, i2): (j2, w2)
+    const std::vector<Nonzeros> nz0 = nonzeros(W0, R0, n, R1);  // by (w0, i1): (j1, w1)
     // T2[a', j1, i2, w1, b] = sum_{j2, w2} T1[a', j1, j2, w2, b] W1[w1, i2, j2, w2]
-    T2.assign(static_cast<std::size_t>(rl * n * n * R1 * rr), 0.0);
-#pragma omp parallel for num_threads(detail::threads()) schedule(static) if (rl * n * n * n * R1 * R2 * rr > (1 << 18))
+    T2.resize(static_cast<std::size_t>(rl * n * n * R1 * rr));
+#pragma omp parallel for num_threads(detail::threads()) schedule(static) if (rl * n * n * n * R1 * R2 * rr > kParallelApply)
     for (int64_t aj = 0; aj < rl * n; ++aj) {
-      for (int64_t w1 = 0; w1 < R1; ++w1) {
-        for (int64_t i2 = 0; i2 < n; ++i2) {
-          for (int64_t j2 = 0; j2 < n; ++j2) {
-            for (int64_t w2 = 0; w2 < R2; ++w2) {
-              const double v = W1[((w1 * n + i2) * n + j2) * R2 + w2];
-              if (v == 0) continue;
-              const double* src = &T1[((aj * n + j2) * R2 + w2) * rr];
-              double* dst = &T2[((aj * n + i2) * R1 + w1) * rr];
-              for (int64_t b = 0; b < rr; ++b) dst[b] += v * src[b];
-            }
+      const double* t1 = &T1[aj * n * R2 * rr];
+      for (int64_t i2 = 0; i2 < n; ++i2) {
+        for (int64_t w1 = 0; w1 < R1; ++w1) {
+          double* dst = &T2[((aj * n + i2) * R1 + w1) * rr];
+          const Nonzeros& row = nz1[w1 * n + i2];
+          if (row.empty()) {
+            std::fill(dst, dst + rr, 0.0);
+            continue;
           }
+          accumulate_rows(row, t1, rr, dst, R2, R2);  // T1[a', j1, j2, w2] at row j2 R2 + w2 of t1
         }
       }
     }
     // T3[w0, a', i1, i2, b] = sum_{j1, w1} T2[a', j1, i2, w1, b] W0[w0, i1, j1, w1]
-    T3.assign(static_cast<std::size_t>(R0 * rl * n * n * rr), 0.0);
-#pragma omp parallel for num_threads(detail::threads()) schedule(static) if (rl * R0 * n * n * R1 * n * rr > (1 << 18))
+    T3.resize(static_cast<std::size_t>(R0 * rl * n * n * rr));
+#pragma omp parallel for num_threads(detail::threads()) schedule(static) if (rl * R0 * n * n * R1 * n * rr > kParallelApply)
     for (int64_t a = 0; a < rl; ++a) {
       for (int64_t w0 = 0; w0 < R0; ++w0) {
         for (int64_t i1 = 0; i1 < n; ++i1) {
-          for (int64_t j1 = 0; j1 < n; ++j1) {
-            for (int64_t w1 = 0; w1 < R1; ++w1) {
-              const double v = W0[((w0 * n + i1) * n + j1) * R1 + w1];
-              if (v == 0) continue;
-              for (int64_t i2 = 0; i2 < n; ++i2) {
-                const double* src = &T2[(((a * n + j1) * n + i2) * R1 + w1) * rr];
-                double* dst = &T3[((((w0 * rl + a) * n + i1) * n) + i2) * rr];
-                for (int64_t b = 0; b < rr; ++b) dst[b] += v * src[b];
-              }
+          const Nonzeros& row = nz0[w0 * n + i1];
+          for (int64_t i2 = 0; i2 < n; ++i2) {
+            double* dst = &T3[((((w0 * rl + a) * n + i1) * n) + i2) * rr];
+            if (row.empty()) {
+              std::fill(dst, dst + rr, 0.0);
+              continue;
             }
+            // T2[a', j1, i2, w1] is row j1 n R1 + w1 from T2[a', 0, i2, 0].
+            accumulate_rows(row, &T2[((a * n * n) + i2) * R1 * rr], rr, dst, n * R1, R1);
           }
         }
       }
@@ -120,14 +157,14 @@ struct LocalOp {
   }
 };
 
-// Jacobi-preconditioned CG from the given X; stops at ||f - A X|| <= rtol ||f|| or max_it.
-void local_cg(const LocalOp& op, const Vec& f, Vec& X, double rtol, int max_it) {
+// Jacobi-preconditioned CG from the given X, whose product A X the caller has at hand (AX); stops at
+// ||f - A X|| <= rtol ||f|| or max_it.
+void local_cg(const LocalOp& op, const Vec& f, const Vec& AX, Vec& X, double rtol, int max_it) {
   const int64_t N = op.size();
   Vec T1, T2, T3, r(static_cast<std::size_t>(N)), z(static_cast<std::size_t>(N)), p, q(static_cast<std::size_t>(N));
   Vec dg = op.diagonal();
   for (double& v : dg) v = (v > 0) ? 1.0 / v : 1.0;
-  op.apply(X.data(), q.data(), T1, T2, T3);
-  for (int64_t i = 0; i < N; ++i) r[i] = f[i] - q[i];
+  for (int64_t i = 0; i < N; ++i) r[i] = f[i] - AX[i];
   const double fn = nrm2(f);
   if (fn == 0) {
     std::fill(X.begin(), X.end(), 0.0);
@@ -260,8 +297,12 @@ SolveReport solve_spd(const Mpo& A, const Mps& b, Mps& x, const SolveOptions& op
 
   Vec X, f, Ax, T1, T2, T3, U, s, Vt;
   const double local_tol = opt.tol / 4;
+  // Per direction and pair: the local residual that the pair's last split at max_rank left, when
+  // it was more than 10 tol (0: none). Solving the pair far below it is work the split throws away.
+  std::vector<double> cap_floor(static_cast<std::size_t>(2 * d), 0.0);
   for (int sweep = 0; sweep < opt.max_sweeps; ++sweep) {
     double worst = 0;
+    double capped = 0;  // largest local residual left by a truncation to max_rank in this sweep
     for (int dir = 0; dir < 2; ++dir) {
       for (int step = 0; step + 1 < d; ++step) {
         const int k = (dir == 0) ? step : d - 2 - step;
@@ -291,11 +332,14 @@ SolveReport solve_spd(const Mpo& A, const Mps& b, Mps& x, const SolveOptions& op
         for (int64_t i = 0; i < N; ++i) res += (f[i] - Ax[i]) * (f[i] - Ax[i]);
         res = fn > 0 ? std::sqrt(res) / fn : 0;
         worst = std::max(worst, res);
+        double& pair_floor = cap_floor[static_cast<std::size_t>(dir * d + k)];
+        // A tenth of the floor: enough that the split, not the solve, sets what the pair keeps.
+        const double target = std::max(local_tol, 0.1 * pair_floor);
         double solved = res;  // local residual of the unsplit pair after the solve
-        if (res > local_tol) {
+        if (res > target) {
           // Exact (Cholesky) for the small systems, where ill-conditioned operators (Poisson) would
           // stall CG; CG from the current pair for the large ones.
-          if (N > kDenseLocal || !local_dense(op, f, X)) local_cg(op, f, X, local_tol, 400);
+          if (N > kDenseLocal || !local_dense(op, f, X)) local_cg(op, f, Ax, X, target, 400);
           op.apply(X.data(), Ax.data(), T1, T2, T3);
           double r2 = 0;
           for (int64_t i = 0; i < N; ++i) r2 += (f[i] - Ax[i]) * (f[i] - Ax[i]);
@@ -314,17 +358,30 @@ SolveReport solve_spd(const Mpo& A, const Mps& b, Mps& x, const SolveOptions& op
         int64_t r = detail::choose_rank(s.data(), kk, delta * delta, opt.max_rank).r;
         const int64_t r_cap = opt.max_rank > 0 ? std::min(kk, opt.max_rank) : kk;
         Vec Xr(static_cast<std::size_t>(N)), SV;
-        while (r < r_cap && fn > 0) {
-          SV.assign(static_cast<std::size_t>(r * n * rr), 0.0);
-          for (int64_t i = 0; i < r; ++i)
+        // ||f - A_loc X_r|| of the pair truncated to `rank`.
+        auto truncated_residual = [&](int64_t rank) {
+          SV.assign(static_cast<std::size_t>(rank * n * rr), 0.0);
+          for (int64_t i = 0; i < rank; ++i)
             for (int64_t j = 0; j < n * rr; ++j) SV[i * n * rr + j] = s[i] * Vt[i * n * rr + j];
-          cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rl * n, n * rr, r, 1.0, U.data(), kk, SV.data(),
+          cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rl * n, n * rr, rank, 1.0, U.data(), kk, SV.data(),
                       n * rr, 0.0, Xr.data(), n * rr);
           op.apply(Xr.data(), Ax.data(), T1, T2, T3);
           double rt = 0;
           for (int64_t i = 0; i < N; ++i) rt += (f[i] - Ax[i]) * (f[i] - Ax[i]);
-          if (std::sqrt(rt) <= split_tol * fn) break;
+          return std::sqrt(rt);
+        };
+        while (r < r_cap && fn > 0) {
+          if (truncated_residual(r) <= split_tol * fn) break;
           r = std::min(r_cap, r + std::max<int64_t>(1, r / 4));
+        }
+        // A split held at the rank cap: the local residual it leaves is where the next sweep starts
+        // on this pair, however well the pair was solved.
+        if (r == r_cap && r < kk && fn > 0) {
+          const double kept = truncated_residual(r) / fn;
+          if (kept > split_tol) capped = std::max(capped, kept);
+          pair_floor = kept > 10 * opt.tol ? kept : 0.0;
+        } else {
+          pair_floor = 0;
         }
         Vec left(static_cast<std::size_t>(rl * n * r)), right(static_cast<std::size_t>(r * n * rr));
         for (int64_t i = 0; i < rl * n; ++i)
@@ -351,6 +408,9 @@ SolveReport solve_spd(const Mpo& A, const Mps& b, Mps& x, const SolveOptions& op
     // Stagnation: the rank cap (or the local solver's limit) keeps the residual where it is; more
     // sweeps would only cost time.
     if (sweep > 0 && worst > 0.7 * before) break;
+    // The same, seen one sweep sooner: the truncations to max_rank alone left local residuals of
+    // 70% of where this sweep started, so the next sweep (which starts from them) cannot cut it by 30%.
+    if (capped > 0.7 * worst) break;
   }
   return rep;
 }

@@ -111,7 +111,8 @@ struct SolveOptions {
   double tol = 1e-8;       // stop when the largest local relative residual of a sweep is below tol
   int64_t max_rank = 0;    // cap on the solution's ranks (0: none)
   int max_sweeps = 20;     // a sweep is one pass left to right and back; a sweep that does not
-                           // cut the residual by 30% ends the solve (stagnation, e.g. at the rank cap)
+                           // cut the residual by 30% ends the solve (stagnation, e.g. at the rank cap),
+                           // and so does one whose truncations to max_rank leave 70% of it
 };
 struct SolveReport {
   int sweeps = 0;
