@@ -87,14 +87,21 @@ async function main(): Promise<void> {
       }
     }
 
-    console.log('\nhelmholtz_3d (QTT), one implicit step (I - nu dt Lap) u = u_prev, nu 0.5, dt 1e-3, tol 1e-8');
-    console.log('initial   grid        s/step  max_rank  sweeps');
-    for (const [b, initial] of [[9, 'modes'], [9, 'gaussian'], ...(quick ? [] : [[12, 'modes'], [12, 'gaussian']])] as Array<[number, string]>) {
+    console.log('\nhelmholtz_3d (QTT), one implicit step (I - nu dt Lap) u = u_prev, nu 0.5, dt 1e-3');
+    console.log('(residual: the solver\'s worst local residual of the run; a rank cap below what u needs stops it there)');
+    console.log('initial   grid        max_rank    tol   s/step  rank used  sweeps  residual');
+    // The gaussian needs ranks up to ~190 at 512^3: at max_rank 64 the solve stops at the residual the
+    // cap allows (~1.5e-3), at 192 it converges to tol; both are shown.
+    const cases: Array<[number, string, number, number]> = [[9, 'modes', 64, 1e-8], [9, 'gaussian', 64, 1e-5], [9, 'gaussian', 192, 1e-5],
+      ...(quick ? [] : [[12, 'modes', 64, 1e-8], [12, 'gaussian', 64, 1e-5]] as Array<[number, string, number, number]>)];
+    for (const [b, initial, maxRank, tol] of cases) {
       const r = await secondsPerStep('helmholtz_3d', {
-        n_bits: b, nu: 0.5, dt: 1e-3, steps: 3, initial, tol: initial === 'gaussian' ? 1e-5 : 1e-8, max_rank: 64,
+        n_bits: b, nu: 0.5, dt: 1e-3, steps: 3, initial, tol, max_rank: maxRank,
         ...(initial === 'modes' ? { modes: JSON.stringify([[1, 2, 3, 1.0], [4, 1, 2, 0.5]]) } : {}),
       });
-      console.log(`${initial.padEnd(9)} ${`${2 ** b}^3`.padEnd(10)} ${r.perStep.toFixed(3).padStart(7)}  ${String(r.stats.max_rank).padStart(8)}  ${String(r.stats.sweeps).padStart(6)}`);
+      const converged = r.stats.residual! <= tol;
+      console.log(`${initial.padEnd(9)} ${`${2 ** b}^3`.padEnd(10)} ${String(maxRank).padStart(8)} ${tol.toExponential(0).padStart(6)} ${r.perStep.toFixed(3).padStart(8)}  ${String(r.stats.max_rank).padStart(9)}  ${String(r.stats.sweeps).padStart(6)}  ${r.stats.residual!.toExponential(1)}${converged ? '' : ' (capped)'}`);
+      if (b === 9 && initial === 'gaussian' && converged) console.log(`  converged gaussian step at 512^3: ${r.perStep.toFixed(2)} s (bar: <= 2 s)`);
     }
     if (haveDense) {
       const d = dense(bin, ['cg', '256', '0.0005']);
