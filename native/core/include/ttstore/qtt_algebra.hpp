@@ -57,8 +57,16 @@ Mps combine(const std::vector<double>& c, const std::vector<const Mps*>& x, cons
 // A x by the zip-up algorithm: x is right-orthogonalised, then one left-to-right sweep contracts
 // each MPO core with the MPS core and the carried remainder and truncates by SVD before the next,
 // so the full product rank (rank(A) rank(x)) is never formed across the whole train; a final
-// rounding brings it to opt.
+// rounding brings it to opt. The zip-up carries at most 1.5 opt.max_rank; where that cap cut a
+// split (its remainder is not orthonormal, so it can need several times the result's rank), one
+// apply_fit sweep from the rounded result follows, so that the cap costs no accuracy the result's
+// rank could hold.
 Mps apply(const Mpo& a, const Mps& x, const SvdOptions& opt);
+// A x fitted variationally (two-site sweeps from `guess`, alternately right to left and left to
+// right): every truncation is the SVD of the exact projection of A x, so its error is what it
+// discards, whatever the noise in x that A damps. Each sweep costs about three zip-ups at the
+// result's rank; ranks by opt.tol (relative to ||A x||) and opt.max_rank.
+Mps apply_fit(const Mpo& a, const Mps& x, const Mps& guess, const SvdOptions& opt, int sweeps);
 // Element-wise product x .* y, by the same zip-up (diag(x) as the operator).
 Mps hadamard(const Mps& x, const Mps& y, const SvdOptions& opt);
 // x rounded to an absolute Frobenius error abs_tol (the relative tolerance abs_tol / ||x||, at
