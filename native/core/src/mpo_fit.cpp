@@ -12,33 +12,13 @@
 
 #include "linalg.hpp"
 #include "rank_select.hpp"
+#include "operator_core.hpp"
 #include "small_la.hpp"
 #include "ttstore/qtt_algebra.hpp"
 
 namespace tts::qtt {
 
 namespace {
-
-// out[r, i, w1, s] = sum_{w, j} in[r, w, j, s] W[w, i, j, w1] (W sparse: the zeros are skipped).
-void contract_core(int64_t rr, int64_t R0, int64_t n, int64_t R1, int64_t s1, const std::vector<double>& in,
-                   const std::vector<double>& W, std::vector<double>& out) {
-  out.assign(static_cast<std::size_t>(rr * n * R1 * s1), 0.0);
-  for (int64_t w = 0; w < R0; ++w) {
-    for (int64_t i = 0; i < n; ++i) {
-      for (int64_t j = 0; j < n; ++j) {
-        for (int64_t w1 = 0; w1 < R1; ++w1) {
-          const double v = W[((w * n + i) * n + j) * R1 + w1];
-          if (v == 0) continue;
-          for (int64_t r = 0; r < rr; ++r) {
-            const double* src = &in[((r * R0 + w) * n + j) * s1];
-            double* dst = &out[((r * n + i) * R1 + w1) * s1];
-            for (int64_t b = 0; b < s1; ++b) dst[b] += v * src[b];
-          }
-        }
-      }
-    }
-  }
-}
 
 struct Fit {
   const Mpo& a;
@@ -54,7 +34,7 @@ struct Fit {
     std::vector<double> T1(static_cast<std::size_t>(r0 * R0 * n * s1));
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r0 * R0, n * s1, s0, 1.0, env_l[k].data(), s0,
                 x.cores[k].data(), n * s1, 0.0, T1.data(), n * s1);
-    contract_core(r0, R0, n, R1, s1, T1, a.cores[k], T2);
+    detail::apply_operator_core(r0, R0, n, R1, s1, T1, a.cores[k], T2);
   }
 
   // L_{k+1}[b, w1, s1] = sum_{a, i} Y_k[a, i, b] T2[a, i, w1, s1]
@@ -113,7 +93,7 @@ struct Fit {
     std::vector<double> T3(static_cast<std::size_t>(r0 * n1 * R1 * n2 * s2)), T4;
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r0 * n1 * R1, n2 * s2, s1, 1.0, T2.data(), s1,
                 x.cores[k + 1].data(), n2 * s2, 0.0, T3.data(), n2 * s2);
-    contract_core(r0 * n1, R1, n2, R2, s2, T3, a.cores[k + 1], T4);  // T4[(a, i1), i2, w2, s2]
+    detail::apply_operator_core(r0 * n1, R1, n2, R2, s2, T3, a.cores[k + 1], T4);  // T4[(a, i1), i2, w2, s2]
     theta.assign(static_cast<std::size_t>(r0 * n1 * n2 * r2), 0.0);
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r0 * n1 * n2, r2, R2 * s2, 1.0, T4.data(), R2 * s2,
                 env_r[k + 2].data(), R2 * s2, 0.0, theta.data(), r2);

@@ -17,10 +17,36 @@
 #include <string>
 
 #include "linalg.hpp"
+#include "operator_core.hpp"
 #include "rank_select.hpp"
 #include "small_la.hpp"
 #include "threads.hpp"
 #include "ttstore/qtt_algebra.hpp"
+
+namespace tts::detail {
+
+void apply_operator_core(int64_t rr, int64_t R0, int64_t n, int64_t R1, int64_t s1, const std::vector<double>& in,
+                         const std::vector<double>& W, std::vector<double>& out) {
+  out.assign(static_cast<std::size_t>(rr * n * R1 * s1), 0.0);
+#pragma omp parallel for num_threads(threads()) schedule(static) if (rr * R0 * n * n * R1 * s1 > (1 << 18))
+  for (int64_t r = 0; r < rr; ++r) {
+    for (int64_t w = 0; w < R0; ++w) {
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          for (int64_t w1 = 0; w1 < R1; ++w1) {
+            const double v = W[((w * n + i) * n + j) * R1 + w1];
+            if (v == 0) continue;
+            const double* src = &in[((r * R0 + w) * n + j) * s1];
+            double* dst = &out[((r * n + i) * R1 + w1) * s1];
+            for (int64_t b = 0; b < s1; ++b) dst[b] += v * src[b];
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace tts::detail
 
 namespace tts::qtt {
 
@@ -49,25 +75,8 @@ Mps apply(const Mpo& a, const Mps& xin, const SvdOptions& opt) {
     T1.assign(static_cast<std::size_t>(rc * R0 * n * rs1), 0.0);
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rc * R0, n * rs1, rs, 1.0, C.data(), rs,
                 x.cores[k].data(), n * rs1, 0.0, T1.data(), n * rs1);
-    // T2[rc, i, w', s'] = sum_{w, j} T1[rc, w, j, s'] W[w, i, j, w']; the operator cores are sparse.
-    T2.assign(static_cast<std::size_t>(rc * n * R1 * rs1), 0.0);
-    const std::vector<double>& W = a.cores[k];
-#pragma omp parallel for num_threads(detail::threads()) schedule(static) if (rc * R0 * n * n * R1 * rs1 > (1 << 18))
-    for (int64_t r = 0; r < rc; ++r) {
-      for (int64_t w = 0; w < R0; ++w) {
-        for (int64_t i = 0; i < n; ++i) {
-          for (int64_t j = 0; j < n; ++j) {
-            for (int64_t w1 = 0; w1 < R1; ++w1) {
-              const double v = W[((w * n + i) * n + j) * R1 + w1];
-              if (v == 0) continue;
-              const double* src = &T1[((r * R0 + w) * n + j) * rs1];
-              double* dst = &T2[((r * n + i) * R1 + w1) * rs1];
-              for (int64_t b = 0; b < rs1; ++b) dst[b] += v * src[b];
-            }
-          }
-        }
-      }
-    }
+    // T2[rc, i, w', s'] = sum_{w, j} T1[rc, w, j, s'] W[w, i, j, w']
+    detail::apply_operator_core(rc, R0, n, R1, rs1, T1, a.cores[k], T2);
     if (k == d - 1) {  // R1 = rs1 = 1: the rest is the last core
       y.cores.push_back(T2);
       y.ranks[k] = rc;
