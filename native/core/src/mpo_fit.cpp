@@ -7,6 +7,7 @@
 // can keep the wrong directions (measured: Hadamard products in navier_stokes_2d at 128² carry
 // 140-190 for results of rank 22-42). Here every truncation sees the true error of A x itself. The
 // sweeps use the same sparse core contraction as the zip-up, at the result's rank.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -26,6 +27,23 @@ struct Fit {
   Mps& y;
   // env_l[k][r, w, s]: cores < k of y, A, x contracted; env_r[k]: cores >= k.
   std::vector<std::vector<double>> env_l, env_r;
+  // A's cores with their bonds swapped, W'[w1, i, j, w] = W[w, i, j, w1], made when first needed.
+  std::vector<std::vector<double>> swapped_;
+
+  const std::vector<double>& swapped(int k) {
+    std::vector<double>& t = swapped_[static_cast<std::size_t>(k)];
+    if (t.empty()) {
+      const int64_t R0 = a.ranks[k], n = a.modes[k], R1 = a.ranks[k + 1];
+      const std::vector<double>& W = a.cores[k];
+      t.resize(W.size());
+      for (int64_t w = 0; w < R0; ++w) {
+        for (int64_t ij = 0; ij < n * n; ++ij) {
+          for (int64_t w1 = 0; w1 < R1; ++w1) t[(w1 * n * n + ij) * R0 + w] = W[(w * n * n + ij) * R1 + w1];
+        }
+      }
+    }
+    return t;
+  }
 
   // T2[a, i, w1, s1] = sum L_k[a, w, s] X_k[s, j, s1] W_k[w, i, j, w1]
   void left_half(int k, std::vector<double>& T2) const {
@@ -61,22 +79,15 @@ struct Fit {
         for (int64_t j = 0; j < n; ++j) Pt[(bw * n + j) * s0 + s] = P[(bw * s0 + s) * n + j];
       }
     }
-    // Q[i, b, w, s] = sum_{j, w1} W[w, i, j, w1] Pt[b, w1, j, s]
-    std::vector<double> Q(static_cast<std::size_t>(n * r1 * R0 * s0), 0.0);
-    const std::vector<double>& W = a.cores[k];
-    for (int64_t w = 0; w < R0; ++w) {
+    // Qb[b, i, w, s] = sum_{j, w1} Pt[b, w1, j, s] W[w, i, j, w1]: the core with its bonds swapped
+    std::vector<double> Qb;
+    detail::apply_operator_core(r1, R1, n, R0, s0, Pt, swapped(k), Qb);
+    // Q[i, b, w, s]
+    std::vector<double> Q(Qb.size());
+    const int64_t ws = R0 * s0;
+    for (int64_t b = 0; b < r1; ++b) {
       for (int64_t i = 0; i < n; ++i) {
-        for (int64_t j = 0; j < n; ++j) {
-          for (int64_t w1 = 0; w1 < R1; ++w1) {
-            const double v = W[((w * n + i) * n + j) * R1 + w1];
-            if (v == 0) continue;
-            for (int64_t b = 0; b < r1; ++b) {
-              const double* src = &Pt[((b * R1 + w1) * n + j) * s0];
-              double* dst = &Q[((i * r1 + b) * R0 + w) * s0];
-              for (int64_t s = 0; s < s0; ++s) dst[s] += v * src[s];
-            }
-          }
-        }
+        std::copy_n(&Qb[(b * n + i) * ws], ws, &Q[(i * r1 + b) * ws]);
       }
     }
     env_r[k].assign(static_cast<std::size_t>(r0 * R0 * s0), 0.0);
@@ -120,7 +131,8 @@ Mps apply_fit(const Mpo& a, const Mps& xin, const Mps& guess, const SvdOptions& 
   Mps x = xin, y = guess;
   y.f32 = false;
   orthogonalize_left(y);
-  Fit f{a, x, y, {}, {}};
+  Fit f{a, x, y, {}, {}, {}};
+  f.swapped_.resize(static_cast<std::size_t>(d));
   f.env_l.resize(static_cast<std::size_t>(d + 1));
   f.env_r.resize(static_cast<std::size_t>(d + 1));
   f.env_l[0] = {1.0};

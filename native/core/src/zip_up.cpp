@@ -20,33 +20,7 @@
 #include "operator_core.hpp"
 #include "rank_select.hpp"
 #include "small_la.hpp"
-#include "threads.hpp"
 #include "ttstore/qtt_algebra.hpp"
-
-namespace tts::detail {
-
-void apply_operator_core(int64_t rr, int64_t R0, int64_t n, int64_t R1, int64_t s1, const std::vector<double>& in,
-                         const std::vector<double>& W, std::vector<double>& out) {
-  out.assign(static_cast<std::size_t>(rr * n * R1 * s1), 0.0);
-#pragma omp parallel for num_threads(threads()) schedule(static) if (rr * R0 * n * n * R1 * s1 > (1 << 18))
-  for (int64_t r = 0; r < rr; ++r) {
-    for (int64_t w = 0; w < R0; ++w) {
-      for (int64_t i = 0; i < n; ++i) {
-        for (int64_t j = 0; j < n; ++j) {
-          for (int64_t w1 = 0; w1 < R1; ++w1) {
-            const double v = W[((w * n + i) * n + j) * R1 + w1];
-            if (v == 0) continue;
-            const double* src = &in[((r * R0 + w) * n + j) * s1];
-            double* dst = &out[((r * n + i) * R1 + w1) * s1];
-            for (int64_t b = 0; b < s1; ++b) dst[b] += v * src[b];
-          }
-        }
-      }
-    }
-  }
-}
-
-}  // namespace tts::detail
 
 namespace tts::qtt {
 
