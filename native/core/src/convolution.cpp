@@ -5,7 +5,9 @@
 // m = i - j mod side is formed bit by bit from the least significant bit up, each bit passing a
 // borrow to the next; with the most significant bit first the borrows flow right to left, so a bond
 // carries the kernel's bond and one borrow per axis. The borrow out of an axis' top bit is dropped
-// (the wrap-around); none enters its lowest bit.
+// (the wrap-around); none enters its lowest bit. A bond's index is (borrows, kernel bond),
+// borrow-major: each (i, j) slice of a core is then a grid of kernel-core blocks, one per borrow
+// column, which the operator core applies as GEMMs on the nonzero blocks only.
 #include <string>
 
 #include "ttstore/qtt_algebra.hpp"
@@ -39,9 +41,9 @@ Mpo convolution(const Grid& g, const Mps& kernel) {
           const int m = s & 1;
           const int64_t bl = (br & ~(int64_t{1} << axis)) | (int64_t{s < 0 ? 1 : 0} << axis);
           for (int64_t a = 0; a < r0; ++a) {
-            const int64_t left = (k == 0) ? 0 : a * S + bl;
+            const int64_t left = (k == 0) ? 0 : bl * r0 + a;
             for (int64_t a1 = 0; a1 < r1; ++a1) {
-              const int64_t right = (k == d - 1) ? 0 : a1 * S + br;
+              const int64_t right = (k == d - 1) ? 0 : br * r1 + a1;
               core[((left * 2 + i) * 2 + j) * RR + right] += G[(a * 2 + m) * r1 + a1];
             }
           }
