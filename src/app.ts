@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import Koa, { type Context, type Next } from 'koa';
 import type Router from '@koa/router';
 import { ProblemError, problemHandler, renderProblem } from './errors.js';
-import { requestLogger, type Logger } from './log.js';
+import { requestLog, type Logger, type RequestLog } from './log.js';
 import type { HttpMetrics } from './metrics/registry.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -48,7 +48,7 @@ function seriesCache(metrics: HttpMetrics): (method: string, route: string, stat
  * One log line and one metrics observation per request. The route label is the matched template
  * (`/v1/get/:namespace/:key`), never the raw path, so keys and tenants cannot become label values.
  */
-function requestLog(log: Logger, metrics: HttpMetrics | undefined, closing: () => boolean) {
+function logRequests(log: RequestLog, metrics: HttpMetrics | undefined, closing: () => boolean) {
   const series = metrics ? seriesCache(metrics) : null;
   return async function logRequest(ctx: Context, next: Next): Promise<void> {
     const started = process.hrtime.bigint();
@@ -64,15 +64,15 @@ function requestLog(log: Logger, metrics: HttpMetrics | undefined, closing: () =
         s.inc();
         s.observe(ms / 1000);
       }
-      log.info({
+      log.write({
         requestId: ctx.state.requestId,
-        tenant_id: ctx.state.tenant?.tenantId,
+        tenantId: ctx.state.tenant?.tenantId,
         method: ctx.method,
-        route: ctx._matchedRoute ?? null,
+        route: ctx._matchedRoute ? String(ctx._matchedRoute) : null,
         status: ctx.status,
-        duration_ms: Math.round(ms * 1000) / 1000,
+        durationMs: Math.round(ms * 1000) / 1000,
         cu: ctx.state.cuCharged ?? 0,
-      }, 'request');
+      });
     }
   };
 }
@@ -103,7 +103,7 @@ export function createApp({ log, router, metrics, closing = () => false }: AppOp
   const app = new Koa({ proxy: false });
   app.silent = true; // errors are logged by problemHandler, once
   app.use(requestId());
-  app.use(requestLog(requestLogger(log), metrics, closing));
+  app.use(logRequests(requestLog(log), metrics, closing));
   app.use(problemHandler(log));
   app.use(unmatched());
   app.use(router.routes());
