@@ -16,7 +16,7 @@ import type { GateMetrics } from './metrics.js';
 import type { Operation } from './operations.js';
 import { effectiveQuota, effectiveRateLimit, type GateLimitsConfig } from './plans.js';
 import type { SlidingWindowLimiter } from './rate-limit.js';
-import type { TenantRegistry } from './registry.js';
+import type { TenantRecord, TenantRegistry } from './registry.js';
 
 const CHALLENGE = 'Bearer realm="ttstore"';
 
@@ -34,11 +34,57 @@ export interface TenantGateDeps {
   metrics: GateMetrics;
 }
 
+type ChargedSeries = ReturnType<GateMetrics['cuCharged']['labels']>;
+
+/** What every request's Authorizer shares: the gate's dependencies and its resolved metric series. */
+interface AuthorizerDeps {
+  meter: Meter;
+  limits: GateLimitsConfig;
+  metrics: GateMetrics;
+}
+
+/**
+ * ctx.state.gate of one admitted request: the ACL and quota checks, and the reservations they made
+ * (charged or released by the gate once the route is done). A class, not a closure over the gate's
+ * locals: one small object per request.
+ */
+class RequestAuthorizer implements Authorizer {
+  reservations: Reservation[] | null = null;
+
+  constructor(private readonly tenant: TenantRecord, private readonly deps: AuthorizerDeps) {}
+
+  authorize(namespace: string | null, op: Operation): void {
+    const { tenant, deps } = this;
+    if (namespace !== null && !tenant.namespaceSet.has(namespace)) {
+      deps.metrics.denied.inc({ reason: 'namespace_forbidden' });
+      throw new ProblemError(403, 'namespace_forbidden',
+        `the key of tenant ${tenant.tenantId} may not use namespace ${namespace}`, { namespace });
+    }
+    let r: Reservation;
+    try {
+      r = deps.meter.reserve(tenant, op, effectiveQuota(tenant, deps.limits));
+    } catch (err) {
+      if (err instanceof ProblemError && err.code === 'quota_exceeded') deps.metrics.denied.inc({ reason: 'quota_exceeded' });
+      throw err;
+    }
+    (this.reservations ??= []).push(r);
+  }
+}
+
+/** The RequestTenant of a tenant record, made once per record (records are immutable). */
+const requestTenants = new WeakMap<TenantRecord, RequestTenant>();
+function requestTenantOf(tenant: TenantRecord): RequestTenant {
+  let t = requestTenants.get(tenant);
+  if (!t) requestTenants.set(tenant, (t = { tenantId: tenant.tenantId, plan: tenant.plan, namespaces: tenant.namespaces }));
+  return t;
+}
+
 export function createTenantGate(deps: TenantGateDeps): Middleware {
   const { registry, limiter, meter, limits, log, metrics } = deps;
+  const authorizerDeps: AuthorizerDeps = { meter, limits, metrics };
   // The series every admitted request touches, resolved once (prom-client hashes a label object per call).
   const admitted = metrics.requests.labels({ outcome: 'admitted' });
-  const chargedSeries = new Map<Operation, ReturnType<typeof metrics.cuCharged.labels>>();
+  const chargedSeries = new Map<Operation, ChargedSeries>();
   const charged = (op: Operation) => {
     let series = chargedSeries.get(op);
     if (!series) chargedSeries.set(op, (series = metrics.cuCharged.labels({ operation: op })));
@@ -56,8 +102,7 @@ export function createTenantGate(deps: TenantGateDeps): Middleware {
       metrics.requests.inc({ outcome: 'unauthenticated' });
       throw invalidKey('the API key is unknown, rotated out or belongs to a deactivated tenant');
     }
-    const requestTenant: RequestTenant = { tenantId: tenant.tenantId, plan: tenant.plan, namespaces: tenant.namespaces };
-    ctx.state.tenant = requestTenant;
+    ctx.state.tenant = requestTenantOf(tenant);
 
     const rate = effectiveRateLimit(tenant, limits);
     const d = await limiter.hit(tenant.tenantId, rate);
@@ -75,22 +120,7 @@ export function createTenantGate(deps: TenantGateDeps): Middleware {
     }
     admitted.inc();
 
-    const reservations: Reservation[] = [];
-    const gate: Authorizer = {
-      async authorize(namespace: string | null, op: Operation): Promise<void> {
-        if (namespace !== null && !tenant.namespaceSet.has(namespace)) {
-          metrics.denied.inc({ reason: 'namespace_forbidden' });
-          throw new ProblemError(403, 'namespace_forbidden',
-            `the key of tenant ${tenant.tenantId} may not use namespace ${namespace}`, { namespace });
-        }
-        try {
-          reservations.push(meter.reserve(tenant, op, effectiveQuota(tenant, limits)));
-        } catch (err) {
-          if (err instanceof ProblemError && err.code === 'quota_exceeded') metrics.denied.inc({ reason: 'quota_exceeded' });
-          throw err;
-        }
-      },
-    };
+    const gate = new RequestAuthorizer(tenant, authorizerDeps);
     ctx.state.gate = gate;
 
     let succeeded = false;
@@ -98,9 +128,16 @@ export function createTenantGate(deps: TenantGateDeps): Middleware {
       await next();
       succeeded = ctx.status >= 200 && ctx.status < 300;
     } finally {
-      if (succeeded && reservations.length > 0) {
-        ctx.state.cuCharged = reservations.reduce((sum, r) => sum + r.milli, 0) / 1000;
-        for (const r of reservations) charged(r.op).inc(r.milli / 1000);
+      const reservations = gate.reservations;
+      if (reservations === null) {
+        // nothing reserved: nothing to charge or release
+      } else if (succeeded) {
+        let milli = 0;
+        for (const r of reservations) {
+          milli += r.milli;
+          charged(r.op).inc(r.milli / 1000);
+        }
+        ctx.state.cuCharged = milli / 1000;
         try {
           await meter.charge(reservations); // durable before the response leaves
         } catch (err) {

