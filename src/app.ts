@@ -10,10 +10,25 @@ import type { HttpMetrics } from './metrics/registry.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/**
+ * Ids for requests that bring none: UUID-shaped (8-4-4-4-12 hex digits), a random prefix per process
+ * and a counter in the last group, so unique without drawing and formatting 16 random bytes per
+ * request. They name a request in the log and the response; they are not secrets.
+ */
+export function requestIdSource(): () => string {
+  const prefix = randomUUID().slice(0, 24);
+  let n = 0;
+  return () => {
+    n = n === 0xffffffffffff ? 0 : n + 1;
+    return prefix + n.toString(16).padStart(12, '0');
+  };
+}
+
 function requestId() {
+  const nextId = requestIdSource();
   return async function assignRequestId(ctx: Context, next: Next): Promise<void> {
     const given = ctx.get('X-Request-Id');
-    ctx.state.requestId = REQUEST_ID.test(given) ? given : randomUUID();
+    ctx.state.requestId = REQUEST_ID.test(given) ? given : nextId();
     ctx.res.setHeader('X-Request-Id', ctx.state.requestId); // (ctx.set allocates arrays per call)
     await next();
   };
@@ -29,16 +44,20 @@ interface RequestSeries {
  * hashes a label object on every call, and the set of routes, methods and statuses is small.
  */
 function seriesCache(metrics: HttpMetrics): (method: string, route: string, status: number) => RequestSeries {
-  const cache = new Map<string, RequestSeries>();
+  // route -> status -> method: three map lookups, no key string built per request
+  const cache = new Map<string, Map<number, Map<string, RequestSeries>>>();
   return (method, route, status) => {
-    const id = `${method} ${status} ${route}`;
-    let s = cache.get(id);
+    let byStatus = cache.get(route);
+    if (!byStatus) cache.set(route, (byStatus = new Map()));
+    let byMethod = byStatus.get(status);
+    if (!byMethod) byStatus.set(status, (byMethod = new Map()));
+    let s = byMethod.get(method);
     if (!s) {
       const labels = { method, route, status: String(status) };
       const counter = metrics.requests.labels(labels);
       const histogram = metrics.duration.labels(labels);
       s = { inc: () => counter.inc(), observe: (v) => histogram.observe(v) };
-      cache.set(id, s);
+      byMethod.set(method, s);
     }
     return s;
   };
@@ -51,14 +70,14 @@ function seriesCache(metrics: HttpMetrics): (method: string, route: string, stat
 function logRequests(log: RequestLog, metrics: HttpMetrics | undefined, closing: () => boolean) {
   const series = metrics ? seriesCache(metrics) : null;
   return async function logRequest(ctx: Context, next: Next): Promise<void> {
-    const started = process.hrtime.bigint();
+    const started = performance.now(); // (hrtime.bigint() allocates a BigInt per reading)
     try {
       await next();
     } finally {
       // While shutting down, every response closes its connection: keep-alive clients then reconnect
       // (and are refused) instead of holding the server open until its grace period runs out.
       if (closing()) ctx.set('Connection', 'close');
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      const ms = performance.now() - started;
       if (series) {
         const s = series(ctx.method, ctx._matchedRoute ? String(ctx._matchedRoute) : 'unmatched', ctx.status);
         s.inc();
