@@ -8,6 +8,7 @@ import type Router from '@koa/router';
 import { ProblemError, problemHandler, renderProblem } from './errors.js';
 import { requestLog, type Logger, type RequestLog } from './log.js';
 import type { HttpMetrics } from './metrics/registry.js';
+import { counterSeries } from './metrics/series.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -31,8 +32,8 @@ interface RequestSeries {
 }
 
 /**
- * The request counter and latency histogram of one (method, route, status), resolved once: prom-client
- * hashes a label object on every call, and the set of routes, methods and statuses is small.
+ * The request counter and latency histogram of one (method, route, status), resolved once (series.ts:
+ * an addition per request); the set of routes, methods and statuses is small.
  */
 function seriesCache(metrics: HttpMetrics): (method: string, route: string, status: number) => RequestSeries {
   // route -> status -> method: three map lookups, no key string built per request
@@ -45,7 +46,7 @@ function seriesCache(metrics: HttpMetrics): (method: string, route: string, stat
     let s = byMethod.get(method);
     if (!s) {
       const labels = { method, route, status: String(status) };
-      const counter = metrics.requests.labels(labels);
+      const counter = counterSeries(metrics.requests, labels);
       const histogram = metrics.duration.labels(labels);
       s = { inc: () => counter.inc(), observe: (v) => histogram.observe(v) };
       byMethod.set(method, s);

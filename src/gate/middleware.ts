@@ -13,6 +13,7 @@ import type { Authorizer, RequestTenant } from './context.js';
 import { apiKeyHeader, bearerToken, digestsEqual, presentedTenantKey, sha256 } from './keys.js';
 import type { Meter, Reservation } from './meter.js';
 import type { GateMetrics } from './metrics.js';
+import { counterSeries, type CounterSeries } from '../metrics/series.js';
 import type { Operation } from './operations.js';
 import { effectiveQuota, effectiveRateLimit, type GateLimitsConfig } from './plans.js';
 import type { SlidingWindowLimiter } from './rate-limit.js';
@@ -33,8 +34,6 @@ export interface TenantGateDeps {
   log: Logger;
   metrics: GateMetrics;
 }
-
-type ChargedSeries = ReturnType<GateMetrics['cuCharged']['labels']>;
 
 /** What every request's Authorizer shares: the gate's dependencies and its resolved metric series. */
 interface AuthorizerDeps {
@@ -82,12 +81,12 @@ function requestTenantOf(tenant: TenantRecord): RequestTenant {
 export function createTenantGate(deps: TenantGateDeps): Middleware {
   const { registry, limiter, meter, limits, log, metrics } = deps;
   const authorizerDeps: AuthorizerDeps = { meter, limits, metrics };
-  // The series every admitted request touches, resolved once (prom-client hashes a label object per call).
-  const admitted = metrics.requests.labels({ outcome: 'admitted' });
-  const chargedSeries = new Map<Operation, ChargedSeries>();
+  // The series every admitted request touches, resolved once (series.ts: an addition per request).
+  const admitted = counterSeries(metrics.requests, { outcome: 'admitted' });
+  const chargedSeries = new Map<Operation, CounterSeries>();
   const charged = (op: Operation) => {
     let series = chargedSeries.get(op);
-    if (!series) chargedSeries.set(op, (series = metrics.cuCharged.labels({ operation: op })));
+    if (!series) chargedSeries.set(op, (series = counterSeries(metrics.cuCharged, { operation: op })));
     return series;
   };
 
