@@ -1,6 +1,11 @@
 // The request line is built without pino's object walk; it must read exactly as pino's would.
 import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { createLogger, formatRequestLine, type RequestRecord } from '../../src/log.js';
 
 function pinoLine(r: RequestRecord): string {
@@ -30,4 +35,32 @@ describe('request log line', () => {
       expect(JSON.parse(got)).to.have.property('time').that.is.a('string');
     });
   }
+});
+
+describe('request log output', () => {
+  const LOG_JS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/log.js');
+
+  it('loses no line when the process exits in the same turn as it logged them', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'ttstore-log-'));
+    try {
+      const file = path.join(dir, 'out.log');
+      const script = `
+        import { pino } from 'pino';
+        const { createLogger, requestLog } = await import(${JSON.stringify(LOG_JS)});
+        const log = createLogger('info', pino.destination({ dest: ${JSON.stringify(file)}, sync: true }));
+        const lines = requestLog(log);
+        for (let i = 0; i < 5000; i++) {
+          lines.write({ requestId: 'r' + i, tenantId: 't', method: 'GET', route: '/x', status: 200, durationMs: 0.5, cu: 0.1 });
+        }
+        process.exit(0);`;
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: path.dirname(LOG_JS), encoding: 'utf8' });
+      expect(r.status, r.stderr).to.equal(0);
+      const ids = readFileSync(file, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { requestId: string }).requestId);
+      expect(ids).to.have.length(5000);
+      expect(ids[0]).to.equal('r0');
+      expect(ids[4999]).to.equal('r4999');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
