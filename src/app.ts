@@ -7,6 +7,7 @@ import Koa, { type Context, type Next } from 'koa';
 import type Router from '@koa/router';
 import { ProblemError, problemHandler, renderProblem } from './errors.js';
 import { requestLog, type Logger, type RequestLog } from './log.js';
+import { dispatch } from './api/dispatch.js';
 import type { HttpMetrics } from './metrics/registry.js';
 import { counterSeries } from './metrics/series.js';
 
@@ -118,7 +119,7 @@ export function createApp({ log, router, metrics, closing = () => false }: AppOp
   app.silent = true; // errors are logged by problemHandler, once
   app.use(logRequests(requestLog(log), metrics, closing));
   app.use(problemHandler(log, answerUnmatched));
-  app.use(router.routes());
+  app.use(dispatch(router)); // router.routes(), without its per-request matching and composing
   app.use(router.allowedMethods());
   return app;
 }
