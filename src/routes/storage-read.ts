@@ -25,7 +25,8 @@ function gateOf(ctx: Context): GateState {
 
 /** The raw (still percent-encoded) path segments after `prefix`, e.g. ['ns', 'a%2Fb']. */
 function rawSegments(ctx: Context, prefix: string, count: number): string[] {
-  const rest = ctx.path.slice(prefix.length).replace(/\/$/, '');
+  const path = ctx.path;
+  const rest = path.endsWith('/') ? path.slice(prefix.length, -1) : path.slice(prefix.length);
   const parts = rest.split('/');
   if (parts.length !== count) throw badRequest(`expected ${count} path segments after ${prefix}`);
   return parts;
