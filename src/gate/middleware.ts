@@ -16,7 +16,7 @@ import type { GateMetrics } from './metrics.js';
 import { counterSeries, type CounterSeries } from '../metrics/series.js';
 import type { Operation } from './operations.js';
 import { effectiveQuota, effectiveRateLimit, type GateLimitsConfig } from './plans.js';
-import type { SlidingWindowLimiter } from './rate-limit.js';
+import type { RateDecision, SlidingWindowLimiter } from './rate-limit.js';
 import type { TenantRecord, TenantRegistry } from './registry.js';
 
 const CHALLENGE = 'Bearer realm="ttstore"';
@@ -90,7 +90,8 @@ export function createTenantGate(deps: TenantGateDeps): Middleware {
     return series;
   };
 
-  return async function tenantGate(ctx: Context, next: Next): Promise<void> {
+  /** The active tenant whose key the request carries; 401 without one. */
+  const authenticate = (ctx: Context): TenantRecord => {
     const key = presentedTenantKey(ctx);
     if (key === null) {
       metrics.requests.inc({ outcome: 'unauthenticated' });
@@ -101,10 +102,11 @@ export function createTenantGate(deps: TenantGateDeps): Middleware {
       metrics.requests.inc({ outcome: 'unauthenticated' });
       throw invalidKey('the API key is unknown, rotated out or belongs to a deactivated tenant');
     }
-    ctx.state.tenant = requestTenantOf(tenant);
+    return tenant;
+  };
 
-    const rate = effectiveRateLimit(tenant, limits);
-    const d = await limiter.hit(tenant.tenantId, rate);
+  /** X-RateLimit-* on the response, whatever the decision; 429 when the request is not admitted. */
+  const admit = (ctx: Context, tenant: TenantRecord, d: RateDecision): void => {
     // On every request: straight to the response (Koa's ctx.set allocates arrays per call).
     ctx.res.setHeader('X-RateLimit-Limit', String(d.limit));
     ctx.res.setHeader('X-RateLimit-Remaining', String(d.remaining));
@@ -118,33 +120,42 @@ export function createTenantGate(deps: TenantGateDeps): Middleware {
         { 'Retry-After': String(retryAfterS) });
     }
     admitted.inc();
+  };
 
+  /**
+   * After the route: the reservations of a 2xx are charged (the promise settles once they are
+   * durable, and the response waits for it), those of any other answer released (no promise).
+   */
+  const settle = (ctx: Context, tenant: TenantRecord, reservations: Reservation[] | null, succeeded: boolean): Promise<void> | undefined => {
+    if (reservations === null) return undefined;
+    if (!succeeded) {
+      for (const r of reservations) meter.release(r);
+      return undefined;
+    }
+    let milli = 0;
+    for (const r of reservations) {
+      milli += r.milli;
+      charged(r.op).inc(r.milli / 1000);
+    }
+    ctx.state.cuCharged = milli / 1000;
+    return meter.charge(reservations).catch((err: unknown) => {
+      log.error({ err, requestId: ctx.state.requestId, tenant_id: tenant.tenantId }, 'metering write failed');
+    });
+  };
+
+  return async function tenantGate(ctx: Context, next: Next): Promise<void> {
+    const tenant = authenticate(ctx);
+    ctx.state.tenant = requestTenantOf(tenant);
+    admit(ctx, tenant, await limiter.hit(tenant.tenantId, effectiveRateLimit(tenant, limits)));
     const gate = new RequestAuthorizer(tenant, authorizerDeps);
     ctx.state.gate = gate;
-
     let succeeded = false;
     try {
       await next();
       succeeded = ctx.status >= 200 && ctx.status < 300;
     } finally {
-      const reservations = gate.reservations;
-      if (reservations === null) {
-        // nothing reserved: nothing to charge or release
-      } else if (succeeded) {
-        let milli = 0;
-        for (const r of reservations) {
-          milli += r.milli;
-          charged(r.op).inc(r.milli / 1000);
-        }
-        ctx.state.cuCharged = milli / 1000;
-        try {
-          await meter.charge(reservations); // durable before the response leaves
-        } catch (err) {
-          log.error({ err, requestId: ctx.state.requestId, tenant_id: tenant.tenantId }, 'metering write failed');
-        }
-      } else {
-        for (const r of reservations) meter.release(r);
-      }
+      const charging = settle(ctx, tenant, gate.reservations, succeeded);
+      if (charging) await charging; // durable before the response leaves
     }
   };
 }
