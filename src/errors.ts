@@ -104,11 +104,16 @@ export interface ProblemLogger {
   error(obj: object, msg: string): void;
 }
 
-/** Outermost error boundary: every error leaves as problem+json; 5xx bodies never carry internals. */
-export function problemHandler(log: ProblemLogger) {
+/**
+ * Outermost error boundary: every error leaves as problem+json; 5xx bodies never carry internals.
+ * `unanswered` runs when the chain below returned without an error (the app's 404 and 405 for a
+ * request no route answered): inside this middleware rather than as one more layer of its own.
+ */
+export function problemHandler(log: ProblemLogger, unanswered?: (ctx: Context) => void) {
   return async function problems(ctx: Context, next: Next): Promise<void> {
     try {
       await next();
+      unanswered?.(ctx);
     } catch (raw) {
       let problem: ProblemError;
       if (raw instanceof ProblemError) {

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { requestIdSource } from '../src/app.js';
 import { http, startServer, type TestServer } from './helpers/server.js';
 
 describe('the service process', () => {
@@ -39,6 +40,18 @@ describe('the service process', () => {
     expect(a.headers.get('x-request-id')).to.equal('abc-123');
     const b = await http(server.url, 'GET', '/gate/health');
     expect(b.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
+    const c = await http(server.url, 'GET', '/gate/health');
+    expect(c.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/).and.not.equal(b.headers.get('x-request-id'));
+  });
+
+  it('generates request ids that do not repeat, in the UUID shape, and differ between processes', () => {
+    const a = requestIdSource();
+    const b = requestIdSource();
+    const ids = new Set<string>();
+    for (let i = 0; i < 10000; i++) ids.add(a());
+    expect(ids.size).to.equal(10000);
+    for (const id of ids) expect(id).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(ids.has(b())).to.equal(false);
   });
 
   it('exits 0 on SIGTERM', async () => {

@@ -16,10 +16,14 @@ export function validateNamespace(v: unknown, field = 'namespace'): string {
   return v;
 }
 
+const PRINTABLE_ASCII_RE = /^[\u0020-\u007e]+$/;
+
 /** A key: 1..1024 bytes of UTF-8 (well-formed), no control characters. */
 export function validateKey(v: unknown, field = 'key'): string {
   if (typeof v !== 'string') throw badRequest(`${field} is required and must be a string`);
   if (v.length === 0) throw badRequest(`${field} must not be empty`);
+  // The usual key, printable ASCII: one byte a character, no surrogates, no control characters.
+  if (v.length <= MAX_KEY_BYTES && PRINTABLE_ASCII_RE.test(v)) return v;
   if (LONE_SURROGATE_RE.test(v)) throw badRequest(`${field} must be valid UTF-8 (it holds a lone surrogate)`);
   const bytes = Buffer.byteLength(v, 'utf8');
   if (bytes > MAX_KEY_BYTES) throw badRequest(`${field} is ${bytes} bytes of UTF-8; at most ${MAX_KEY_BYTES} are allowed`);

@@ -364,7 +364,8 @@ export class EntryService {
 
   /** find() or 404. */
   async require(tenantId: string, namespace: string, key: string, version?: number): Promise<EntryRow> {
-    const row = await this.find(tenantId, namespace, key, version);
+    // A cached row is answered here, without find()'s own promise (the hot path of GET).
+    const row = this.cache.get(RowCache.id(tenantId, namespace, key), version) ?? await this.find(tenantId, namespace, key, version);
     if (!row) {
       throw notFound(version === undefined
         ? `no entry ${JSON.stringify(key)} in namespace ${namespace}`

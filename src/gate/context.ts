@@ -17,9 +17,9 @@ export interface Authorizer {
    * Call once per request, after the request was validated and before any work: checks the
    * namespace ACL (403 namespace_forbidden; pass null for operations without a namespace) and
    * reserves the operation's CU against the monthly quota (402 quota_exceeded). The reservation is
-   * charged when the response is 2xx and released otherwise.
+   * charged when the response is 2xx and released otherwise. Synchronous: it throws the problem.
    */
-  authorize(namespace: string | null, op: Operation): Promise<void>;
+  authorize(namespace: string | null, op: Operation): void;
 }
 
 export interface GateState {

@@ -15,6 +15,11 @@ export function sha256(value: string): Buffer {
   return hash('sha256', value, 'buffer');
 }
 
+/** SHA-256 of the UTF-8 bytes of `value` as lowercase hex, the form the registry keys tenants by. */
+export function sha256Hex(value: string): string {
+  return hash('sha256', value, 'hex');
+}
+
 /** Compare two SHA-256 digests without leaking where they differ. */
 export function digestsEqual(a: Buffer, b: Buffer): boolean {
   return a.length === b.length && timingSafeEqual(a, b);

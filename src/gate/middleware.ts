@@ -13,10 +13,11 @@ import type { Authorizer, RequestTenant } from './context.js';
 import { apiKeyHeader, bearerToken, digestsEqual, presentedTenantKey, sha256 } from './keys.js';
 import type { Meter, Reservation } from './meter.js';
 import type { GateMetrics } from './metrics.js';
+import { counterSeries, type CounterSeries } from '../metrics/series.js';
 import type { Operation } from './operations.js';
 import { effectiveQuota, effectiveRateLimit, type GateLimitsConfig } from './plans.js';
-import type { SlidingWindowLimiter } from './rate-limit.js';
-import type { TenantRegistry } from './registry.js';
+import type { RateDecision, SlidingWindowLimiter } from './rate-limit.js';
+import type { TenantRecord, TenantRegistry } from './registry.js';
 
 const CHALLENGE = 'Bearer realm="ttstore"';
 
@@ -34,18 +35,63 @@ export interface TenantGateDeps {
   metrics: GateMetrics;
 }
 
+/** What every request's Authorizer shares: the gate's dependencies and its resolved metric series. */
+interface AuthorizerDeps {
+  meter: Meter;
+  limits: GateLimitsConfig;
+  metrics: GateMetrics;
+}
+
+/**
+ * ctx.state.gate of one admitted request: the ACL and quota checks, and the reservations they made
+ * (charged or released by the gate once the route is done). A class, not a closure over the gate's
+ * locals: one small object per request.
+ */
+class RequestAuthorizer implements Authorizer {
+  reservations: Reservation[] | null = null;
+
+  constructor(private readonly tenant: TenantRecord, private readonly deps: AuthorizerDeps) {}
+
+  authorize(namespace: string | null, op: Operation): void {
+    const { tenant, deps } = this;
+    if (namespace !== null && !tenant.namespaceSet.has(namespace)) {
+      deps.metrics.denied.inc({ reason: 'namespace_forbidden' });
+      throw new ProblemError(403, 'namespace_forbidden',
+        `the key of tenant ${tenant.tenantId} may not use namespace ${namespace}`, { namespace });
+    }
+    let r: Reservation;
+    try {
+      r = deps.meter.reserve(tenant, op, effectiveQuota(tenant, deps.limits));
+    } catch (err) {
+      if (err instanceof ProblemError && err.code === 'quota_exceeded') deps.metrics.denied.inc({ reason: 'quota_exceeded' });
+      throw err;
+    }
+    (this.reservations ??= []).push(r);
+  }
+}
+
+/** The RequestTenant of a tenant record, made once per record (records are immutable). */
+const requestTenants = new WeakMap<TenantRecord, RequestTenant>();
+function requestTenantOf(tenant: TenantRecord): RequestTenant {
+  let t = requestTenants.get(tenant);
+  if (!t) requestTenants.set(tenant, (t = { tenantId: tenant.tenantId, plan: tenant.plan, namespaces: tenant.namespaces }));
+  return t;
+}
+
 export function createTenantGate(deps: TenantGateDeps): Middleware {
   const { registry, limiter, meter, limits, log, metrics } = deps;
-  // The series every admitted request touches, resolved once (prom-client hashes a label object per call).
-  const admitted = metrics.requests.labels({ outcome: 'admitted' });
-  const chargedSeries = new Map<Operation, ReturnType<typeof metrics.cuCharged.labels>>();
+  const authorizerDeps: AuthorizerDeps = { meter, limits, metrics };
+  // The series every admitted request touches, resolved once (series.ts: an addition per request).
+  const admitted = counterSeries(metrics.requests, { outcome: 'admitted' });
+  const chargedSeries = new Map<Operation, CounterSeries>();
   const charged = (op: Operation) => {
     let series = chargedSeries.get(op);
-    if (!series) chargedSeries.set(op, (series = metrics.cuCharged.labels({ operation: op })));
+    if (!series) chargedSeries.set(op, (series = counterSeries(metrics.cuCharged, { operation: op })));
     return series;
   };
 
-  return async function tenantGate(ctx: Context, next: Next): Promise<void> {
+  /** The active tenant whose key the request carries; 401 without one. */
+  const authenticate = (ctx: Context): TenantRecord => {
     const key = presentedTenantKey(ctx);
     if (key === null) {
       metrics.requests.inc({ outcome: 'unauthenticated' });
@@ -56,11 +102,11 @@ export function createTenantGate(deps: TenantGateDeps): Middleware {
       metrics.requests.inc({ outcome: 'unauthenticated' });
       throw invalidKey('the API key is unknown, rotated out or belongs to a deactivated tenant');
     }
-    const requestTenant: RequestTenant = { tenantId: tenant.tenantId, plan: tenant.plan, namespaces: tenant.namespaces };
-    ctx.state.tenant = requestTenant;
+    return tenant;
+  };
 
-    const rate = effectiveRateLimit(tenant, limits);
-    const d = await limiter.hit(tenant.tenantId, rate);
+  /** X-RateLimit-* on the response, whatever the decision; 429 when the request is not admitted. */
+  const admit = (ctx: Context, tenant: TenantRecord, d: RateDecision): void => {
     // On every request: straight to the response (Koa's ctx.set allocates arrays per call).
     ctx.res.setHeader('X-RateLimit-Limit', String(d.limit));
     ctx.res.setHeader('X-RateLimit-Remaining', String(d.remaining));
@@ -74,41 +120,42 @@ export function createTenantGate(deps: TenantGateDeps): Middleware {
         { 'Retry-After': String(retryAfterS) });
     }
     admitted.inc();
+  };
 
-    const reservations: Reservation[] = [];
-    const gate: Authorizer = {
-      async authorize(namespace: string | null, op: Operation): Promise<void> {
-        if (namespace !== null && !tenant.namespaceSet.has(namespace)) {
-          metrics.denied.inc({ reason: 'namespace_forbidden' });
-          throw new ProblemError(403, 'namespace_forbidden',
-            `the key of tenant ${tenant.tenantId} may not use namespace ${namespace}`, { namespace });
-        }
-        try {
-          reservations.push(meter.reserve(tenant, op, effectiveQuota(tenant, limits)));
-        } catch (err) {
-          if (err instanceof ProblemError && err.code === 'quota_exceeded') metrics.denied.inc({ reason: 'quota_exceeded' });
-          throw err;
-        }
-      },
-    };
+  /**
+   * After the route: the reservations of a 2xx are charged (the promise settles once they are
+   * durable, and the response waits for it), those of any other answer released (no promise).
+   */
+  const settle = (ctx: Context, tenant: TenantRecord, reservations: Reservation[] | null, succeeded: boolean): Promise<void> | undefined => {
+    if (reservations === null) return undefined;
+    if (!succeeded) {
+      for (const r of reservations) meter.release(r);
+      return undefined;
+    }
+    let milli = 0;
+    for (const r of reservations) {
+      milli += r.milli;
+      charged(r.op).inc(r.milli / 1000);
+    }
+    ctx.state.cuCharged = milli / 1000;
+    return meter.charge(reservations).catch((err: unknown) => {
+      log.error({ err, requestId: ctx.state.requestId, tenant_id: tenant.tenantId }, 'metering write failed');
+    });
+  };
+
+  return async function tenantGate(ctx: Context, next: Next): Promise<void> {
+    const tenant = authenticate(ctx);
+    ctx.state.tenant = requestTenantOf(tenant);
+    admit(ctx, tenant, await limiter.hit(tenant.tenantId, effectiveRateLimit(tenant, limits)));
+    const gate = new RequestAuthorizer(tenant, authorizerDeps);
     ctx.state.gate = gate;
-
     let succeeded = false;
     try {
       await next();
       succeeded = ctx.status >= 200 && ctx.status < 300;
     } finally {
-      if (succeeded && reservations.length > 0) {
-        ctx.state.cuCharged = reservations.reduce((sum, r) => sum + r.milli, 0) / 1000;
-        for (const r of reservations) charged(r.op).inc(r.milli / 1000);
-        try {
-          await meter.charge(reservations); // durable before the response leaves
-        } catch (err) {
-          log.error({ err, requestId: ctx.state.requestId, tenant_id: tenant.tenantId }, 'metering write failed');
-        }
-      } else {
-        for (const r of reservations) meter.release(r);
-      }
+      const charging = settle(ctx, tenant, gate.reservations, succeeded);
+      if (charging) await charging; // durable before the response leaves
     }
   };
 }

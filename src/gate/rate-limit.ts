@@ -93,7 +93,7 @@ class SlotWindow implements TenantWindow {
     }
     const now = Date.now();
     if (!rejected) this.admitted += 1;
-    await this.advanceOldest(now);
+    if (this.oldestUnknown(now)) await this.advanceOldest();
     const counted = this.admitted - this.oldest;
     return {
       admitted: rejected === null,
@@ -105,14 +105,22 @@ class SlotWindow implements TenantWindow {
     };
   }
 
-  /** Move `oldest` past admissions whose slot expired; stops at the first live one. */
-  private async advanceOldest(now: number): Promise<void> {
+  /**
+   * Move `oldest` past admissions that the window can no longer hold; true when the expiry of the
+   * oldest is not known, so advanceOldest must ask the store (a synchronous check: most requests
+   * need no store call, and then no promise).
+   */
+  private oldestUnknown(now: number): boolean {
     if (this.oldest < this.admitted - this.limit) {
       this.oldest = this.admitted - this.limit;
       this.oldestKnown = -1;
     }
     // A slot's expiry never moves while it is live, so a known one saves the store call.
-    if (this.oldestKnown === this.oldest && now < this.oldestExpiresAt) return;
+    return !(this.oldestKnown === this.oldest && now < this.oldestExpiresAt);
+  }
+
+  /** Move `oldest` past admissions whose slot expired; stops at the first live one. */
+  private async advanceOldest(): Promise<void> {
     while (this.oldest < this.admitted) {
       const asked = Date.now(); // the store measures msBeforeNext from its own clock reading, now
       const res = await this.store.get(this.slot(this.oldest));

@@ -6,7 +6,7 @@ import { ProblemError, notFound } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Database, Tx } from '../store/db.js';
 import { PLANS, type Plan } from './context.js';
-import { API_KEY_RE, digestsEqual, generateApiKey, sha256 } from './keys.js';
+import { API_KEY_RE, generateApiKey, sha256Hex } from './keys.js';
 import { limitsForPlan, type RateLimit } from './plans.js';
 
 /** One tenant as the gate knows it. Immutable: a change replaces the object. */
@@ -117,12 +117,14 @@ export class TenantRegistry {
     return byId.size;
   }
 
-  /** The active tenant holding this API key, or undefined. Cost: one SHA-256 and a map lookup. */
+  /**
+   * The active tenant holding this API key, or undefined. Cost: one SHA-256 and a map lookup (a hit
+   * means the digests are equal; the map is keyed by them, so there is nothing left to compare).
+   */
   authenticate(apiKey: string): TenantRecord | undefined {
     if (!API_KEY_RE.test(apiKey)) return undefined;
-    const digest = sha256(apiKey);
-    const rec = this.byHash.get(digest.toString('hex'));
-    return rec && rec.active && digestsEqual(digest, rec.keyHash) ? rec : undefined;
+    const rec = this.byHash.get(sha256Hex(apiKey));
+    return rec && rec.active ? rec : undefined;
   }
 
   get(tenantId: string): TenantRecord | undefined {
@@ -148,7 +150,7 @@ export class TenantRegistry {
         await tx.run(
           `INSERT INTO gate_tenants (tenant_id, plan, namespaces, email, active, key_hash, rate_limit_requests,
              rate_limit_window_s, monthly_quota, created_at) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?)`,
-          [input.tenantId, input.plan, JSON.stringify(input.namespaces), input.email, sha256(apiKey).toString('hex'),
+          [input.tenantId, input.plan, JSON.stringify(input.namespaces), input.email, sha256Hex(apiKey),
             limits.rateLimit?.requests ?? null, limits.rateLimit?.window_s ?? null, limits.monthlyQuota, nowS()],
         );
         return readRow(tx, input.tenantId);
@@ -167,7 +169,7 @@ export class TenantRegistry {
     const apiKey = generateApiKey();
     const row = await this.mutateActive(tenantId, (tx) => tx.run(
       'UPDATE gate_tenants SET key_hash = ?, key_rotated_at = ? WHERE tenant_id = ?',
-      [sha256(apiKey).toString('hex'), nowS(), tenantId],
+      [sha256Hex(apiKey), nowS(), tenantId],
     ));
     return { record: this.install(row), apiKey };
   }

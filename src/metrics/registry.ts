@@ -3,6 +3,7 @@
 // in one process without their numbers mixing. Labels are bounded sets (route templates, status
 // codes, operation names): never a key, a tenant or a raw path.
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { HistogramFamily } from './series.js';
 
 /** Latency buckets in seconds: 1 ms .. 60 s (a put of a 256 MiB array takes seconds). */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -11,7 +12,8 @@ const RATIO_BUCKETS = [1, 1.5, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 4096, 16384,
 
 export interface HttpMetrics {
   requests: Counter<'method' | 'route' | 'status'>;
-  duration: Histogram<'method' | 'route' | 'status'>;
+  /** Observed on every request: a HistogramFamily (series.ts), prom-client's exposition. */
+  duration: HistogramFamily<'method' | 'route' | 'status'>;
 }
 
 export interface EngineMetrics {
@@ -40,13 +42,13 @@ export function createMetrics(): Metrics {
       labelNames: ['method', 'route', 'status'] as const,
       registers: [registry],
     }),
-    duration: new Histogram({
-      name: 'ttstore_http_request_duration_seconds',
-      help: 'Time from the request arriving to its response being handed to Node, by method, route template and status.',
-      labelNames: ['method', 'route', 'status'] as const,
-      buckets: LATENCY_BUCKETS,
-      registers: [registry],
-    }),
+    duration: new HistogramFamily(
+      'ttstore_http_request_duration_seconds',
+      'Time from the request arriving to its response being handed to Node, by method, route template and status.',
+      ['method', 'route', 'status'] as const,
+      LATENCY_BUCKETS,
+      registry,
+    ),
   };
   const engine: EngineMetrics = {
     seconds: new Histogram({

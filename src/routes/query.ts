@@ -35,7 +35,7 @@ export function registerQueryRoutes(api: Api, deps: QueryDeps): QueryService {
     const { tenant, gate: g } = gateOf(ctx);
     await readJson(ctx, small);
     const r = similarityRequest(ctx.request.body);
-    await g.authorize(r.namespace, 'similarity');
+    g.authorize(r.namespace, 'similarity');
     const score = await query.similarity(tenant.tenantId, r.namespace, r.key_a, r.key_b, r.metric);
     ctx.body = { key_a: r.key_a, key_b: r.key_b, namespace: r.namespace, metric: r.metric, score };
   });
@@ -44,7 +44,7 @@ export function registerQueryRoutes(api: Api, deps: QueryDeps): QueryService {
     const { tenant, gate: g } = gateOf(ctx);
     await readJson(ctx, small);
     const r = topkRequest(ctx.request.body);
-    await g.authorize(r.namespace, 'topk');
+    g.authorize(r.namespace, 'topk');
     const found = await query.topk(tenant.tenantId, r.namespace, r.query_key, r.k, r.metric, r.filters);
     ctx.body = { query_key: r.query_key, metric: r.metric, n_candidates: found.n_candidates, results: found.results };
   });
@@ -55,7 +55,7 @@ export function registerQueryRoutes(api: Api, deps: QueryDeps): QueryService {
     const r = topkVectorRequest(ctx.request.body);
     (ctx.request.body as Record<string, unknown>).data_b64 = undefined; // let the string go
     const payload = await vectorPayload(r.data_b64, deps.config.maxPayloadBytes);
-    await g.authorize(r.namespace, 'topk_vector');
+    g.authorize(r.namespace, 'topk_vector');
     const found = await query.topkVector(tenant.tenantId, r.namespace, payload, r.tolerance, r.k, r.metric, r.filters);
     ctx.body = { query_key: '', metric: r.metric, n_candidates: found.n_candidates, results: found.results };
   });
@@ -64,7 +64,7 @@ export function registerQueryRoutes(api: Api, deps: QueryDeps): QueryService {
     const { tenant, gate: g } = gateOf(ctx);
     await readJson(ctx, small);
     const r = searchRequest(ctx.request.body);
-    await g.authorize(r.namespace, 'search');
+    g.authorize(r.namespace, 'search');
     const results = await query.search(tenant.tenantId, r.namespace, r.filters);
     ctx.body = { namespace: r.namespace, count: results.length, results };
   });

