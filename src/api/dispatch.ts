@@ -12,6 +12,7 @@
 // route takes the method).
 import type Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
+import compose from 'koa-compose';
 
 type Layer = Router['stack'][number];
 type Run = (ctx: Context, next: Next) => Promise<unknown>;
@@ -23,24 +24,6 @@ interface Route {
   run: Run;
 }
 
-/** koa-compose for a chain fixed at start-up: each middleware's next() runs the one after it. */
-export function composeChain(chain: readonly Middleware[]): Run {
-  return function run(ctx: Context, next: Next): Promise<unknown> {
-    let called = -1;
-    const step = (i: number): Promise<unknown> => {
-      if (i <= called) return Promise.reject(new Error('next() called multiple times'));
-      called = i;
-      const fn = i < chain.length ? chain[i]! : next;
-      try {
-        return Promise.resolve(fn(ctx, () => step(i + 1) as Promise<void>));
-      } catch (err) {
-        return Promise.reject(err);
-      }
-    };
-    return step(0);
-  };
-}
-
 /** The middleware that runs `router`'s routes (use it where router.routes() would go). */
 export function dispatch(router: Router): Middleware {
   let byMethod = new Map<string, Route[]>();
@@ -50,7 +33,7 @@ export function dispatch(router: Router): Middleware {
     const next = new Map<string, Route[]>();
     for (const layer of router.stack) {
       if (layer.methods.length === 0) throw new Error(`dispatch serves routes only; ${String(layer.path)} is router middleware`);
-      const route = { layer, run: composeChain(layer.stack as Middleware[]) };
+      const route = { layer, run: compose(layer.stack as Middleware[]) as Run };
       for (const method of layer.methods) {
         let list = next.get(method);
         if (!list) next.set(method, (list = []));
