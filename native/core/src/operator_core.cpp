@@ -47,22 +47,40 @@ struct BlockGrid {
   int64_t g = 1;
   std::vector<char> live;  // [i, j, p, q]
   int64_t count = 0;       // live blocks
-  int64_t nnz = 0;         // nonzeros of W
 };
 
-BlockGrid block_grid(int64_t R0, int64_t n, int64_t R1, const std::vector<double>& W, int64_t g) {
+// One pass over W: the grid of g blocks a side, and W's nonzeros.
+BlockGrid block_grid(int64_t R0, int64_t n, int64_t R1, const std::vector<double>& W, int64_t g, int64_t& nnz) {
   BlockGrid b;
   b.g = g;
   b.live.assign(static_cast<std::size_t>(n * n * g * g), 0);
   const int64_t b0 = R0 / g, b1 = R1 / g;
+  nnz = 0;
   for (int64_t w = 0; w < R0; ++w) {
     for (int64_t ij = 0; ij < n * n; ++ij) {
       const double* p = &W[(w * n * n + ij) * R1];
       for (int64_t w1 = 0; w1 < R1; ++w1) {
         if (p[w1] != 0) {
           b.live[(ij * g + w / b0) * g + w1 / b1] = 1;
-          ++b.nnz;
+          ++nnz;
         }
+      }
+    }
+  }
+  for (char l : b.live) b.count += l;
+  return b;
+}
+
+// The same grid with g blocks a side, g dividing fine.g: a block is live when any of its parts is.
+BlockGrid coarsen(const BlockGrid& fine, int64_t n, int64_t g) {
+  BlockGrid b;
+  b.g = g;
+  b.live.assign(static_cast<std::size_t>(n * n * g * g), 0);
+  const int64_t f = fine.g / g;
+  for (int64_t ij = 0; ij < n * n; ++ij) {
+    for (int64_t p = 0; p < fine.g; ++p) {
+      for (int64_t q = 0; q < fine.g; ++q) {
+        if (fine.live[(ij * fine.g + p) * fine.g + q]) b.live[(ij * g + p / f) * g + q / f] = 1;
       }
     }
   }
@@ -121,12 +139,17 @@ void apply_operator_core(int64_t rr, int64_t R0, int64_t n, int64_t R1, int64_t 
   // bond), borrow-major, so on a 2^dims grid each slice has one kernel-core block per borrow column,
   // a quarter of the slice in 2-D: at 96 x 64 columns its core applies 1.6x faster by blocks than
   // by whole slices; at 64 columns the small GEMMs made it 2x slower, hence the threshold.
-  BlockGrid best = block_grid(R0, n, R1, W, 1);
-  const int64_t nnz = best.nnz;
+  int64_t finest = 1;
   for (int64_t g : {2, 4, 8}) {
     if (rr * s1 < 1024 || R0 % g != 0 || R1 % g != 0) break;
-    BlockGrid b = block_grid(R0, n, R1, W, g);
-    if (b.count * (R0 / g) * (R1 / g) < best.count * (R0 / best.g) * (R1 / best.g)) best = std::move(b);
+    finest = g;
+  }
+  int64_t nnz = 0;
+  const BlockGrid fine = block_grid(R0, n, R1, W, finest, nnz);
+  BlockGrid best = fine;
+  for (int64_t g = finest / 2; g >= 1; g /= 2) {
+    BlockGrid b = coarsen(fine, n, g);
+    if (b.count * (R0 / g) * (R1 / g) <= best.count * (R0 / best.g) * (R1 / best.g)) best = std::move(b);
   }
   const int64_t work = best.count * (R0 / best.g) * (R1 / best.g);
   const bool dense = R0 >= 8 && R1 >= 8 && rr * s1 >= 32 && 6 * nnz >= work;
