@@ -7,7 +7,6 @@
 // can keep the wrong directions (measured: Hadamard products in navier_stokes_2d at 128² carry
 // 140-190 for results of rank 22-42). Here every truncation sees the true error of A x itself. The
 // sweeps use the same sparse core contraction as the zip-up, at the result's rank.
-#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -82,17 +81,17 @@ struct Fit {
     // Qb[b, i, w, s] = sum_{j, w1} Pt[b, w1, j, s] W[w, i, j, w1]: the core with its bonds swapped
     std::vector<double> Qb;
     detail::apply_operator_core(r1, R1, n, R0, s0, Pt, swapped(k), Qb);
-    // Q[i, b, w, s]
-    std::vector<double> Q(Qb.size());
-    const int64_t ws = R0 * s0;
-    for (int64_t b = 0; b < r1; ++b) {
+    // R_k[a, (w, s)] = sum_{b, i} Yt[a, (b, i)] Qb[(b, i), (w, s)], Yt the core with (i, b) swapped:
+    // transposing the core costs r0 n r1 moves where reordering Qb would cost n r1 R0 s0.
+    std::vector<double> Yt(y.cores[k].size());
+    for (int64_t a0 = 0; a0 < r0; ++a0) {
       for (int64_t i = 0; i < n; ++i) {
-        std::copy_n(&Qb[(b * n + i) * ws], ws, &Q[(i * r1 + b) * ws]);
+        for (int64_t b = 0; b < r1; ++b) Yt[(a0 * r1 + b) * n + i] = y.cores[k][(a0 * n + i) * r1 + b];
       }
     }
     env_r[k].assign(static_cast<std::size_t>(r0 * R0 * s0), 0.0);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r0, R0 * s0, n * r1, 1.0, y.cores[k].data(), n * r1,
-                Q.data(), R0 * s0, 0.0, env_r[k].data(), R0 * s0);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r0, R0 * s0, n * r1, 1.0, Yt.data(), n * r1, Qb.data(),
+                R0 * s0, 0.0, env_r[k].data(), R0 * s0);
   }
 
   // theta[a, i1, i2, b]: the projection of A x on the frame of y's cores other than k and k + 1.
