@@ -63,7 +63,8 @@ export function cpuFlags(): string[] {
 
 /**
  * OpenBLAS's settings, made before it loads (it reads them once), each only where the operator has
- * not set it: the kernel set (chooseBlasKernels) and OPENBLAS_THREAD_TIMEOUT = 20, i.e. its idle
+ * not set it (scripts/openblas-env.sh makes the same ones for the native tests, which link OpenBLAS
+ * directly; a test checks that the two agree): the kernel set (chooseBlasKernels) and OPENBLAS_THREAD_TIMEOUT = 20, i.e. its idle
  * worker threads spin about 2^20 cycles (under a millisecond) before they sleep instead of 2^28
  * (about 0.1 s). Spinning that long after every threaded BLAS call takes a core from the engine's
  * own OpenMP threads, and from the other compressions and requests of the service: on 2 cores the

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 
@@ -57,6 +58,18 @@ describe('engine: loading the addon', function () {
     // the process that loaded the addon has it set
     engine.info();
     expect(process.env.OPENBLAS_THREAD_TIMEOUT).to.be.a('string').and.not.equal('');
+  });
+
+  it('sets the same OpenBLAS settings for the native tests (scripts/openblas-env.sh) as for the addon', function () {
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    delete env.OPENBLAS_CORETYPE;
+    delete env.OPENBLAS_THREAD_TIMEOUT;
+    const script = path.join(packageRoot(), 'scripts', 'openblas-env.sh');
+    const show = ['sh', '-c', 'printf "%s %s" "$OPENBLAS_CORETYPE" "$OPENBLAS_THREAD_TIMEOUT"'];
+    const run = (extra: NodeJS.ProcessEnv) => spawnSync('sh', [script, ...show], { env: { ...env, ...extra }, encoding: 'utf8' }).stdout;
+    const ours = configureOpenBlas({});
+    expect(run({})).to.equal(`${ours.coretype ?? ''} ${ours.threadTimeout}`);
+    expect(run({ OPENBLAS_CORETYPE: 'Zen', OPENBLAS_THREAD_TIMEOUT: '28' })).to.equal('Zen 28');
   });
 
   it('runs OpenBLAS on the kernels of this CPU, not the SSE3 fallback', function () {
