@@ -4,6 +4,7 @@
 // in relative L2 vorticity at t = 1, decaying turbulence is reproducible by seed and loses energy,
 // the discrete divergence stays below 1e-6 of the velocity gradient norm throughout, the outputs are
 // trains over the interleaved layout of [n, n], and params are checked by name.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -41,6 +42,40 @@ TEST(taylor_green_energy_decays_as_exp_minus_4t_over_re_at_512_squared) {
   qtt::Mps u, v;
   st.velocity(s, u, v);
   CHECK(s.psi.max_rank() <= 8 && u.max_rank() <= 8 && v.max_rank() <= 8);
+}
+
+// Finer grids round finer: every derivative of the velocity magnifies the state's rounding noise by
+// up to 1/h, so rounding() scales tol by (h / h_512)². With tol fixed at 1e-9, Taylor-Green at
+// 4096² ended this run with a divergence of 4.9e-8 of the velocity gradient (and a step took
+// 0.44 s, 20x a step at 512²); with the scaled rounding it stays at round-off (2e-12) and a step
+// takes 0.06 s. About 5 s, most of it building G's kernel.
+TEST(taylor_green_at_4096_squared_rounds_at_tol_times_h_squared_and_stays_at_round_off) {
+  navier_stokes::Config c;
+  c.tol = 1e-9;
+  c.n_bits = 9;
+  CHECK_EQ(navier_stokes::rounding(c), 1e-9);
+  c.n_bits = 6;
+  CHECK_EQ(navier_stokes::rounding(c), 1e-9);
+  c.n_bits = 12;
+  CHECK_REL(navier_stokes::rounding(c), 1e-9 / 64, 1e-15);
+  c.n_bits = 18;
+  CHECK_EQ(navier_stokes::rounding(c), 1e-12);  // not below G's kernel accuracy
+  c.n_bits = 12;
+  c.reynolds = 1000;
+  const double h = navier_stokes::spacing(c);
+  c.dt = 0.5 * std::min(1.7 * h, 2.5 * h * h * c.reynolds / 8);  // bench:qtt's step
+  c.steps = 5;
+  const navier_stokes::Stepper st(c);
+  navier_stokes::State s = navier_stokes::initial_state(c);
+  const double e0 = st.kinetic_energy(s);
+  for (int n = 1; n <= c.steps; ++n) st.step(s);
+  const double t = c.dt * static_cast<double>(c.steps);
+  // Each component decays as exp(-ν λ_h t), λ_h = 2 (4 / h²) sin²(h / 2) for sin x cos y.
+  const double lambda = 8 / (h * h) * std::pow(std::sin(h / 2), 2);
+  CHECK_REL(st.kinetic_energy(s), e0 * std::exp(-2 * lambda * t / c.reynolds), 1e-9);
+  const double div = st.divergence_ratio(s);
+  CHECK_MSG(div < 1e-10, "divergence " + check::num(div));
+  CHECK(s.psi.max_rank() <= 4);
 }
 
 // The double shear layer of sim_navier_stokes.hpp: u = tanh((y - π/2) / δ) below y = π and

@@ -72,7 +72,13 @@ std::shared_ptr<const qtt::Mps> inverse_kernel(const Config& c) {
 
 }  // namespace
 
+double rounding(const Config& c) {
+  if (c.n_bits <= 9) return c.tol;
+  return std::max(std::min(c.tol, 1e-12), std::ldexp(c.tol, -2 * (c.n_bits - 9)));
+}
+
 Stepper::Stepper(const Config& c) : c_(c) {
+  c_.tol = rounding(c);
   const qtt::Grid g = grid(c);
   const double h = spacing(c);
   dx_ = qtt::derivative(g, qtt::Boundary::Periodic, 0, h);
@@ -82,7 +88,7 @@ Stepper::Stepper(const Config& c) : c_(c) {
   // periodic convolution, an MPO of rank 4 rank(kernel) (about 150) applied in one zip-up.
   inverse_ = qtt::convolution(g, *inverse_kernel(c));
   harmonic_ = qtt::parity_projector(g);
-  round_.tol = c.tol;
+  round_.tol = c_.tol;
   round_.max_rank = c.max_rank;
 }
 
@@ -239,7 +245,7 @@ State initial_state(const Config& c) {
   const qtt::Grid g = grid(c);
   const double sep_tol = 1e-13;
   SvdOptions o;
-  o.tol = c.tol;
+  o.tol = rounding(c);
   o.max_rank = c.max_rank;
   struct {
     qtt::Mps u, v;

@@ -27,8 +27,9 @@ struct Config {
   int64_t max_rank = 64;
   Initial initial = Initial::TaylorGreen;
   uint64_t seed = 0;
-  // Rounding of the state and of every operation (not a param). The divergence does not depend on
-  // it (the state is a stream function). The shear layer at 512² reached max_rank 64 within 3 steps
+  // Rounding of the state and of every operation (not a param) at 512² and coarser; finer grids
+  // round at tol (h / h_512)² (rounding() below). The divergence does not depend on it (the state
+  // is a stream function). The shear layer at 512² reached max_rank 64 within 3 steps
   // at 1e-9 (10-25 s a step on 2 cores) before apply corrected capped zip-ups (issue #7; not
   // measured since); at 1e-7 ψ reaches it at step ~55 of 100 (before: ~20).
   double tol = 1e-9;
@@ -49,6 +50,13 @@ struct State {
 };
 
 qtt::Grid grid(const Config& c);
+// The tolerance c's grid rounds at: c.tol up to 512², c.tol (h / h_512)² on finer grids (not below
+// 1e-12, the accuracy of G's kernel, unless c.tol is). Every derivative of the velocity magnifies
+// the state's rounding noise by up to 1/h, so a tolerance fixed across grids lets that noise grow
+// 4x a level relative to the fields: at 4096² the noise floor of D u was 4e-4 of D u, Taylor-Green's
+// divergence ended at 5e-8 of its gradient and a step took 20x a step at 512² (with the scaled
+// tolerance: 2e-12 and 2.7-2.9x, bench:qtt).
+double rounding(const Config& c);
 double spacing(const Config& c);  // 2π / 2^n_bits
 // Initial data (projected: the divergence-free part of):
 //   taylor_green        u = sin x cos y, v = -cos x sin y
