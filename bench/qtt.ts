@@ -17,27 +17,33 @@ const quick = process.argv.includes('--quick');
 const skipShear = process.argv.includes('--skip-shear');
 
 /**
- * Seconds per step from the progress callbacks (the run's set-up excluded): the time between the
- * first and the last reported step, over the steps in between.
+ * Seconds per step from the progress callbacks (the run's set-up and first step excluded): the median
+ * over the reported intervals after the first step, each interval's time over the steps it spans. A
+ * median, not a mean: a Taylor-Green step at 512^2 takes about 20 ms, and one stall of the shared
+ * host in a handful of steps would otherwise decide the ratio of two grids.
  */
 async function secondsPerStep(solver: string, params: SimParams): Promise<{ perStep: number; total: number; stats: Record<string, number> }> {
-  let first: { done: number; t: number } | null = null;
-  let last: { done: number; t: number } | null = null;
+  const points: { done: number; t: number }[] = [];
   const t0 = performance.now();
   const run = engine.simulate(solver, params, {
     onProgress(done) {
-      if (done < 1) return;
-      const p = { done, t: performance.now() };
-      if (first === null) first = p;
-      last = p;
+      if (done >= 1) points.push({ done, t: performance.now() });
     },
   });
   const out = await run.result;
   const total = (performance.now() - t0) / 1000;
-  const f = first as { done: number; t: number } | null;
-  const l = last as { done: number; t: number } | null;
-  const perStep = f && l && l.done > f.done ? (l.t - f.t) / 1000 / (l.done - f.done) : total / Number(params.steps);
-  return { perStep, total, stats: out.stats };
+  const rates: number[] = [];
+  for (let i = 1; i < points.length; i++) {
+    const steps = points[i]!.done - points[i - 1]!.done;
+    if (steps > 0) rates.push((points[i]!.t - points[i - 1]!.t) / 1000 / steps);
+  }
+  return { perStep: rates.length > 0 ? median(rates) : total / Number(params.steps), total, stats: out.stats };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 function dense(bin: string, args: string[]): Record<string, number> {
@@ -70,7 +76,7 @@ async function main(): Promise<void> {
         const dt = 0.5 * Math.min(1.7 * h, (2.5 * h * h * 1000) / 8);
         // The shear layer's ranks grow with time (18-25 after 3 steps, the cap of 64 after about 55
         // at 512^2), so its first 3 steps are timed: the cost before saturation.
-        const steps = initial === 'taylor_green' ? 6 : 3;
+        const steps = initial === 'taylor_green' ? 16 : 3;
         const r = await secondsPerStep('navier_stokes_2d', { n_bits: b, reynolds: 1000, dt, steps, initial, max_rank: 64 });
         perStep[initial]![b] = r.perStep;
         console.log(`${initial.padEnd(14)} ${`${n}^2`.padEnd(12)} ${r.perStep.toFixed(3).padStart(7)}  ${String(r.stats.max_rank).padStart(8)}  ${r.stats.divergence!.toExponential(1)}`);
