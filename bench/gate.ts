@@ -16,6 +16,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SERVICE_NODE_FLAGS } from '../src/node-flags.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const MAIN = path.resolve(HERE, '../src/main.js');
@@ -181,7 +182,7 @@ async function main(): Promise<void> {
   try {
     // the real server
     const port = await freePort();
-    const server = spawn(process.execPath, [MAIN], {
+    const server = spawn(process.execPath, [...SERVICE_NODE_FLAGS, MAIN], {
       env: {
         ...process.env, SVC_GATE_HOST: '127.0.0.1', SVC_GATE_PORT: String(port), SVC_GATE_DATA_DIR: dataDir,
         SVC_GATE_ENGINE_SERVICE_KEY: SERVICE_KEY, SVC_GATE_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',

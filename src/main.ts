@@ -1,6 +1,7 @@
 // CLI entry: `node dist/src/main.js [--help]`. Configuration comes from SVC_GATE_* variables only.
 import { ConfigError, helpText, loadConfig, unknownVariables } from './config.js';
 import { createLogger } from './log.js';
+import { missingNodeFlags, SERVICE_NODE_FLAGS } from './node-flags.js';
 import { startServer, type RunningServer } from './server.js';
 
 async function main(): Promise<void> {
@@ -24,6 +25,11 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel);
   const unknown = unknownVariables();
   if (unknown.length > 0) log.warn({ variables: unknown }, 'ignoring unknown SVC_GATE_* variables (see --help for the known ones)');
+  const missing = missingNodeFlags();
+  if (missing.length > 0) {
+    log.warn({ missing, start_with: `node ${SERVICE_NODE_FLAGS.join(' ')} dist/src/main.js` },
+      'started without the service\'s V8 flags (npm start passes them): large puts run a full GC each');
+  }
   // Signal handlers go in before start-up: a SIGTERM that arrives while the server starts must stop
   // it cleanly too, not kill it with the default action.
   let server: RunningServer | null = null;

@@ -4,6 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SERVICE_NODE_FLAGS } from '../../src/node-flags.js';
 
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/main.js');
 
@@ -28,6 +29,8 @@ export interface StartOptions {
   /** Reuse a data directory (restart tests); default: a fresh temporary one. */
   dataDir?: string;
   timeoutMs?: number;
+  /** Node's command-line flags for the server process; default: the service's (npm start's). */
+  nodeFlags?: readonly string[];
 }
 
 /** Start `node dist/src/main.js` on a free port; resolves once it logged "listening". */
@@ -42,7 +45,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     SVC_GATE_LOG_LEVEL: 'info',
     ...opts.env,
   };
-  const proc = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...(opts.nodeFlags ?? SERVICE_NODE_FLAGS), MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   const exited = new Promise<number | string | null>((resolve) => proc.once('exit', (code, sig) => resolve(code ?? sig)));
 
