@@ -62,7 +62,12 @@ export class NpyGather {
   private header: { dataOffset: number; dtype: DType; itemsize: 4 | 8; n: number } | null | undefined = undefined;
   private workspace: Float64Array | null = null;
   private handedOut = 0; // elements given to a conversion
-  private readonly pending: Array<Promise<void>> = [];
+  // One conversion at a time: while one runs, the body's progress waits here, and the next piece
+  // takes everything that arrived meanwhile. With a piece per MiB on the pool's threads at once, the
+  // conversions, the upload's reads and the client fought over the cores (2 here): a 16 MiB put took
+  // 53.7-65.4 ms (median of 40 puts) where one at a time took 46.1-51.5 ms, in five paired runs.
+  private inFlight: Promise<void> | null = null;
+  private waiting: { body: Buffer; received: number } | null = null;
   private failed = false;
 
   private budgeted = 0; // bytes taken from the budget
@@ -77,16 +82,26 @@ export class NpyGather {
     if (this.header === undefined) this.header = this.readHeader(body, received);
     const h = this.header;
     if (!h || this.failed) return;
+    if (this.inFlight) {
+      this.waiting = { body, received };
+      return;
+    }
     const available = Math.floor((received - h.dataOffset) / h.itemsize);
     if (available < h.n && (available - this.handedOut) * h.itemsize < STEP_BYTES) return;
     if (available <= this.handedOut) return;
     this.workspace ??= new Float64Array(this.opts.pool.acquire(h.n * 8).buffer, 0, h.n);
     const start = h.dataOffset + this.handedOut * h.itemsize;
     const piece = body.subarray(start, start + (available - this.handedOut) * h.itemsize);
-    this.pending.push(this.opts.widen(piece, h.dtype, this.workspace, this.handedOut).catch(() => {
+    const done = this.opts.widen(piece, h.dtype, this.workspace, this.handedOut).catch(() => {
       this.failed = true; // the engine converts the input itself then
-    }));
+    });
     this.handedOut = available;
+    this.inFlight = done.then(() => {
+      this.inFlight = null;
+      const next = this.waiting;
+      this.waiting = null;
+      if (next) this.observe(next.body, next.received);
+    });
   }
 
   /** Every element as float64 in C order once all arrived and are converted; null when not converting. */
@@ -97,7 +112,8 @@ export class NpyGather {
 
   /** Resolves once no piece is in flight (nothing reads the body any more). */
   async settled(): Promise<void> {
-    await Promise.all(this.pending);
+    // A piece that ends may hand out the next before its own promise settles.
+    while (this.inFlight) await this.inFlight;
   }
 
   /** Wait for the pieces in flight, then give the workspace back to the pool (the last touch of it). */

@@ -90,6 +90,38 @@ describe('storage: .npy uploads converted while they arrive', () => {
     });
   }
 
+  it('converts one piece at a time: the next takes everything that arrived while one ran', async () => {
+    const src = new Float32Array(values(4 * n)); // 8 MiB of float32: eight pieces if each MiB went out
+    const body = encodeNpy('float32', [4 * n], Buffer.from(src.buffer));
+    const p = pool();
+    let running = 0;
+    let most = 0;
+    const pieces: number[] = [];
+    const slow: Widen = async (piece, dtype, dst, offset) => {
+      running++;
+      most = Math.max(most, running);
+      pieces.push(piece.length);
+      await new Promise((r) => setTimeout(r, 5));
+      await engine.widen(piece, dtype, dst, offset);
+      running--;
+    };
+    const g = new NpyGather({ pool: p, widen: slow, budget: new GatherBudget(), total: body.length });
+    const whole = p.acquire(body.length);
+    for (let received = 0; received < body.length;) {
+      const k = Math.min(256 << 10, body.length - received);
+      body.copy(whole, received, received, received + k);
+      received += k;
+      g.observe(whole, received);
+      await new Promise((r) => setImmediate(r)); // chunks arrive over several turns, as from a socket
+    }
+    const out = await g.finish();
+    expect(most).to.equal(1);
+    expect(pieces.reduce((a, b) => a + b, 0)).to.equal(4 * n * 4);
+    expect(pieces.length, `pieces ${pieces}`).to.be.below(8);
+    expect(Buffer.from(out!.buffer, 0, 4 * n * 8).equals(Buffer.from(Float64Array.from(src).buffer))).to.equal(true);
+    await g.release();
+  });
+
   it('has no result until every element arrived, nor when the body is longer than the array', async () => {
     const src = new Float32Array(values(n));
     const body = encodeNpy('float32', [n], Buffer.from(src.buffer));
