@@ -33,6 +33,24 @@ export interface StartOptions {
   nodeFlags?: readonly string[];
 }
 
+/** A line of the server's JSON log. */
+export interface LogLine {
+  level: number;
+  msg: string;
+  [k: string]: unknown;
+}
+
+/** The server's log lines so far that are JSON records (anything else it printed is skipped). */
+export function logRecords(server: TestServer): LogLine[] {
+  return server.logs.flatMap((l) => {
+    try {
+      return [JSON.parse(l) as LogLine];
+    } catch {
+      return [];
+    }
+  });
+}
+
 /** Start `node dist/src/main.js` on a free port; resolves once it logged "listening". */
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'ttstore-test-')));

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { missingNodeFlags, SERVICE_NODE_FLAGS } from '../../src/node-flags.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { logRecords, startServer, type TestServer } from '../helpers/server.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const WARNING = "started without the service's V8 flags";
@@ -49,11 +49,11 @@ describe('operations: the service process starts with its V8 flags', function ()
     it('warns, naming the missing flag and the command that has it, when started without them', async () => {
       const s = await startServer({ nodeFlags: [] });
       servers.push(s);
-      const line = s.logs.map((l) => { try { return JSON.parse(l); } catch { return null; } }).find((l) => l?.msg?.includes(WARNING));
+      const line = logRecords(s).find((l) => l.msg.includes(WARNING));
       expect(line, s.logs.join('\n')).to.not.equal(undefined);
-      expect(line.level).to.equal(40);
-      expect(line.missing).to.deep.equal(['--initial-old-space-size=128']);
-      expect(line.start_with).to.equal('node --initial-old-space-size=128 dist/src/main.js');
+      expect(line!.level).to.equal(40);
+      expect(line!.missing).to.deep.equal(['--initial-old-space-size=128']);
+      expect(line!.start_with).to.equal('node --initial-old-space-size=128 dist/src/main.js');
     });
   });
 });

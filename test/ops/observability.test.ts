@@ -1,25 +1,9 @@
 // What an operator relies on: one structured log line per request, engine timings at debug, no
 // credential anywhere in the logs, and Prometheus metrics at /gate/metrics behind the service key.
 import { expect } from 'chai';
-import { http, startServer, type TestServer } from '../helpers/server.js';
+import { http, logRecords, startServer, type TestServer } from '../helpers/server.js';
 import { admin, createTenant, type CreatedTenant } from '../helpers/tenants.js';
 import { b64, npyOf, smoothField } from '../storage/helpers.js';
-
-interface LogLine {
-  level: number;
-  msg: string;
-  [k: string]: unknown;
-}
-
-function parsed(server: TestServer): LogLine[] {
-  return server.logs.flatMap((l) => {
-    try {
-      return [JSON.parse(l) as LogLine];
-    } catch {
-      return [];
-    }
-  });
-}
 
 /** The value of a sample in Prometheus text format (labels as written by prom-client, sorted as given). */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -88,16 +72,16 @@ describe('operations: logs and metrics', function () {
   });
 
   it('writes one line per request with request id, tenant, route template, status, duration and CU', () => {
-    const line = parsed(server).find((l) => l.msg === 'request' && l.requestId === 'req-put-1');
+    const line = logRecords(server).find((l) => l.msg === 'request' && l.requestId === 'req-put-1');
     expect(line, 'request line of the put').to.not.equal(undefined);
     expect(line).to.include({ tenant_id: a.tenant_id, method: 'POST', route: '/v1/put', status: 200, cu: 1 });
     expect(line!.duration_ms).to.be.a('number').and.to.be.greaterThan(0);
-    const get = parsed(server).find((l) => l.msg === 'request' && l.route === '/v1/get/:namespace/:key');
+    const get = logRecords(server).find((l) => l.msg === 'request' && l.route === '/v1/get/:namespace/:key');
     expect(get, 'a get is logged by its template, not its path').to.include({ status: 404, cu: 0, tenant_id: b.tenant_id });
   });
 
   it('logs engine timings at debug level', () => {
-    const compress = parsed(server).filter((l) => l.msg === 'engine call' && l.engine_op === 'compress');
+    const compress = logRecords(server).filter((l) => l.msg === 'engine call' && l.engine_op === 'compress');
     expect(compress.length).to.be.at.least(2);
     expect(compress[0]!.duration_ms).to.be.a('number');
     expect(compress[0]!.bytes_in).to.equal(N * N * 8);
