@@ -2,6 +2,7 @@
 import { ConfigError, helpText, loadConfig, unknownVariables } from './config.js';
 import { createLogger } from './log.js';
 import { missingNodeFlags, SERVICE_NODE_FLAGS } from './node-flags.js';
+import { applyMallocSettings, MALLOC_SETTINGS } from './process-memory.js';
 import { startServer, type RunningServer } from './server.js';
 
 async function main(): Promise<void> {
@@ -29,6 +30,9 @@ async function main(): Promise<void> {
   if (missing.length > 0) {
     log.warn({ missing, start_with: `node ${SERVICE_NODE_FLAGS.join(' ')} dist/src/main.js` },
       'started without the service\'s V8 flags (npm start passes them): large puts run a full GC each');
+  }
+  if (!applyMallocSettings()) {
+    log.info({ settings: MALLOC_SETTINGS }, 'not glibc: the C allocator keeps its own policy for returning freed memory');
   }
   // Signal handlers go in before start-up: a SIGTERM that arrives while the server starts must stop
   // it cleanly too, not kill it with the default action.

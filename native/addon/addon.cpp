@@ -20,6 +20,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   Export<Info>(env, exports, "info");
   Export<LayoutFor>(env, exports, "layoutFor");
   Export<SetThreads>(env, exports, "setThreads");
+  Export<RetainFreedMemory>(env, exports, "retainFreedMemory");
   Export<Compress>(env, exports, "compress");
   Export<Widen>(env, exports, "widen");
   Export<Reconstruct>(env, exports, "reconstruct");

@@ -1,5 +1,5 @@
 // The functions the addon exports, one file per operation. Each takes JS arguments, validates them
-// on the main thread and either answers at once (info, layoutFor, setThreads) or returns a Promise
+// on the main thread and either answers at once (info, layoutFor, setThreads, retainFreedMemory) or returns a Promise
 // settled by a worker (everything that touches array data or core values).
 #pragma once
 
@@ -10,6 +10,8 @@ namespace tts_addon {
 Napi::Value Info(const Napi::CallbackInfo& info);         // {version, backend, blas, threads, cudaDevices}
 Napi::Value LayoutFor(const Napi::CallbackInfo& info);    // (shape, layout?) -> {layout, modes}
 Napi::Value SetThreads(const Napi::CallbackInfo& info);   // (n) -> undefined; 0 = all cores
+// (trimThresholdBytes, mmapThresholdBytes) -> applied: glibc malloc's settings for the process
+Napi::Value RetainFreedMemory(const Napi::CallbackInfo& info);
 
 Napi::Value Compress(const Napi::CallbackInfo& info);     // (data, dtype, shape, {tolerance, maxRank?, layout?, gathered?})
 Napi::Value Widen(const Napi::CallbackInfo& info);        // (src, dtype, dst: Float64Array, dstOffset)

@@ -9,6 +9,7 @@ export interface NativeAddon {
   info(): EngineInfo;
   layoutFor(shape: number[], layout?: LayoutName): { layout: LayoutName; modes: number[] };
   setThreads(n: number): void;
+  retainFreedMemory(trimThresholdBytes: number, mmapThresholdBytes: number): boolean;
   compress(
     data: ArrayBytes, dtype: DType, shape: number[],
     opts: { tolerance: number; maxRank?: number; layout?: LayoutName; gathered?: Float64Array },
