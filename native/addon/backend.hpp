@@ -4,6 +4,7 @@
 // the device unusable (out of memory, a lost device) falls back to the CPU for that call.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -22,9 +23,11 @@ const char* BackendName(BackendKind k);  // "cpu" | "cuda"
 // std::runtime_error with the reason.
 BackendKind SelectBackend(const std::string& choice);
 
-// `gathered` (may be null): see tts::compress; the CUDA sweep gathers on the device and ignores it.
+// `gathered` (may be null) and `gathered_sum_squares`: see tts::compress; the CUDA sweep gathers on
+// the device and ignores both.
 tts::CompressResult BackendCompress(const tts::ArrayView& a, const tts::QttLayout& layout, const tts::SvdOptions& opt,
-                                    double* gathered = nullptr);
+                                    double* gathered = nullptr,
+                                    double gathered_sum_squares = std::numeric_limits<double>::quiet_NaN());
 tts::Fingerprint BackendReconstruct(const tts::TensorTrain& tt, const tts::QttLayout& layout,
                                     const tts::MutableArrayView& out, const tts::ArrayView& ref);
 // <q, c_j> for the candidates whose cores are resident on a device (GPU core placement), NaN for

@@ -13,8 +13,8 @@ Napi::Value SetThreads(const Napi::CallbackInfo& info);   // (n) -> undefined; 0
 // (trimThresholdBytes, mmapThresholdBytes) -> applied: glibc malloc's settings for the process
 Napi::Value RetainFreedMemory(const Napi::CallbackInfo& info);
 
-Napi::Value Compress(const Napi::CallbackInfo& info);     // (data, dtype, shape, {tolerance, maxRank?, layout?, gathered?})
-Napi::Value Widen(const Napi::CallbackInfo& info);        // (src, dtype, dst: Float64Array, dstOffset)
+Napi::Value Compress(const Napi::CallbackInfo& info);     // (data, dtype, shape, {tolerance, maxRank?, layout?, gathered?, gatheredSumSquares?})
+Napi::Value Widen(const Napi::CallbackInfo& info);        // (src, dtype, dst: Float64Array, dstOffset, lanes?: Float64Array(16))
 Napi::Value Reconstruct(const Napi::CallbackInfo& info);  // (tt, shape, layout, dtype, reference?)
 Napi::Value Fingerprint(const Napi::CallbackInfo& info);  // (tt, shape, layout, reference, dtype)
 

@@ -1,9 +1,13 @@
-// compress(data, dtype, shape, {tolerance, maxRank?, layout?, gathered?}) -> Promise<CompressResult>.
+// compress(data, dtype, shape, {tolerance, maxRank?, layout?, gathered?, gatheredSumSquares?})
+//   -> Promise<CompressResult>.
 // The input bytes are read in place on the worker thread; the cores come back in one external
 // ArrayBuffer (Float32Array cores when the core chose float32, else Float64Array). `gathered`: a
 // Float64Array of the input's values in C order, converted by the caller (while the upload arrived),
 // which the first sweep takes as its workspace and overwrites; row_major layouts only, where mode
-// order is C order.
+// order is C order. `gatheredSumSquares`: the sum of the squares of `gathered`'s values, taken while
+// converting (widen's lanes), which spares the sweep that pass.
+#include <limits>
+
 #include "backend.hpp"
 #include "bindings.hpp"
 #include "worker.hpp"
@@ -14,15 +18,15 @@ namespace {
 class CompressWorker : public PromiseWorker {
  public:
   CompressWorker(Napi::Env env, Bytes data, tts::DType dtype, tts::QttLayout layout, tts::SvdOptions opt,
-                 double* gathered)
+                 double* gathered, double gathered_sum_squares)
       : PromiseWorker(env, "ttstore.compress"), data_(data), dtype_(dtype), layout_(std::move(layout)), opt_(opt),
-        gathered_(gathered) {}
+        gathered_(gathered), gathered_sum_squares_(gathered_sum_squares) {}
   using PromiseWorker::keep_;
 
  protected:
   void Run() override {
     tts::ArrayView a{data_.data, dtype_, layout_.numel()};
-    tts::CompressResult r = BackendCompress(a, layout_, opt_, gathered_);
+    tts::CompressResult r = BackendCompress(a, layout_, opt_, gathered_, gathered_sum_squares_);
     fingerprint_ = r.fingerprint;
     compressible_ = r.compressible;
     stored_bytes_ = r.tt.stored_bytes();
@@ -45,6 +49,7 @@ class CompressWorker : public PromiseWorker {
   tts::QttLayout layout_;
   tts::SvdOptions opt_;
   double* gathered_;
+  double gathered_sum_squares_;
   tts::Fingerprint fingerprint_;
   bool compressible_ = false;
   int64_t stored_bytes_ = 0;
@@ -76,7 +81,15 @@ Napi::Value Compress(const Napi::CallbackInfo& info) {
     }
     gathered = f.Data();
   }
-  auto w = std::make_unique<CompressWorker>(env, data, dtype, std::move(layout), opt, gathered);
+  double gathered_sum_squares = std::numeric_limits<double>::quiet_NaN();
+  const Napi::Value gs = info[3].As<Napi::Object>().Get("gatheredSumSquares");
+  if (!gs.IsUndefined()) {
+    if (gathered == nullptr) ThrowTypeError(env, "options.gatheredSumSquares needs options.gathered");
+    if (!gs.IsNumber()) ThrowTypeError(env, "options.gatheredSumSquares must be a number");
+    gathered_sum_squares = gs.As<Napi::Number>().DoubleValue();
+    if (gathered_sum_squares < 0) ThrowRangeError(env, "options.gatheredSumSquares must not be negative");
+  }
+  auto w = std::make_unique<CompressWorker>(env, data, dtype, std::move(layout), opt, gathered, gathered_sum_squares);
   w->keep_.Add(env, info[0]);
   if (gathered != nullptr) w->keep_.Add(env, g);
   return Launch(std::move(w));

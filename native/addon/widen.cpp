@@ -1,6 +1,8 @@
-// widen(src, dtype, dst, dstOffset) -> Promise<void>: the elements of `src` (a whole number of
-// `dtype` elements) as float64 into dst[dstOffset, dstOffset + n), on a worker thread. The server
-// converts an upload this way while it arrives, into compress()'s `gathered` (tts::widen).
+// widen(src, dtype, dst, dstOffset, lanes?) -> Promise<void>: the elements of `src` (a whole number
+// of `dtype` elements) as float64 into dst[dstOffset, dstOffset + n), on a worker thread. The server
+// converts an upload this way while it arrives, into compress()'s `gathered` (tts::widen). `lanes`
+// (a Float64Array of 16) takes each value's square in lane (dstOffset + i) mod 16: converted in
+// order, the pieces' lanes total compress()'s `gatheredSumSquares`.
 #include "bindings.hpp"
 #include "worker.hpp"
 
@@ -9,12 +11,12 @@ namespace {
 
 class WidenWorker : public PromiseWorker {
  public:
-  WidenWorker(Napi::Env env, Bytes src, tts::DType dtype, int64_t n, double* dst)
-      : PromiseWorker(env, "ttstore.widen"), src_(src), dtype_(dtype), n_(n), dst_(dst) {}
+  WidenWorker(Napi::Env env, Bytes src, tts::DType dtype, int64_t n, double* dst, double* lanes, int64_t first)
+      : PromiseWorker(env, "ttstore.widen"), src_(src), dtype_(dtype), n_(n), dst_(dst), lanes_(lanes), first_(first) {}
   using PromiseWorker::keep_;
 
  protected:
-  void Run() override { tts::widen(src_.data, dtype_, n_, dst_); }
+  void Run() override { tts::widen(src_.data, dtype_, n_, dst_, lanes_, first_); }
   Napi::Value Result(Napi::Env env) override { return env.Undefined(); }
 
  private:
@@ -22,6 +24,8 @@ class WidenWorker : public PromiseWorker {
   tts::DType dtype_;
   int64_t n_;
   double* dst_;
+  double* lanes_;
+  int64_t first_;
 };
 
 }  // namespace
@@ -45,9 +49,22 @@ Napi::Value Widen(const Napi::CallbackInfo& info) {
     ThrowRangeError(env, std::to_string(n) + " elements at dstOffset " + std::to_string(offset) +
                              " overrun dst of " + std::to_string(dst.ElementLength()));
   }
-  auto w = std::make_unique<WidenWorker>(env, src, dtype, n, dst.Data() + offset);
+  double* lanes = nullptr;
+  if (!info[4].IsUndefined()) {
+    if (!info[4].IsTypedArray() || info[4].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
+      ThrowTypeError(env, "lanes must be a Float64Array");
+    }
+    Napi::Float64Array l = info[4].As<Napi::Float64Array>();
+    if (l.ElementLength() != static_cast<std::size_t>(tts::kSquareLanes)) {
+      ThrowRangeError(env, "lanes holds " + std::to_string(l.ElementLength()) + " values, not " +
+                               std::to_string(tts::kSquareLanes));
+    }
+    lanes = l.Data();
+  }
+  auto w = std::make_unique<WidenWorker>(env, src, dtype, n, dst.Data() + offset, lanes, offset);
   w->keep_.Add(env, info[0]);
   w->keep_.Add(env, info[2]);
+  if (lanes != nullptr) w->keep_.Add(env, info[4]);
   return Launch(std::move(w));
 }
 

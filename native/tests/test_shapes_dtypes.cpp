@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <tuple>
 
 #include "check.hpp"
 #include "tt_testing.hpp"
@@ -271,6 +272,71 @@ TEST(a_pregathered_workspace_gives_the_same_train_and_is_checked_against_the_inp
   x[77] = std::numeric_limits<float>::quiet_NaN();
   std::vector<double> bad(x.begin(), x.end());
   CHECK_THROWS(InvalidArgument, compress(a, L, opt, {}, bad.data()), "NaN) at flat index 77 (index [0, 77])");
+}
+
+// widen()'s square lanes: however the input is cut into pieces (converted in order), every lane adds
+// its elements in the same order, so the total has the same bits as one piece's, for every dtype;
+// compress() given that total skips its own pass and keeps the same train.
+TEST(widen_square_lanes_total_the_same_bits_however_the_input_is_cut) {
+  const int64_t n = 12288 + 7;  // not a whole number of lane rows
+  std::vector<float> x(static_cast<std::size_t>(n));
+  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(std::sin(0.013 * i) * 3.0 + 0.001 * i);
+  std::vector<double> one(static_cast<std::size_t>(n));
+  double lanes_one[kSquareLanes] = {};
+  widen(x.data(), DType::F32, n, one.data(), lanes_one, 0);
+  long double exact = 0;
+  for (float v : x) exact += static_cast<long double>(v) * v;
+  const double total = sum_square_lanes(lanes_one);
+  CHECK(std::fabs(total - static_cast<double>(exact)) <= 1e-13 * total);
+  for (int64_t first_step : {1, 5, 16, 33, 1000}) {
+    std::vector<double> w(static_cast<std::size_t>(n), -1.0);
+    double lanes[kSquareLanes] = {};
+    for (int64_t start = 0, step = first_step; start < n; start += step, step = step * 2 + 3) {
+      const int64_t count = std::min(step, n - start);
+      widen(x.data() + start, DType::F32, count, w.data() + start, lanes, start);
+    }
+    CHECK(w == one);
+    CHECK(std::memcmp(lanes, lanes_one, sizeof lanes) == 0);
+  }
+  // float64 and an integer dtype (the generic path) cut in pieces: the same bits as one piece
+  std::vector<double> x64(one);
+  std::vector<int16_t> x16(static_cast<std::size_t>(n));
+  for (int64_t i = 0; i < n; ++i) x16[i] = static_cast<int16_t>((i * 37) % 2001 - 1000);
+  for (const auto& [src, dtype, size] : {std::tuple<const void*, DType, int64_t>{x64.data(), DType::F64, 8},
+                                         std::tuple<const void*, DType, int64_t>{x16.data(), DType::I16, 2}}) {
+    std::vector<double> w1(static_cast<std::size_t>(n)), w2(static_cast<std::size_t>(n));
+    double l1[kSquareLanes] = {}, l2[kSquareLanes] = {};
+    widen(src, dtype, n, w1.data(), l1, 0);
+    for (int64_t start = 0, step = 3; start < n; start += step, step = step * 2 + 1) {
+      const int64_t count = std::min(step, n - start);
+      widen(static_cast<const unsigned char*>(src) + start * size, dtype, count, w2.data() + start, l2, start);
+    }
+    CHECK(w1 == w2);
+    CHECK(std::memcmp(l1, l2, sizeof l1) == 0);
+  }
+
+  const std::vector<int64_t> shape{96, 128};
+  const QttLayout L = make_layout(shape, LayoutKind::RowMajor);
+  const int64_t m = L.numel();
+  const ArrayView a{x.data(), DType::F32, m};
+  const SvdOptions opt{1e-6, 0};
+  const CompressResult plain = compress(a, L, opt);
+  std::vector<double> w(static_cast<std::size_t>(m));
+  double lanes[kSquareLanes] = {};
+  for (int64_t start = 0, step = 7; start < m; start += step, step = step * 3 + 1) {
+    const int64_t count = std::min(step, m - start);
+    widen(x.data() + start, DType::F32, count, w.data() + start, lanes, start);
+  }
+  const CompressResult pre = compress(a, L, opt, {}, w.data(), sum_square_lanes(lanes));
+  CHECK(pre.tt.ranks == plain.tt.ranks && pre.tt.f32 == plain.tt.f32);
+  CHECK(pre.fingerprint.relative_error <= opt.tol);
+  CHECK(std::fabs(pre.fingerprint.reference_norm - plain.fingerprint.reference_norm) <= 1e-14 * plain.fingerprint.reference_norm);
+  // a NaN makes the total NaN: compress then converts the input itself and names the element
+  x[100] = std::numeric_limits<float>::quiet_NaN();
+  double bad_lanes[kSquareLanes] = {};
+  widen(x.data(), DType::F32, m, w.data(), bad_lanes, 0);
+  CHECK(std::isnan(sum_square_lanes(bad_lanes)));
+  CHECK_THROWS(InvalidArgument, compress(a, L, opt, {}, w.data(), sum_square_lanes(bad_lanes)), "NaN) at flat index 100");
 }
 
 TEST_MAIN()

@@ -17,8 +17,23 @@ export const GATHER_MIN_BYTES = 1 << 20;
 /** Convert in pieces of at least this many new bytes (fewer, larger tasks). */
 const STEP_BYTES = 1 << 20;
 
-/** The engine's widen: `src`'s elements as float64 into dst from dstOffset, off the event loop. */
-export type Widen = (src: Uint8Array, dtype: DType, dst: Float64Array, dstOffset: number) => Promise<void>;
+/**
+ * The engine's widen: `src`'s elements as float64 into dst from dstOffset, each square added to
+ * lanes[(dstOffset + i) mod 16], off the event loop.
+ */
+export type Widen = (src: Uint8Array, dtype: DType, dst: Float64Array, dstOffset: number, lanes: Float64Array) => Promise<void>;
+
+/** The converted upload: its values in C order, and the sum of their squares (taken on the way). */
+export interface GatheredValues {
+  values: Float64Array;
+  /**
+   * The square lanes' total: the same bits however the upload's chunks arrived, since the pieces
+   * are converted one at a time, in order (the engine's compress takes it as gatheredSumSquares).
+   */
+  sumSquares: number;
+}
+
+const SQUARE_LANES = 16;
 
 /** Default bytes of workspaces held by uploads at once (a 256 MiB float32 upload takes 512 MiB). */
 export const GATHER_BUDGET_BYTES = 1 << 30;
@@ -61,6 +76,7 @@ export class NpyGather {
   /** undefined: header not seen yet; null: not converting this upload. */
   private header: { dataOffset: number; dtype: DType; itemsize: 4 | 8; n: number } | null | undefined = undefined;
   private workspace: Float64Array | null = null;
+  private readonly lanes = new Float64Array(SQUARE_LANES);
   private handedOut = 0; // elements given to a conversion
   // One conversion at a time: while one runs, the body's progress waits here, and the next piece
   // takes everything that arrived meanwhile. With a piece per MiB on the pool's threads at once, the
@@ -92,7 +108,7 @@ export class NpyGather {
     this.workspace ??= new Float64Array(this.opts.pool.acquire(h.n * 8).buffer, 0, h.n);
     const start = h.dataOffset + this.handedOut * h.itemsize;
     const piece = body.subarray(start, start + (available - this.handedOut) * h.itemsize);
-    const done = this.opts.widen(piece, h.dtype, this.workspace, this.handedOut).catch(() => {
+    const done = this.opts.widen(piece, h.dtype, this.workspace, this.handedOut, this.lanes).catch(() => {
       this.failed = true; // the engine converts the input itself then
     });
     this.handedOut = available;
@@ -105,9 +121,12 @@ export class NpyGather {
   }
 
   /** Every element as float64 in C order once all arrived and are converted; null when not converting. */
-  async finish(): Promise<Float64Array | null> {
+  async finish(): Promise<GatheredValues | null> {
     await this.settled();
-    return this.header && !this.failed && this.handedOut === this.header.n ? this.workspace : null;
+    if (!this.header || this.failed || this.handedOut !== this.header.n || !this.workspace) return null;
+    let sumSquares = 0;
+    for (let j = 0; j < SQUARE_LANES; j++) sumSquares += this.lanes[j]!; // in lane order, as the engine's sum_square_lanes
+    return { values: this.workspace, sumSquares };
   }
 
   /** Resolves once no piece is in flight (nothing reads the body any more). */

@@ -13,6 +13,8 @@ export interface Payload {
    * codec/npy-gather.ts); the engine may take it as its workspace and overwrite it.
    */
   gathered?: Float64Array;
+  /** The sum of the squares of `gathered`'s values, taken while converting (spares the engine a pass). */
+  gatheredSumSquares?: number;
 }
 
 /**

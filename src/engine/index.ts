@@ -56,8 +56,8 @@ export const engine: Engine = {
   },
 
   /** `src`'s elements (a whole number of `dtype`) as float64 into dst from dstOffset; off-thread. */
-  widen(src: ArrayBytes, dtype: DType, dst: Float64Array, dstOffset: number): Promise<void> {
-    return settle(() => native().widen(src, dtype, dst, dstOffset));
+  widen(src: ArrayBytes, dtype: DType, dst: Float64Array, dstOffset: number, lanes?: Float64Array): Promise<void> {
+    return settle(() => native().widen(src, dtype, dst, dstOffset, lanes));
   },
 
   /**

@@ -12,9 +12,9 @@ export interface NativeAddon {
   retainFreedMemory(trimThresholdBytes: number, mmapThresholdBytes: number): boolean;
   compress(
     data: ArrayBytes, dtype: DType, shape: number[],
-    opts: { tolerance: number; maxRank?: number; layout?: LayoutName; gathered?: Float64Array },
+    opts: { tolerance: number; maxRank?: number; layout?: LayoutName; gathered?: Float64Array; gatheredSumSquares?: number },
   ): Promise<CompressResult>;
-  widen(src: ArrayBytes, dtype: DType, dst: Float64Array, dstOffset: number): Promise<void>;
+  widen(src: ArrayBytes, dtype: DType, dst: Float64Array, dstOffset: number, lanes?: Float64Array): Promise<void>;
   reconstruct(
     tt: TensorTrain, shape: number[], layout: LayoutName, dtype: DType, reference?: ArrayBytes, out?: Uint8Array,
   ): Promise<{ data: Uint8Array; fingerprint?: Fingerprint }>;

@@ -51,6 +51,12 @@ export interface CompressOptions {
    * against `data`.
    */
   gathered?: Float64Array;
+  /**
+   * The sum of the squares of `gathered`'s values, when the caller took it while converting (widen's
+   * lanes, added in lane order): spares the sweep that pass. It sets the truncation threshold, so it
+   * must be that sum; NaN or Inf (a non-finite value) makes the engine convert the input itself.
+   */
+  gatheredSumSquares?: number;
 }
 
 export interface CompressResult {
@@ -157,9 +163,11 @@ export interface Engine {
   /**
    * compress()'s first step done ahead, piece by piece: `src`'s elements (a whole number of `dtype`)
    * as float64 into dst[dstOffset, ...), off the event loop. An input converted this way in C order
-   * is compress()'s `gathered`.
+   * is compress()'s `gathered`. With `lanes` (16 running sums), the square of element i of the piece
+   * is added to lanes[(dstOffset + i) mod 16]: pieces converted in order give lanes whose total (in
+   * lane order) has the same bits however the input was cut, compress()'s `gatheredSumSquares`.
    */
-  widen(src: ArrayBytes, dtype: DType, dst: Float64Array, dstOffset: number): Promise<void>;
+  widen(src: ArrayBytes, dtype: DType, dst: Float64Array, dstOffset: number, lanes?: Float64Array): Promise<void>;
 
   /**
    * Dense C-order array of `dtype` (integers rounded half to even and saturated, bool >= 0.5) as raw

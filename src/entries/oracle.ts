@@ -82,6 +82,8 @@ export interface OracleInput {
   data: Buffer;
   /** The elements as float64 in C order, when already converted: the engine's first workspace. */
   gathered?: Float64Array;
+  /** The sum of the squares of `gathered`'s values, when known. */
+  gatheredSumSquares?: number;
 }
 
 // Dtypes whose every value float64 holds exactly: for them a zero max_abs_error (measured after the
@@ -143,7 +145,10 @@ export async function chooseRepresentation(input: OracleInput, target: Target, o
   let result: CompressResult;
   try {
     const compressOpts: CompressOptions = blob || exactMode || target.maxRank === undefined ? { tolerance } : { tolerance, maxRank: target.maxRank };
-    if (input.gathered) compressOpts.gathered = input.gathered;
+    if (input.gathered) {
+      compressOpts.gathered = input.gathered;
+      if (input.gatheredSumSquares !== undefined) compressOpts.gatheredSumSquares = input.gatheredSumSquares;
+    }
     result = await run(() => opts.engine.compress(input.data, input.dtype, input.shape, compressOpts));
   } catch (err) {
     // The engine rejects non-finite input (NaN, Inf) as invalid; such data is kept as it is (and so is

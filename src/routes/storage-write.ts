@@ -56,7 +56,7 @@ export function putHandler(deps: StorageDeps): Middleware {
   const parse = jsonParser(deps.jsonLimit);
   const max = deps.config.maxPayloadBytes;
   const budget = new GatherBudget();
-  const widen: Widen = (src, dtype, dst, offset) => deps.engine.widen(src, dtype, dst, offset);
+  const widen: Widen = (src, dtype, dst, offset, lanes) => deps.engine.widen(src, dtype, dst, offset, lanes);
   return async function put(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
     const type = ctx.is(NPY_TYPE, BLOB_TYPE);
@@ -84,7 +84,10 @@ export function putHandler(deps: StorageDeps): Middleware {
         pooled = await readRawBody(ctx, limit, deps.buffers, gather ?? undefined);
         payload = await decodePayload(pooled, blob);
         const gathered = await gather?.finish();
-        if (gathered) payload.gathered = gathered;
+        if (gathered) {
+          payload.gathered = gathered.values;
+          payload.gatheredSumSquares = gathered.sumSquares;
+        }
       } catch (err) {
         await gather?.release(); // its conversions read the body: settled before the body goes back
         if (pooled) deps.buffers.release(pooled);

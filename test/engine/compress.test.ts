@@ -137,6 +137,24 @@ describe('engine: compress', function () {
     await invalid({ gathered: new Float32Array(256) }, TypeError, 'Float64Array');
     await invalid({ gathered: new Float64Array(255) }, RangeError, '255');
     await invalid({ gathered: new Float64Array(256), layout: 'interleaved' }, RangeError, 'row_major');
+    await invalid({ gatheredSumSquares: 1 }, TypeError, 'needs options.gathered');
+    await invalid({ gathered: Float64Array.from(x), gatheredSumSquares: '1' }, TypeError, 'must be a number');
+    await invalid({ gathered: Float64Array.from(x), gatheredSumSquares: -1 }, RangeError, 'must not be negative');
+  });
+
+  it('adds each widened value\'s square to its lane, and refuses lanes that are not 16 float64s', async function () {
+    const dst = new Float64Array(40);
+    const lanes = new Float64Array(16);
+    const src = Float32Array.from({ length: 40 }, (_, i) => i - 20.5);
+    await engine.widen(src.subarray(0, 3), 'float32', dst, 0, lanes);
+    await engine.widen(src.subarray(3), 'float32', dst, 3, lanes);
+    const expected = new Float64Array(16);
+    src.forEach((v, i) => { expected[i % 16]! += v * v; });
+    expect(Array.from(lanes)).to.deep.equal(Array.from(expected));
+    for (const bad of [new Float64Array(15), new Float32Array(16), [0, 0]]) {
+      const err = await engine.widen(src, 'float32', dst, 0, bad as never).then(() => null, (e: Error & { code?: string }) => e);
+      expect(err).to.be.instanceOf(Error).with.property('code', 'ERR_TTS_INVALID');
+    }
   });
 
   describe('round trip of every dtype', function () {

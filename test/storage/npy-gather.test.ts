@@ -9,7 +9,7 @@ import { GATHER_MIN_BYTES, GatherBudget, NpyGather, type Widen } from '../../src
 import { engine } from '../../src/engine/index.js';
 import type { DType } from '../../src/engine/types.js';
 
-const widen: Widen = (src, dtype, dst, offset) => engine.widen(src, dtype, dst, offset);
+const widen: Widen = (src, dtype, dst, offset, lanes) => engine.widen(src, dtype, dst, offset, lanes);
 
 const pool = () => new BufferPool({ maxIdleBytes: 256 << 20, minBytes: 1 << 20 });
 
@@ -42,7 +42,7 @@ describe('storage: .npy uploads converted while they arrive', () => {
         const p = pool();
         const g = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length });
         feed(g, p, body, sizes);
-        const out = await g.finish();
+        const out = (await g.finish())?.values;
         expect(out, `chunks ${sizes}`).to.be.instanceOf(Float64Array);
         expect(out!.length).to.equal(n);
         expect(Buffer.from(out!.buffer, 0, n * 8).equals(Buffer.from(Float64Array.from(src).buffer))).to.equal(true);
@@ -58,7 +58,7 @@ describe('storage: .npy uploads converted while they arrive', () => {
     const p = pool();
     const g = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length });
     feed(g, p, body, [65536]);
-    expect((await g.finish())).to.deep.equal(Float64Array.from(src));
+    expect((await g.finish())?.values).to.deep.equal(Float64Array.from(src));
   });
 
   const leftAlone: Array<[string, () => Buffer]> = [
@@ -97,12 +97,12 @@ describe('storage: .npy uploads converted while they arrive', () => {
     let running = 0;
     let most = 0;
     const pieces: number[] = [];
-    const slow: Widen = async (piece, dtype, dst, offset) => {
+    const slow: Widen = async (piece, dtype, dst, offset, lanes) => {
       running++;
       most = Math.max(most, running);
       pieces.push(piece.length);
       await new Promise((r) => setTimeout(r, 5));
-      await engine.widen(piece, dtype, dst, offset);
+      await engine.widen(piece, dtype, dst, offset, lanes);
       running--;
     };
     const g = new NpyGather({ pool: p, widen: slow, budget: new GatherBudget(), total: body.length });
@@ -114,11 +114,47 @@ describe('storage: .npy uploads converted while they arrive', () => {
       g.observe(whole, received);
       await new Promise((r) => setImmediate(r)); // chunks arrive over several turns, as from a socket
     }
-    const out = await g.finish();
+    const out = (await g.finish())?.values;
     expect(most).to.equal(1);
     expect(pieces.reduce((a, b) => a + b, 0)).to.equal(4 * n * 4);
     expect(pieces.length, `pieces ${pieces}`).to.be.below(8);
     expect(Buffer.from(out!.buffer, 0, 4 * n * 8).equals(Buffer.from(Float64Array.from(src).buffer))).to.equal(true);
+    await g.release();
+  });
+
+  it('sums the squares on the way, to the same bits however the chunks arrived', async () => {
+    const src = new Float32Array(values(n));
+    const body = encodeNpy('float32', [n], Buffer.from(src.buffer));
+    let exact = 0; // a reference in a different order: equal to rounding
+    for (const v of src) exact += v * v;
+    const sums = new Set<number>();
+    for (const sizes of [[65536], [1, 7, 4093, 65537, 1 << 20], [3, 1 << 20, 5], [body.length]]) {
+      const p = pool();
+      const g = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length });
+      feed(g, p, body, sizes);
+      const out = await g.finish();
+      expect(out!.sumSquares).to.be.closeTo(exact, exact * 1e-12);
+      sums.add(out!.sumSquares);
+      await g.release();
+    }
+    expect(sums.size, `sums ${[...sums]}`).to.equal(1);
+  });
+
+  it('passes the sum with the values to compress, which keeps the train it makes without it', async () => {
+    const [rows, cols] = [512, 1024];
+    const src = new Float32Array(rows * cols);
+    for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) src[i * cols + j] = Math.sin(3 * i / rows + 2 * j / cols);
+    const body = encodeNpy('float32', [rows, cols], Buffer.from(src.buffer));
+    const p = pool();
+    const g = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length });
+    feed(g, p, body, [65536, 3]);
+    const out = (await g.finish())!;
+    const plain = await engine.compress(src, 'float32', [rows, cols], { tolerance: 1e-6 });
+    const pre = await engine.compress(src, 'float32', [rows, cols], { tolerance: 1e-6, gathered: out.values, gatheredSumSquares: out.sumSquares });
+    expect(pre.tt.ranks).to.deep.equal(plain.tt.ranks);
+    const bytes = (c: Float32Array | Float64Array) => Buffer.from(c.buffer, c.byteOffset, c.byteLength);
+    pre.tt.cores.forEach((c, k) => expect(bytes(c).equals(bytes(plain.tt.cores[k]!)), `core ${k}`).to.equal(true));
+    expect(pre.fingerprint).to.deep.equal(plain.fingerprint);
     await g.release();
   });
 
@@ -159,7 +195,7 @@ describe('storage: .npy uploads converted while they arrive', () => {
     const second = new NpyGather({ pool: p, widen, budget, total: body.length });
     feed(first, p, body, [65536]);
     feed(second, p, body, [65536]);
-    expect(await first.finish()).to.be.instanceOf(Float64Array);
+    expect((await first.finish())?.values).to.be.instanceOf(Float64Array);
     expect(await second.finish(), 'over the budget: left to the engine').to.equal(null);
     expect(budget.bytesInUse).to.equal(n * 8);
     await first.release();
@@ -167,7 +203,7 @@ describe('storage: .npy uploads converted while they arrive', () => {
     expect(budget.bytesInUse).to.equal(0);
     const third = new NpyGather({ pool: p, widen, budget, total: body.length });
     feed(third, p, body, [65536]);
-    expect(await third.finish()).to.be.instanceOf(Float64Array);
+    expect((await third.finish())?.values).to.be.instanceOf(Float64Array);
     await third.release();
   });
 });

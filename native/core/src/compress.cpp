@@ -76,7 +76,7 @@ CompressResult choose_cores(const SvdOptions& opt, int64_t original_bytes,
 }  // namespace detail
 
 CompressResult compress(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
-                        const ProgressFn& progress, double* gathered) {
+                        const ProgressFn& progress, double* gathered, double gathered_sum_squares) {
   detail::check_svd_options(opt);
   detail::check_array(a, layout, "array");
   const int64_t original_bytes = a.numel * static_cast<int64_t>(dtype_size(a.dtype));
@@ -86,6 +86,7 @@ CompressResult compress(const ArrayView& a, const QttLayout& layout, const SvdOp
         detail::SvdRun run;
         run.abort_core_bytes = original_bytes;
         run.pregathered = attempt == 0 ? gathered : nullptr;  // the first sweep consumes it
+        run.pregathered_sum_squares = gathered_sum_squares;
         ProgressFn step_progress;
         if (progress) {
           step_progress = [&progress, attempt](double f) { progress(0.9 * (attempt + f) / (attempt + 1)); };

@@ -19,6 +19,8 @@ struct SvdRun {
   // In: when set, a's numel values already gathered (float64, mode order); the sweep works in this
   // buffer, overwriting it, instead of gathering into one of its own.
   double* pregathered = nullptr;
+  // In: when finite, the sum of squares of pregathered's values (spares the sweep that pass).
+  double pregathered_sum_squares = std::numeric_limits<double>::quiet_NaN();
   // Out.
   double norm = 0;          // ||A||_F
   double discarded_sq = 0;  // sum of the discarded sigma^2 over the steps: ||A - TT||^2 in exact arithmetic

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 
 #include "ttstore/layout.hpp"
 
@@ -77,14 +78,26 @@ struct CompressResult {
 // `gathered`, when given, holds a's numel values already converted to float64 in the layout's mode
 // order (for row_major that is C order), e.g. converted while the input was still arriving: the first
 // sweep takes it as its workspace instead of converting a itself, and overwrites it. Fingerprints
-// are still measured against a.
+// are still measured against a. `gathered_sum_squares`, when finite, is the sum of the squares of
+// `gathered`'s values (widen()'s square lanes, totalled by sum_square_lanes), which spares the sweep
+// that pass; it must be that sum, since it sets the truncation threshold.
 CompressResult compress(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
-                        const ProgressFn& progress = {}, double* gathered = nullptr);
+                        const ProgressFn& progress = {}, double* gathered = nullptr,
+                        double gathered_sum_squares = std::numeric_limits<double>::quiet_NaN());
 
 // compress()'s first step done ahead, piece by piece: n elements of `dtype` at `src` (any alignment)
 // as float64 into dst[0, n), in the order given. An input converted this way in C order, as it
 // arrives, is compress()'s `gathered` for a row_major layout.
-void widen(const void* src, DType dtype, int64_t n, double* dst);
+//
+// With `lanes` (kSquareLanes running sums), the square of the piece's element i is also added to
+// lanes[(first + i) mod kSquareLanes], where `first` is the piece's index in the whole input. When
+// the pieces are converted in order, each lane adds its elements in the same order however the
+// input was cut, so sum_square_lanes() gives the same bits for any cut: compress()'s
+// gathered_sum_squares, taken while the input arrived.
+inline constexpr int kSquareLanes = 16;
+void widen(const void* src, DType dtype, int64_t n, double* dst, double* lanes = nullptr, int64_t first = 0);
+// The lanes' sum, added in a fixed order.
+double sum_square_lanes(const double* lanes);
 
 // Rebuild the dense array (mode order mapped back to C order through the layout) into `out`
 // (cast to out.dtype as above) and, when `ref` has data, measure the fingerprint against it in the
