@@ -1,6 +1,6 @@
 // The functions the addon exports, one file per operation. Each takes JS arguments, validates them
-// on the main thread and either answers at once (info, layoutFor, setThreads, retainFreedMemory) or returns a Promise
-// settled by a worker (everything that touches array data or core values).
+// on the main thread and either answers at once (info, layoutFor, setThreads, retainFreedMemory) or
+// returns a Promise settled by a worker (everything that touches array data or core values).
 #pragma once
 
 #include "napi_env.hpp"
