@@ -1,5 +1,6 @@
 // A put's payload (CONTRACT.md section 2): an .npy array, or any other bytes as a 1-D uint8 blob.
 import type { DType } from '../engine/types.js';
+import type { GatheredValues } from './npy-gather.js';
 import { decodeNpy, isNpy } from './npy.js';
 
 export interface Payload {
@@ -9,12 +10,11 @@ export interface Payload {
   /** C-order little-endian element bytes; a blob's bytes as given. */
   data: Buffer;
   /**
-   * The elements already converted to float64, in C order (an upload converted while it arrived,
-   * codec/npy-gather.ts); the engine may take it as its workspace and overwrite it.
+   * The elements already converted to float64, in C order, and the sum of their squares (an upload
+   * converted while it arrived, codec/npy-gather.ts); the engine may take the values as its
+   * workspace and overwrite them.
    */
-  gathered?: Float64Array;
-  /** The sum of the squares of `gathered`'s values, taken while converting (spares the engine a pass). */
-  gatheredSumSquares?: number;
+  gathered?: GatheredValues;
 }
 
 /**

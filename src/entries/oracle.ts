@@ -1,6 +1,7 @@
 // The Oracle's policy (CONTRACT.md section 3): which fidelity target a put asks for, and which of the
 // four verdicts the measured reconstruction earns. It compresses, measures, and decides; it never
 // assumes a verdict. Whatever would lose data beyond the target is stored as it is (passthrough).
+import type { GatheredValues } from '../codec/npy-gather.js';
 import { badRequest } from '../errors.js';
 import { ITEM_SIZE, type CompressOptions, type CompressResult, type DType, type Engine, type Fingerprint, type LayoutName, type TensorTrain } from '../engine/types.js';
 
@@ -80,10 +81,8 @@ export interface OracleInput {
   shape: number[];
   /** C-order little-endian element bytes (a blob: its bytes). */
   data: Buffer;
-  /** The elements as float64 in C order, when already converted: the engine's first workspace. */
-  gathered?: Float64Array;
-  /** The sum of the squares of `gathered`'s values, when known. */
-  gatheredSumSquares?: number;
+  /** The elements as float64 in C order and their sum of squares, when already converted: the engine's first workspace. */
+  gathered?: GatheredValues;
 }
 
 // Dtypes whose every value float64 holds exactly: for them a zero max_abs_error (measured after the
@@ -146,8 +145,8 @@ export async function chooseRepresentation(input: OracleInput, target: Target, o
   try {
     const compressOpts: CompressOptions = blob || exactMode || target.maxRank === undefined ? { tolerance } : { tolerance, maxRank: target.maxRank };
     if (input.gathered) {
-      compressOpts.gathered = input.gathered;
-      if (input.gatheredSumSquares !== undefined) compressOpts.gatheredSumSquares = input.gatheredSumSquares;
+      compressOpts.gathered = input.gathered.values;
+      compressOpts.gatheredSumSquares = input.gathered.sumSquares;
     }
     result = await run(() => opts.engine.compress(input.data, input.dtype, input.shape, compressOpts));
   } catch (err) {

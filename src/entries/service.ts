@@ -161,8 +161,7 @@ export class EntryService {
     // An upload converted while it arrived is in C order: the engine's mode order for row_major only.
     const gathered = shapeLayout.layout === 'row_major' ? payload.gathered : undefined;
     const normOf = (p: Payload) => denseNorm(this.engine, p.data, p.dtype, p.shape, shapeLayout.layout, shapeLayout.modes);
-    const gatheredSumSquares = gathered ? payload.gatheredSumSquares : undefined;
-    const rep = await chooseRepresentation({ ...payload, gathered, gatheredSumSquares }, target, {
+    const rep = await chooseRepresentation({ ...payload, gathered }, target, {
       engine: this.engine,
       compressionThresholdBytes: this.opts.compressionThresholdBytes,
       run: this.runCompression,

@@ -84,10 +84,7 @@ export function putHandler(deps: StorageDeps): Middleware {
         pooled = await readRawBody(ctx, limit, deps.buffers, gather ?? undefined);
         payload = await decodePayload(pooled, blob);
         const gathered = await gather?.finish();
-        if (gathered) {
-          payload.gathered = gathered.values;
-          payload.gatheredSumSquares = gathered.sumSquares;
-        }
+        if (gathered) payload.gathered = gathered;
       } catch (err) {
         await gather?.release(); // its conversions read the body: settled before the body goes back
         if (pooled) deps.buffers.release(pooled);
