@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { engine } from '../src/engine/index.js';
 import { encodeNpy } from '../src/codec/npy.js';
 import { applyMallocSettings } from '../src/process-memory.js';
-import { startServer } from '../test/helpers/server.js';
+import { logRecords, startServer } from '../test/helpers/server.js';
 import { createTenant } from '../test/helpers/tenants.js';
 
 const N = 2048; // 2048 x 2048 float32 = 16 MiB
@@ -145,17 +145,9 @@ class LoadConnection {
   }
 }
 
-/** duration_ms of the server's last request log line for `method` (server-side time of a request). */
-function lastDuration(logs: string[], method: string): number {
-  for (let i = logs.length - 1; i >= 0; i--) {
-    try {
-      const rec = JSON.parse(logs[i]!) as { msg?: string; method?: string; duration_ms?: number };
-      if (rec.msg === 'request' && rec.method === method && typeof rec.duration_ms === 'number') return rec.duration_ms;
-    } catch {
-      /* not JSON */
-    }
-  }
-  return NaN;
+/** duration_ms of the server's request log lines for `method` (server-side time of each request). */
+function requestDurations(logs: string[], method: string): number[] {
+  return logRecords({ logs }).flatMap((r) => (r.msg === 'request' && r.method === method && typeof r.duration_ms === 'number' ? [r.duration_ms] : []));
 }
 
 /**
@@ -224,7 +216,7 @@ async function main(): Promise<void> {
       if (put.status !== 200) throw new Error(`binary put: ${put.status} ${JSON.stringify(putBody)}`);
       if (r >= WARM) {
         binTimes.push(ms(t0));
-        binServer.push(lastDuration(server.logs, 'POST'));
+        binServer.push(requestDurations(server.logs, 'POST').at(-1) ?? NaN);
       }
     }
     // The floor of the binary put: the same upload to the bare server.
@@ -308,14 +300,7 @@ async function main(): Promise<void> {
     };
     const lat = await latencies(server.url, () => { logStart = server.logs.length; });
     const floorLat = await latencies(floor.url);
-    const getServer = server.logs.slice(logStart).flatMap((line) => {
-      try {
-        const rec = JSON.parse(line) as { msg?: string; method?: string; duration_ms?: number };
-        return rec.msg === 'request' && rec.method === 'GET' && typeof rec.duration_ms === 'number' ? [rec.duration_ms] : [];
-      } catch {
-        return [];
-      }
-    });
+    const getServer = requestDurations(server.logs.slice(logStart), 'GET');
 
     const eng = median(engineTimes);
     const bin = median(binTimes);

@@ -41,7 +41,7 @@ export interface LogLine {
 }
 
 /** The server's log lines so far that are JSON records (anything else it printed is skipped). */
-export function logRecords(server: TestServer): LogLine[] {
+export function logRecords(server: Pick<TestServer, 'logs'>): LogLine[] {
   return server.logs.flatMap((l) => {
     try {
       return [JSON.parse(l) as LogLine];
