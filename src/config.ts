@@ -1,5 +1,6 @@
 // Every SVC_GATE_* variable, parsed in one place with types and ranges. A bad value stops start-up
 // with a message that names the variable (CONTRACT.md section 7).
+import os from 'node:os';
 import path from 'node:path';
 
 export class ConfigError extends Error {
@@ -31,14 +32,16 @@ function intVar(name: string, def: number, min: number, max: number, description
   };
 }
 
-function stringVar(name: string, def: string | undefined, description: string, check?: (v: string) => string | null): Spec<string | undefined> {
+/** A string setting; a `secret` one is never shown in a message, even when it is malformed. */
+function stringVar(name: string, def: string | undefined, description: string, check?: (v: string) => string | null,
+  secret = false): Spec<string | undefined> {
   return {
     name, description, defaultText: def ?? '(unset)',
     parse(raw) {
       const v = raw === undefined || raw === '' ? def : raw;
       if (v !== undefined && check) {
         const problem = check(v);
-        if (problem) throw new ConfigError(`${name} ${problem}, got "${v}"`);
+        if (problem) throw new ConfigError(secret ? `${name} ${problem} (its value is not shown)` : `${name} ${problem}, got "${v}"`);
       }
       return v;
     },
@@ -67,7 +70,7 @@ export const SPECS = {
   dataDir: stringVar('SVC_GATE_DATA_DIR', './data', 'Directory of the SQLite database and blob files'),
   serviceKey: stringVar('SVC_GATE_ENGINE_SERVICE_KEY', undefined,
     'Admin service key; unset: generated at first start into <data dir>/service.key (mode 0600)',
-    (v) => (v.length < 16 ? 'must be at least 16 characters' : null)),
+    (v) => (v.length < 16 ? 'must be at least 16 characters' : null), true),
   defaultRateLimitRequests: intVar('SVC_GATE_DEFAULT_RATE_LIMIT_REQUESTS', 100, 1, 10_000_000,
     'Rate limit (requests per window) for enterprise tenants and records without one'),
   defaultRateLimitWindowS: intVar('SVC_GATE_DEFAULT_RATE_LIMIT_WINDOW_S', 60, 1, 86_400, 'Rate-limit window in seconds for the same'),
@@ -83,6 +86,17 @@ export const SPECS = {
   engineThreads: intVar('SVC_GATE_ENGINE_THREADS', 0, 0, 1024, 'Engine (OpenMP/BLAS) threads; 0: one per core'),
   engineBackend: enumVar('SVC_GATE_ENGINE_BACKEND', 'auto', ['auto', 'cpu', 'cuda'] as const,
     'Engine backend: auto (CUDA when a usable device is found, else CPU), cpu, or cuda (start-up fails without a device)'),
+  tenantInflight: intVar('SVC_GATE_TENANT_INFLIGHT', 4, 1, 1024,
+    'Engine requests (compress, reconstruct, top-K by vector, dense serve) one tenant may have in flight; more: 429 too_many_in_flight'),
+  maxInflightBytes: { ...intVar('SVC_GATE_MAX_INFLIGHT_BYTES', Math.floor(os.totalmem() / 4), 1 << 20, 1024 * 1024 * GiB,
+    'Bytes held for requests in flight (bodies, dense results, base64 copies); no tenant holds more than half while another has requests in flight'),
+  defaultText: 'a quarter of physical memory' },
+  jobsQueuedPerTenant: intVar('SVC_GATE_JOBS_QUEUED_PER_TENANT', 16, 1, 100_000,
+    'Queued simulation jobs one tenant may hold, running ones not counted; more: 429 too_many_jobs'),
+  jobQuantumS: intVar('SVC_GATE_JOB_QUANTUM_S', 10, 1, 86_400,
+    'Seconds a simulation job runs before it yields to another tenant\'s waiting job'),
+  enterpriseStorageQuotaBytes: intVar('SVC_GATE_ENTERPRISE_STORAGE_QUOTA_BYTES', -1, -1, Number.MAX_SAFE_INTEGER,
+    'Stored bytes allowed to enterprise tenants without their own storage_quota_bytes; -1: unlimited'),
   gpuCacheBytes: intVar('SVC_GATE_GPU_CACHE_BYTES', 4 * GiB, 0, 1024 * GiB,
     'Byte budget per device for entry cores placed on a GPU (serve target gpu), least recently used first out'),
 } as const;

@@ -6,7 +6,9 @@ export type ProblemCode =
   | 'missing_api_key' | 'invalid_api_key' | 'quota_exceeded' | 'namespace_forbidden' | 'admin_only'
   | 'not_found' | 'method_not_allowed' | 'tenant_exists' | 'not_compressed' | 'payload_too_large'
   | 'unsupported_media_type' | 'rate_limited' | 'internal_error' | 'data_corrupted'
-  | 'gpu_unsupported' | 'gpu_unavailable' | 'service_unavailable' | 'solver_unavailable';
+  | 'gpu_unsupported' | 'gpu_unavailable' | 'service_unavailable' | 'solver_unavailable'
+  | 'storage_quota_exceeded' | 'job_finished' | 'too_many_in_flight' | 'too_many_jobs' | 'overloaded'
+  | 'request_header_fields_too_large' | 'time_limit' | 'cancelled';
 
 const TITLES: Record<ProblemCode, string> = {
   invalid_request: 'Invalid request',
@@ -32,6 +34,14 @@ const TITLES: Record<ProblemCode, string> = {
   gpu_unavailable: 'GPU unavailable',
   service_unavailable: 'Service unavailable',
   solver_unavailable: 'Solver unavailable',
+  storage_quota_exceeded: 'Storage quota exceeded',
+  job_finished: 'Job already finished',
+  too_many_in_flight: 'Too many requests in flight',
+  too_many_jobs: 'Too many queued jobs',
+  overloaded: 'Server overloaded',
+  request_header_fields_too_large: 'Request header fields too large',
+  time_limit: 'Run-time budget exhausted',
+  cancelled: 'Cancelled',
 };
 
 /** An error that becomes an RFC 9457 problem+json response with `status` and `code`. */
