@@ -3,13 +3,16 @@
 // Everything route-specific (the gate, body parsing, validation) sits on the routes themselves, so
 // an unknown path or method is answered before any authentication (CONTRACT.md section 4).
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import Koa, { type Context, type Next } from 'koa';
 import type Router from '@koa/router';
 import { ProblemError, problemHandler, renderProblem } from './errors.js';
 import { requestLog, type Logger, type RequestLog } from './log.js';
 import { dispatch } from './api/dispatch.js';
+import { UNREAD_BODY_DRAIN_BYTES } from './input-limits.js';
 import type { HttpMetrics } from './metrics/registry.js';
 import { counterSeries } from './metrics/series.js';
+import { requestHasBody } from './routes/storage-body.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -73,8 +76,9 @@ function logRequests(log: RequestLog, metrics: HttpMetrics | undefined, closing:
       await next();
     } finally {
       // While shutting down, every response closes its connection: keep-alive clients then reconnect
-      // (and are refused) instead of holding the server open until its grace period runs out.
-      if (closing()) ctx.set('Connection', 'close');
+      // (and are refused) instead of holding the server open until its grace period runs out. So does
+      // an answer that leaves a long body unread (a 401, 413 or 415 before reading it).
+      if (closing() || unreadBodyTooLong(ctx.req)) ctx.set('Connection', 'close');
       const ms = performance.now() - started;
       if (series) {
         const s = series(ctx.method, ctx._matchedRoute ? String(ctx._matchedRoute) : 'unmatched', ctx.status);
@@ -92,6 +96,18 @@ function logRequests(log: RequestLog, metrics: HttpMetrics | undefined, closing:
       });
     }
   };
+}
+
+/**
+ * True when the answer leaves part of a chunked body, or of one declared longer than
+ * UNREAD_BODY_DRAIN_BYTES, unread: Node would read the rest, however long, and drop it to reuse the
+ * connection; it is closed instead. A shorter body is still dropped that way, so that clients which
+ * write the whole body before reading the answer (fetch) get the answer, not a broken pipe.
+ */
+function unreadBodyTooLong(req: IncomingMessage): boolean {
+  if (req.complete || !requestHasBody(req)) return false;
+  const declared = req.headers['content-length'];
+  return declared === undefined || Number(declared) > UNREAD_BODY_DRAIN_BYTES;
 }
 
 /** 404 or 405 (with Allow) as problems, for a request no route answered. */

@@ -85,6 +85,14 @@ export const payloadTooLarge = (detail: string): ProblemError => new ProblemErro
 export const unsupportedMediaType = (detail: string): ProblemError =>
   new ProblemError(415, 'unsupported_media_type', detail);
 
+/** Longest piece of a request's own text that a message quotes. */
+export const EXCERPT_CHARS = 64;
+
+/** `text` cut to EXCERPT_CHARS characters for a message (an error never echoes more of the input). */
+export function excerpt(text: string): string {
+  return text.length <= EXCERPT_CHARS ? text : `${text.slice(0, EXCERPT_CHARS)}...`;
+}
+
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
 /** Write a problem to the response (used by the handler and by middlewares that answer early). */

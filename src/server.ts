@@ -4,9 +4,12 @@ import { mkdir } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import Router from '@koa/router';
 import { createApp } from './app.js';
 import { ConfigError, type Config } from './config.js';
+import { badRequest, PROBLEM_CONTENT_TYPE, ProblemError } from './errors.js';
+import { MAX_HEADER_BYTES, sizeText } from './input-limits.js';
 import type { Logger } from './log.js';
 import { Database, type Migration } from './store/db.js';
 import { engine as nativeEngine, setThreads } from './engine/index.js';
@@ -28,6 +31,7 @@ import { createGate, gateMigrations } from './gate/index.js';
 import { TenantPurger } from './gate/purge.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerStorageRoutes } from './routes/storage.js';
+import { bodyReader } from './routes/storage-body.js';
 import { releaseGpuCoresOnRemoval } from './routes/storage-read.js';
 // simulation: job table, scheduler (solvers run on the engine's threads), routes
 import { JOB_MIGRATIONS } from './jobs/migrations.js';
@@ -56,9 +60,40 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** The raw HTTP/1.1 answer to a request the parser refused: a problem+json body, then the connection closes. */
+function rawProblem(status: number, reason: string, problem: ProblemError): string {
+  const body = JSON.stringify(problem.body());
+  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n`
+    + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+}
+
+/**
+ * Requests Node's HTTP parser refuses before any route sees them (header lines over MAX_HEADER_BYTES,
+ * malformed requests) are answered as problems too, as Node would answer them otherwise: only when
+ * no answer of an earlier request on the connection is under way, and the connection then closes.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (!socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  let answer: string;
+  if (err.code === 'HPE_HEADER_OVERFLOW') {
+    answer = rawProblem(431, 'Request Header Fields Too Large', new ProblemError(431, 'request_header_fields_too_large',
+      `the request's header lines are over ${sizeText(MAX_HEADER_BYTES)} together`));
+  } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    answer = 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n';
+  } else {
+    answer = rawProblem(400, 'Bad Request', badRequest('malformed HTTP request'));
+  }
+  socket.end(answer, () => socket.destroy());
+}
+
 export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
   const startedAt = Date.now();
-  await mkdir(config.dataDir, { recursive: true });
+  // Created private (an existing directory keeps its mode); the files in it are made 0600 by their stores.
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   selectBackend(config);
   const metrics = createMetrics();
   // Every engine call below is timed and sized for /gate/metrics (and logged at debug).
@@ -100,14 +135,15 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
 
   // Every route is mounted from its description in src/api/, which also makes the OpenAPI document.
   const router = new Router();
-  const api = new Api(router, { tenant: gate.tenantGate, admin: gate.adminGate });
+  // Binary put bodies, JSON bodies and dense serve outputs: up to 128 MiB of idle buffers of 1 MiB or
+  // more kept for reuse (see buffer-pool.ts for why a fresh large buffer is slow).
+  const buffers = new BufferPool({ maxIdleBytes: 128 << 20, minBytes: 1 << 20 });
+  const api = new Api(router, { tenant: gate.tenantGate, admin: gate.adminGate },
+    (ep) => bodyReader(ep, { maxPayloadBytes: config.maxPayloadBytes, pool: buffers }));
   registerHealthRoutes(api, { db, engine, version: VERSION, startedAt });
   registerAdminRoutes(api, gate);
   registerMetricsRoute(api, metrics.registry);
   registerReferenceRoutes(api);
-  // Binary put bodies and dense serve outputs: up to 128 MiB of idle buffers of 1 MiB or more kept for
-  // reuse (see buffer-pool.ts for why a fresh large buffer is slow).
-  const buffers = new BufferPool({ maxIdleBytes: 128 << 20, minBytes: 1 << 20 });
   registerStorageRoutes(api, { entries, engine, config, buffers });
   registerSimulationRoutes(api, { scheduler, runner: engine });
   const query = registerQueryRoutes(api, { entries, engine, config });
@@ -121,7 +157,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
 
   let closing: Promise<void> | null = null;
   const app = createApp({ log, router, metrics: metrics.http, closing: () => closing !== null });
-  const server = http.createServer(app.callback());
+  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app.callback());
+  server.on('clientError', answerClientError);
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -62,7 +62,7 @@ export const ADMIN_ENDPOINTS = {
   create_tenant: {
     id: 'create_tenant', method: 'post', path: '/gate/onboard/create', tag: ADMIN, auth: 'admin',
     summary: 'Create a tenant and issue its API key (shown once)',
-    body: { json: createBody, required: true },
+    body: { json: createBody, limit: 'small', required: true },
     answers: {
       201: {
         description: 'Created.',
@@ -74,28 +74,28 @@ export const ADMIN_ENDPOINTS = {
   rotate_key: {
     id: 'rotate_key', method: 'post', path: '/gate/onboard/rotate-key', tag: ADMIN, auth: 'admin',
     summary: 'Replace a tenant\'s API key (the old one stops working at once)',
-    body: { json: tenantOnlyBody, required: true },
+    body: { json: tenantOnlyBody, limit: 'small', required: true },
     answers: { 200: { description: 'The new key.', schema: s.object({ tenant_id: s.string(), api_key: s.string(), rotated_at: s.number() }) } },
     problems: [...BODY_ERRORS, 404],
   },
   add_namespace: {
     id: 'add_namespace', method: 'post', path: '/gate/onboard/add-namespace', tag: ADMIN, auth: 'admin',
     summary: 'Add a namespace to a tenant\'s ACL (a no-op when present)',
-    body: { json: addNamespaceBody, required: true },
+    body: { json: addNamespaceBody, limit: 'small', required: true },
     answers: { 200: { description: 'The ACL.', schema: s.object({ tenant_id: s.string(), namespaces: s.array(s.string()) }) } },
     problems: [...BODY_ERRORS, 404],
   },
   update_tier: {
     id: 'update_tier', method: 'post', path: '/gate/onboard/update-tier', tag: ADMIN, auth: 'admin',
     summary: 'Change a tenant\'s plan (and custom limits, enterprise only)',
-    body: { json: updateTierBody, required: true },
+    body: { json: updateTierBody, limit: 'small', required: true },
     answers: { 200: { description: 'The limits now in force.', schema: s.object({ tenant_id: s.string(), plan, ...limits }) } },
     problems: [...BODY_ERRORS, 404],
   },
   deactivate: {
     id: 'deactivate', method: 'post', path: '/gate/admin/deactivate', tag: ADMIN, auth: 'admin',
     summary: 'Deactivate a tenant: its key stops working; data is purged after the retention period',
-    body: { json: tenantOnlyBody, required: true },
+    body: { json: tenantOnlyBody, limit: 'small', required: true },
     answers: {
       200: {
         description: 'Deactivated.',
@@ -107,7 +107,7 @@ export const ADMIN_ENDPOINTS = {
   reload: {
     id: 'reload', method: 'post', path: '/gate/admin/reload', tag: ADMIN, auth: 'admin',
     summary: 'Re-read the tenant registry from disk',
-    body: { json: reloadBody },
+    body: { json: reloadBody, limit: 'small' },
     answers: { 200: { description: 'Reloaded.', schema: s.object({ reloaded: s.boolean(), tenants: s.integer(0, Number.MAX_SAFE_INTEGER) }) } },
     problems: BODY_ERRORS,
   },

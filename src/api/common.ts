@@ -1,7 +1,8 @@
 // Field schemas several endpoints share (CONTRACT.md sections 1-3) and the response shapes of entries.
 import { DTYPES, METRICS } from '../engine/types.js';
 import { MAX_KEY_BYTES, NAMESPACE_RE, validateKey, validatePrefix } from '../entries/identifiers.js';
-import { MAX_METADATA_BYTES, validateMetadata } from '../entries/metadata.js';
+import { validateMetadata } from '../entries/metadata.js';
+import { JSON_MAX_DEPTH, METADATA_MAX_BYTES, METADATA_MAX_KEYS, sizeText } from '../input-limits.js';
 import { DOMAIN_TOLERANCE, MAX_RANK_LIMIT } from '../entries/oracle.js';
 import { badRequest, ProblemError } from '../errors.js';
 import { s } from '../schema/types.js';
@@ -38,7 +39,8 @@ export const prefix = s.string({
 });
 
 export const metadata = s.json({
-  description: `Arbitrary JSON object (at most ${MAX_METADATA_BYTES} bytes), indexed by its top-level names for search and filters.`,
+  description: `Arbitrary JSON object, indexed by its top-level names for search and filters: at most ${sizeText(METADATA_MAX_BYTES)} `
+    + `as compact JSON, ${METADATA_MAX_KEYS} top-level names and ${JSON_MAX_DEPTH} levels of objects and arrays (the metadata object is level 1).`,
   refine: withField(validateMetadata),
 });
 

@@ -3,6 +3,7 @@
 // two cannot drift: a route exists only through its description.
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
+import type { BodyLimit } from '../input-limits.js';
 import type { ObjectSchema, Schema } from '../schema/types.js';
 
 /** tenant: an API key (X-Api-Key or Bearer); admin: the service key as Bearer; none: open. */
@@ -33,6 +34,11 @@ export interface Endpoint {
   query?: Record<string, Schema>;
   body?: {
     json?: ObjectSchema;
+    /**
+     * The JSON body's byte limit (src/input-limits.ts): 'small' for a body without array data,
+     * 'payload' for one that carries data_b64. Larger: 413 before the body is read.
+     */
+    limit: BodyLimit;
     /** Raw body forms beside (or instead of) JSON. */
     raw?: Record<string, string>;
     required?: boolean;
@@ -53,12 +59,19 @@ export interface Gates {
   admin: Middleware;
 }
 
-/** Registers described endpoints on a router, each behind the gate its `auth` names. */
+/** The middleware that reads (or refuses) an endpoint's request body, made from its description. */
+export type BodyReader = (ep: Endpoint) => Middleware;
+
+/**
+ * Registers described endpoints on a router, each behind the gate its `auth` names, then its body
+ * reader: authentication and the rate limit come before any byte of the body is read.
+ */
 export class Api {
-  constructor(readonly router: Router, private readonly gates: Gates) {}
+  constructor(readonly router: Router, private readonly gates: Gates, private readonly bodies: BodyReader) {}
 
   mount(ep: Endpoint, ...handlers: Middleware[]): void {
-    const chain = ep.auth === 'tenant' ? [this.gates.tenant, ...handlers] : ep.auth === 'admin' ? [this.gates.admin, ...handlers] : handlers;
+    const own = [this.bodies(ep), ...handlers];
+    const chain = ep.auth === 'tenant' ? [this.gates.tenant, ...own] : ep.auth === 'admin' ? [this.gates.admin, ...own] : own;
     const path = koaPath(ep.path);
     if (ep.method === 'get') this.router.get(ep.id, path, ...chain);
     else if (ep.method === 'post') this.router.post(ep.id, path, ...chain);

@@ -1,5 +1,7 @@
 // The OpenAPI 3.1 document, built from the endpoint descriptions the router is built from.
 import { toJsonSchema, type JsonSchema } from '../schema/json-schema.js';
+import { SPECS } from '../config.js';
+import { BODY_MAX_DEPTH, JSON_BODY_BYTES, MAX_HEADER_BYTES, NPY_MAX_HEADER_BYTES, payloadBodyBytes, sizeText } from '../input-limits.js';
 import { VERSION } from '../version.js';
 import { ADMIN_ENDPOINTS } from './admin.js';
 import { problem } from './common.js';
@@ -22,8 +24,8 @@ const PROBLEM_TEXT: Record<number, string> = {
   403: 'namespace_forbidden (tenant endpoints) or admin_only (a tenant key on an admin endpoint)',
   404: 'not_found',
   409: 'tenant_exists or not_compressed',
-  413: 'payload_too_large',
-  415: 'unsupported_media_type',
+  413: 'payload_too_large: the body (see its limit) or the decoded payload is over its limit',
+  415: 'unsupported_media_type: a content type the endpoint does not take, or a Content-Encoding other than identity',
   429: 'rate_limited: Retry-After header; limit, window_s and retry_after_s fields',
   500: 'internal_error (never a stack trace)',
   501: 'gpu_unsupported',
@@ -48,6 +50,21 @@ function parameters(ep: Endpoint): unknown[] {
     out.push({ name, in: 'query', required: false, ...(schema.description ? { description: schema.description } : {}), schema });
   }
   return out;
+}
+
+const DEFAULT_MAX_PAYLOAD_BYTES = Number(SPECS.maxPayloadBytes.defaultText);
+
+/** The body limits of an endpoint in words (src/input-limits.ts, which the body reader enforces). */
+function bodyLimitText(body: NonNullable<Endpoint['body']>): string {
+  const parts = [body.limit === 'small'
+    ? `The JSON body is at most ${sizeText(JSON_BODY_BYTES)}.`
+    : `The JSON body is at most the base64 of the largest payload (SVC_GATE_MAX_PAYLOAD_BYTES plus an .npy header of at most `
+      + `${sizeText(NPY_MAX_HEADER_BYTES)}) plus ${sizeText(JSON_BODY_BYTES)}: ${payloadBodyBytes(DEFAULT_MAX_PAYLOAD_BYTES)} bytes `
+      + `by default; apart from the plain characters of its strings (syntax, numbers and escapes) at most ${sizeText(JSON_BODY_BYTES)}.`];
+  if (body.raw) parts.push(`A raw body is at most SVC_GATE_MAX_PAYLOAD_BYTES (an .npy: plus its header, at most ${sizeText(NPY_MAX_HEADER_BYTES)}).`);
+  parts.push(`Larger: 413, answered from Content-Length before the body is read. Objects and arrays nest at most ${BODY_MAX_DEPTH} levels `
+    + 'in the whole body (400). A Content-Encoding other than identity: 415.');
+  return parts.join(' ');
 }
 
 function operation(ep: Endpoint): Record<string, unknown> {
@@ -90,7 +107,7 @@ function operation(ep: Endpoint): Record<string, unknown> {
     for (const [type, description] of Object.entries(ep.body.raw ?? {})) {
       content[type] = { schema: { type: 'string', contentMediaType: type, description } };
     }
-    op.requestBody = { required: ep.body.required ?? false, content };
+    op.requestBody = { description: bodyLimitText(ep.body), required: ep.body.required ?? false, content };
   }
   op.responses = responses;
   return op;
@@ -109,7 +126,8 @@ export function openApiDocument(): Record<string, unknown> {
       summary: 'Multi-tenant compressed tensor store',
       description: 'Arrays and blobs stored as quantized tensor trains; similarity search on the cores; simulations '
         + 'whose outputs are entries. Errors are RFC 9457 problem details. In request bodies an optional field '
-        + 'given as null is the same as an absent one.',
+        + `given as null is the same as an absent one. The request's header lines are at most ${sizeText(MAX_HEADER_BYTES)} together `
+        + '(more: 431 request_header_fields_too_large, and the connection closes).',
     },
     servers: [{ url: '/' }],
     tags: [

@@ -1,5 +1,7 @@
 // The query endpoints (SPEC.md "Query endpoints", CONTRACT.md section 6) and their request schemas.
 // Unknown fields are refused, so a misspelt `metric` cannot silently fall back to the default.
+import { checkNesting } from '../entries/metadata.js';
+import { JSON_MAX_DEPTH } from '../input-limits.js';
 import { s } from '../schema/types.js';
 import type { Endpoint } from './endpoint.js';
 import { dataB64, domain, key, metric, namespace, tolerance } from './common.js';
@@ -8,13 +10,20 @@ export const TOPK_DEFAULT_K = 10;
 export const TOPK_MAX_K = 1000;
 /** Filters of one request; each costs one index probe per candidate. */
 export const MAX_FILTERS = 64;
+/** Matches one search returns at most (and by default); `offset` pages through the rest. */
+export const SEARCH_MAX_LIMIT = 10000;
 
 const QUERY = 'query';
 
 const k = s.integer(1, TOPK_MAX_K, { default: TOPK_DEFAULT_K, description: 'How many results.' });
 const filters = s.json({
   maxProperties: MAX_FILTERS,
-  description: 'Top-level metadata keys and the JSON values they must equal (strictly: true is not 1); {} matches every entry.',
+  description: 'Top-level metadata keys and the JSON values they must equal (strictly: true is not 1); {} matches every entry. '
+    + `Nested at most ${JSON_MAX_DEPTH} levels of objects and arrays (the filters object is level 1).`,
+  refine: (v, field) => {
+    checkNesting(v, field);
+    return v;
+  },
 });
 
 export const similarityBody = s.object({
@@ -29,7 +38,11 @@ export const topkVectorBody = s.object({
   data_b64: dataB64, namespace, k, metric, filters, domain, tolerance,
 }, { required: ['data_b64'], title: 'TopkVectorRequest' });
 
-export const searchBody = s.object({ namespace, filters }, { required: ['filters'], title: 'SearchRequest' });
+export const searchBody = s.object({
+  namespace, filters,
+  limit: s.integer(1, SEARCH_MAX_LIMIT, { default: SEARCH_MAX_LIMIT, description: 'How many matches to return at most.' }),
+  offset: s.integer(0, Number.MAX_SAFE_INTEGER, { default: 0, description: 'How many matches (in key order) to skip first.' }),
+}, { required: ['filters'], title: 'SearchRequest' });
 
 const results = s.array(s.array(s.any(), { minItems: 2, maxItems: 2 }), { description: '[key, score] pairs, best first; ties by key.' });
 const topkResponse = s.object({
@@ -41,7 +54,7 @@ export const QUERY_ENDPOINTS = {
   similarity: {
     id: 'similarity', method: 'post', path: '/v1/query/similarity', tag: QUERY, auth: 'tenant', cu: 1,
     summary: 'Similarity of two stored entries, from their cores',
-    body: { json: similarityBody, required: true },
+    body: { json: similarityBody, limit: 'small', required: true },
     answers: {
       200: {
         description: 'The score.',
@@ -53,26 +66,27 @@ export const QUERY_ENDPOINTS = {
   topk: {
     id: 'topk', method: 'post', path: '/v1/query/topk', tag: QUERY, auth: 'tenant', cu: 1,
     summary: 'The k entries of a namespace closest to a stored one',
-    body: { json: topkBody, required: true },
+    body: { json: topkBody, limit: 'small', required: true },
     answers: { 200: { description: 'The best candidates.', schema: topkResponse } },
     problems: QUERY_ERRORS,
   },
   topk_vector: {
     id: 'topk_vector', method: 'post', path: '/v1/query/topk_vector', tag: QUERY, auth: 'tenant', cu: 1,
     summary: 'The k entries of a namespace closest to an array given in the request',
-    body: { json: topkVectorBody, required: true },
+    body: { json: topkVectorBody, limit: 'payload', required: true },
     answers: { 200: { description: 'The best candidates (query_key is "").', schema: topkResponse } },
     problems: QUERY_ERRORS,
   },
   search: {
     id: 'search', method: 'post', path: '/v1/query/search', tag: QUERY, auth: 'tenant', cu: 0.5,
-    summary: 'Entries whose metadata matches every filter, in ascending key order',
-    body: { json: searchBody, required: true },
+    summary: 'Entries whose metadata matches every filter, in ascending key order, a page at a time',
+    body: { json: searchBody, limit: 'small', required: true },
     answers: {
       200: {
-        description: 'Every match.',
+        description: 'One page of matches: `count` returned of `total`.',
         schema: s.object({
-          namespace: s.string(), count: s.integer(0, Number.MAX_SAFE_INTEGER),
+          namespace: s.string(), count: s.integer(0, SEARCH_MAX_LIMIT),
+          total: s.integer(0, Number.MAX_SAFE_INTEGER, { description: 'Every match, not only this page.' }),
           results: s.array(s.object({ key: s.string(), metadata: s.json(), version: s.integer(1, Number.MAX_SAFE_INTEGER) })),
         }),
       },

@@ -174,7 +174,7 @@ export const SIMULATION_ENDPOINTS = {
   simulation_submit: {
     id: 'simulation_submit', method: 'post', path: '/v1/simulation/submit', tag: SIMULATION, auth: 'tenant', cu: 5,
     summary: 'Queue a simulation job; its output fields are stored as entries',
-    body: { json: submitBody, required: true },
+    body: { json: submitBody, limit: 'small', required: true },
     answers: {
       202: {
         description: 'Queued.',

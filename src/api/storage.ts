@@ -78,7 +78,7 @@ export const STORAGE_ENDPOINTS = {
       + 'form only) and metadata as a JSON object in the X-Ttstore-Metadata header.',
     query: putQuery,
     body: {
-      json: putBody, required: true,
+      json: putBody, limit: 'payload', required: true,
       raw: { 'application/x-npy': 'A NumPy .npy file (an array).', 'application/octet-stream': 'Raw bytes (always a blob).' },
     },
     answers: { 200: { description: 'Stored as a new version.', schema: putResponse } },
@@ -87,7 +87,7 @@ export const STORAGE_ENDPOINTS = {
   put_cores: {
     id: 'put_cores', method: 'post', path: '/v1/put_cores', tag: STORAGE, auth: 'tenant', cu: 1,
     summary: 'Store a tensor train given as its cores',
-    body: { json: putCoresBody, required: true },
+    body: { json: putCoresBody, limit: 'payload', required: true },
     answers: { 200: { description: 'Stored as a new version (verdict exact).', schema: putResponse } },
     problems: ENTRY_ERRORS,
   },
@@ -95,7 +95,7 @@ export const STORAGE_ENDPOINTS = {
     id: 'put_cores_batch', method: 'post', path: '/v1/put_cores_batch', tag: STORAGE, auth: 'tenant', cu: 2,
     summary: 'Store up to 1000 trains at once, all or nothing',
     description: 'The first invalid entry gives 400 with `index`.',
-    body: { json: putCoresBatchBody, required: true },
+    body: { json: putCoresBatchBody, limit: 'payload', required: true },
     answers: {
       200: {
         description: 'All stored.',
@@ -121,7 +121,7 @@ export const STORAGE_ENDPOINTS = {
     summary: 'Reconstruct an entry (dense), hand out its cores, or place them on a GPU',
     description: 'target dense answers JSON with data_b64 (an .npy, or the bytes of a blob); with Accept: application/x-npy '
       + '(or application/octet-stream for a blob) the body is the bytes themselves, the facts in X-Ttstore-* headers.',
-    body: { json: serveBody, required: true },
+    body: { json: serveBody, limit: 'small', required: true },
     answers: {
       200: {
         description: 'dense: {key, namespace, version, target, kind, dtype, shape, layout, verdict, fingerprint, data_b64}; '

@@ -10,6 +10,7 @@
 // converted and the put goes on as before.
 import type { BufferPool } from '../buffer-pool.js';
 import type { DType } from '../engine/types.js';
+import { NPY_MAX_HEADER_BYTES } from '../input-limits.js';
 import { isNpy, numel, parseNpyHeader } from './npy.js';
 
 /** Smaller arrays arrive in a few chunks: nothing to overlap. */
@@ -150,10 +151,12 @@ export class NpyGather {
     if (!isNpy(body)) return null;
     const major = body[6];
     const headerEnd = major === 1 ? 10 + body.readUInt16LE(8) : 12 + body.readUInt32LE(8);
+    if (headerEnd > NPY_MAX_HEADER_BYTES) return null; // the put's own decode answers with the 400
     if (received < headerEnd) return undefined;
     let h;
     try {
-      h = parseNpyHeader(body.subarray(0, received));
+      // The data must fit in the body, so its length bounds the elements here.
+      h = parseNpyHeader(body.subarray(0, received), this.opts.total);
     } catch {
       return null; // the put's own decode answers with the 400
     }

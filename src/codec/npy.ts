@@ -5,8 +5,9 @@
 // Byte swapping uses Buffer.swap16/32/64 (native). The Fortran-to-C transpose is the one element loop
 // in JavaScript on the request path: it is rare (NumPy writes C order unless asked), it yields to the
 // event loop every few million elements, and it touches each element once.
-import { badRequest } from '../errors.js';
+import { badRequest, excerpt } from '../errors.js';
 import { ITEM_SIZE, type DType } from '../engine/types.js';
+import { NPY_MAX_DIM, NPY_MAX_HEADER_BYTES, sizeText } from '../input-limits.js';
 
 export const NPY_MAGIC = Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]); // \x93NUMPY
 export const MAX_DIMS = 8;
@@ -47,15 +48,80 @@ export function numel(shape: readonly number[]): number {
 
 type PyValue = string | number | boolean | null | PyValue[] | { [k: string]: PyValue } | { tuple: PyValue[] };
 
+/** A container being read: what it holds so far and what may come next. */
+type Frame =
+  | { kind: 'dict'; out: { [k: string]: PyValue }; key: string | null; expect: 'key' | 'colon' | 'value' | 'comma' }
+  | { kind: 'seq'; close: ')' | ']'; out: PyValue[]; expect: 'value' | 'comma' };
+
+/** A piece of header text for a message: cut short, then quoted. */
+const quoted = (text: string): string => JSON.stringify(excerpt(text));
+
+/**
+ * Reads the header text with an explicit stack of open containers rather than by recursion, so a
+ * header nested thousands deep is a 400 like any other malformed one, never a stack overflow.
+ */
 class HeaderParser {
   private i = 0;
+  private readonly stack: Frame[] = [];
   constructor(private readonly s: string) {}
 
   parse(): PyValue {
-    const v = this.value();
-    this.ws();
-    if (this.i !== this.s.length) throw this.fail('trailing characters');
-    return v;
+    for (;;) {
+      this.ws();
+      const top = this.stack.at(-1);
+      const c = this.s[this.i];
+      let value: PyValue;
+      if (top && c === (top.kind === 'dict' ? '}' : top.close)
+        && (top.expect === 'comma' || top.expect === (top.kind === 'dict' ? 'key' : 'value'))) {
+        this.i++;
+        this.stack.pop();
+        value = top.kind === 'dict' ? top.out : top.close === ')' ? { tuple: top.out } : top.out;
+      } else if (top?.expect === 'comma') {
+        if (c !== ',') throw this.fail(`expected ',' or '${top.kind === 'dict' ? '}' : top.close}'`);
+        this.i++;
+        top.expect = top.kind === 'dict' ? 'key' : 'value';
+        continue;
+      } else if (top?.kind === 'dict' && top.expect === 'colon') {
+        if (c !== ':') throw this.fail("expected ':'");
+        this.i++;
+        top.expect = 'value';
+        continue;
+      } else if (c === undefined) {
+        throw this.fail('unexpected end');
+      } else if (c === '{' || c === '(' || c === '[') {
+        if (top?.kind === 'dict' && top.expect === 'key') throw this.fail('dict key is not a string');
+        this.i++;
+        this.stack.push(c === '{' ? { kind: 'dict', out: Object.create(null), key: null, expect: 'key' }
+          : { kind: 'seq', close: c === '(' ? ')' : ']', out: [], expect: 'value' });
+        continue;
+      } else {
+        value = this.scalar(c);
+      }
+      if (this.deliver(value)) return value;
+    }
+  }
+
+  /** Hands a value to the open container; true when it was the outermost value (and nothing follows). */
+  private deliver(v: PyValue): boolean {
+    const top = this.stack.at(-1);
+    if (!top) {
+      this.ws();
+      if (this.i !== this.s.length) throw this.fail('trailing characters');
+      return true;
+    }
+    if (top.kind === 'seq') {
+      top.out.push(v);
+      top.expect = 'comma';
+    } else if (top.expect === 'key') {
+      if (typeof v !== 'string') throw this.fail('dict key is not a string');
+      if (v in top.out) throw this.fail(`duplicate key ${quoted(v)}`);
+      top.key = v;
+      top.expect = 'colon';
+    } else {
+      top.out[top.key!] = v;
+      top.expect = 'comma';
+    }
+    return false;
   }
 
   private fail(what: string) {
@@ -66,59 +132,15 @@ class HeaderParser {
     while (this.i < this.s.length && /\s/.test(this.s[this.i]!)) this.i++;
   }
 
-  private value(): PyValue {
-    this.ws();
-    const c = this.s[this.i];
-    if (c === undefined) throw this.fail('unexpected end');
-    if (c === '{') return this.dict();
-    if (c === '(') return { tuple: this.seq(')') };
-    if (c === '[') return this.seq(']');
+  private scalar(c: string): PyValue {
     if (c === "'" || c === '"') return this.str();
     if (/[-+0-9]/.test(c)) return this.num();
-    const m = /^(True|False|None)\b/.exec(this.s.slice(this.i, this.i + 5));
+    const m = /^(True|False|None)\b/.exec(this.s.slice(this.i, this.i + 6));
     if (m) {
       this.i += m[1]!.length;
       return m[1] === 'True' ? true : m[1] === 'False' ? false : null;
     }
     throw this.fail(`unexpected character ${JSON.stringify(c)}`);
-  }
-
-  private dict(): { [k: string]: PyValue } {
-    this.i++; // {
-    const out: { [k: string]: PyValue } = Object.create(null);
-    for (;;) {
-      this.ws();
-      if (this.s[this.i] === '}') {
-        this.i++;
-        return out;
-      }
-      const k = this.value();
-      if (typeof k !== 'string') throw this.fail('dict key is not a string');
-      this.ws();
-      if (this.s[this.i] !== ':') throw this.fail("expected ':'");
-      this.i++;
-      if (k in out) throw this.fail(`duplicate key ${k}`);
-      out[k] = this.value();
-      this.ws();
-      if (this.s[this.i] === ',') this.i++;
-      else if (this.s[this.i] !== '}') throw this.fail("expected ',' or '}'");
-    }
-  }
-
-  private seq(close: string): PyValue[] {
-    this.i++;
-    const out: PyValue[] = [];
-    for (;;) {
-      this.ws();
-      if (this.s[this.i] === close) {
-        this.i++;
-        return out;
-      }
-      out.push(this.value());
-      this.ws();
-      if (this.s[this.i] === ',') this.i++;
-      else if (this.s[this.i] !== close) throw this.fail(`expected ',' or '${close}'`);
-    }
   }
 
   private str(): string {
@@ -155,16 +177,16 @@ export function parseDescr(descr: PyValue): { dtype: DType; swap: boolean } {
     throw badRequest('structured dtypes are not supported: the .npy descr must be a simple type such as "<f8"');
   }
   const m = /^([<>|=]?)([a-zA-Z?])(\d*)$/.exec(descr);
-  if (!m) throw badRequest(`unsupported dtype ${JSON.stringify(descr)}`);
+  if (!m) throw badRequest(`unsupported dtype ${quoted(descr)}`);
   const [, order, kindChar, sizeText] = m as unknown as [string, string, string, string];
   if (kindChar === 'O') throw badRequest('object arrays (dtype "|O") are not supported');
   const code = kindChar === '?' && sizeText === '' ? 'b1' : `${kindChar}${sizeText}`;
   const dtype = DTYPE_OF_KIND[code];
   if (!dtype) {
-    throw badRequest(`unsupported dtype ${JSON.stringify(descr)}; supported: ${Object.values(DESCR_OF).join(' ')} and their big-endian variants`);
+    throw badRequest(`unsupported dtype ${quoted(descr)}; supported: ${Object.values(DESCR_OF).join(' ')} and their big-endian variants`);
   }
   const size = ITEM_SIZE[dtype];
-  if (order === '|' && size > 1) throw badRequest(`dtype ${JSON.stringify(descr)} needs a byte order`);
+  if (order === '|' && size > 1) throw badRequest(`dtype ${quoted(descr)} needs a byte order`);
   return { dtype, swap: order === '>' && size > 1 };
 }
 
@@ -177,8 +199,13 @@ export interface NpyHeader {
   dataOffset: number;
 }
 
-/** Parse and validate the header of an .npy file held in `bytes` (400 on anything malformed). */
-export function parseNpyHeader(bytes: Uint8Array): NpyHeader {
+/**
+ * Parse and validate the header of an .npy file held in `bytes` (400 on anything malformed). The
+ * header is at most NPY_MAX_HEADER_BYTES, judged from its length field before its text is read; each
+ * dimension is at most NPY_MAX_DIM and the non-zero ones multiply to at most `maxElements` (what
+ * NumPy itself can allocate is bounded the same way, zero dimensions aside).
+ */
+export function parseNpyHeader(bytes: Uint8Array, maxElements: number): NpyHeader {
   if (!isNpy(bytes)) throw badRequest('not an .npy file (missing the \\x93NUMPY magic)');
   if (bytes.length < 10) throw badRequest('truncated .npy header');
   const major = bytes[6]!;
@@ -196,6 +223,9 @@ export function parseNpyHeader(bytes: Uint8Array): NpyHeader {
     start = 12;
   }
   const dataOffset = start + headerLen;
+  if (dataOffset > NPY_MAX_HEADER_BYTES) {
+    throw badRequest(`.npy header of ${dataOffset} bytes; at most ${sizeText(NPY_MAX_HEADER_BYTES)} are allowed`);
+  }
   if (dataOffset > bytes.length) throw badRequest('truncated .npy header');
   const text = buf.toString(major === 3 ? 'utf8' : 'latin1', start, dataOffset);
   const dict = new HeaderParser(text.trimEnd()).parse();
@@ -204,7 +234,7 @@ export function parseNpyHeader(bytes: Uint8Array): NpyHeader {
   }
   const keys = Object.keys(dict).sort();
   if (keys.join(',') !== 'descr,fortran_order,shape') {
-    throw badRequest(`invalid .npy header: keys must be descr, fortran_order and shape, got ${keys.join(', ')}`);
+    throw badRequest(`invalid .npy header: keys must be descr, fortran_order and shape, got ${quoted(keys.join(', '))}`);
   }
   const d = dict as Record<string, PyValue>;
   const { dtype, swap } = parseDescr(d.descr!);
@@ -217,15 +247,24 @@ export function parseNpyHeader(bytes: Uint8Array): NpyHeader {
     throw badRequest('invalid .npy header: shape must be a tuple of non-negative integers');
   }
   if (dims.length > MAX_DIMS) throw badRequest(`arrays may have at most ${MAX_DIMS} dimensions, got ${dims.length}`);
-  return { dtype, shape: dims as number[], fortran: d.fortran_order, swap, dataOffset };
+  const shape = dims as number[];
+  let product = 1;
+  for (const n of shape) {
+    if (n > NPY_MAX_DIM) throw badRequest(`.npy shape dimension ${n} is over the largest allowed, 2^${Math.log2(NPY_MAX_DIM)}`);
+    if (n > 0) product *= n;
+    if (product > maxElements) {
+      throw badRequest(`.npy shape (${shape.join(', ')}) has more than ${maxElements} elements (SVC_GATE_MAX_PAYLOAD_BYTES)`);
+    }
+  }
+  return { dtype, shape, fortran: d.fortran_order, swap, dataOffset };
 }
 
 /**
  * Decode an .npy file into C-order little-endian element bytes. Converts in place in `bytes` where it
- * can (byte swapping), so the caller hands over ownership of `bytes`.
+ * can (byte swapping), so the caller hands over ownership of `bytes`. `maxElements`: as parseNpyHeader.
  */
-export async function decodeNpy(bytes: Buffer): Promise<NpyArray> {
-  const h = parseNpyHeader(bytes);
+export async function decodeNpy(bytes: Buffer, maxElements: number): Promise<NpyArray> {
+  const h = parseNpyHeader(bytes, maxElements);
   const itemsize = ITEM_SIZE[h.dtype];
   const n = numel(h.shape);
   const have = bytes.length - h.dataOffset;

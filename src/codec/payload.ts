@@ -19,11 +19,12 @@ export interface Payload {
 
 /**
  * Classify and decode `bytes` (ownership passes to the payload: conversions happen in place).
- * `forceBlob`: the binary form's application/octet-stream, a blob even when the bytes look like .npy.
+ * `maxElements`: an .npy shape's bound (SVC_GATE_MAX_PAYLOAD_BYTES). `forceBlob`: the binary form's
+ * application/octet-stream, a blob even when the bytes look like .npy.
  */
-export async function decodePayload(bytes: Buffer, forceBlob = false): Promise<Payload> {
+export async function decodePayload(bytes: Buffer, maxElements: number, forceBlob = false): Promise<Payload> {
   if (!forceBlob && isNpy(bytes)) {
-    const a = await decodeNpy(bytes);
+    const a = await decodeNpy(bytes, maxElements);
     return { kind: 'array', dtype: a.dtype, shape: a.shape, data: a.data };
   }
   return { kind: 'blob', dtype: 'uint8', shape: [bytes.length], data: bytes };

@@ -4,6 +4,7 @@
 import { badRequest, payloadTooLarge, ProblemError } from '../errors.js';
 import { decodeBase64Strict } from '../codec/base64.js';
 import { decodeNpy, MAX_DIMS } from '../codec/npy.js';
+import { base64Length, NPY_MAX_HEADER_BYTES } from '../input-limits.js';
 import { DTYPES, ITEM_SIZE, type DType, type Engine, type LayoutName, type TensorTrain } from '../engine/types.js';
 import { validateKey } from './identifiers.js';
 import { resolveTarget } from './oracle.js';
@@ -66,11 +67,11 @@ export async function parseCoresEntry(body: unknown, engine: Engine, limits: Cor
       throw badRequest(`${where} must be an object with data_b64 (an .npy of shape [r_prev, n, r_next])`);
     }
     const text = (c as { data_b64: string }).data_b64;
-    if (text.length > ((limits.maxPayloadBytes + 65536) / 3) * 4 + 4) throw payloadTooLarge(`${where} is over the payload limit`);
+    if (text.length > base64Length(limits.maxPayloadBytes + NPY_MAX_HEADER_BYTES)) throw payloadTooLarge(`${where} is over the payload limit`);
     const bytes = decodeBase64Strict(text, `${where}.data_b64`);
     let arr;
     try {
-      arr = await decodeNpy(bytes);
+      arr = await decodeNpy(bytes, limits.maxPayloadBytes);
     } catch (err) {
       if (err instanceof ProblemError) throw badRequest(`${where}: ${err.message}`);
       throw err;

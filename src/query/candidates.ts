@@ -69,26 +69,38 @@ export interface SearchRow {
 }
 
 /**
- * Latest live entries whose metadata matches every filter, in ascending key (byte) order. With at
- * least one filter the walk starts from the (tenant, namespace, name, value) index of the first, so
- * the cost follows the matches, not the namespace's size.
+ * One page (`limit` from `offset`) of the latest live entries whose metadata matches every filter, in
+ * ascending key (byte) order, and how many match in all. With at least one filter the walk starts
+ * from the (tenant, namespace, name, value) index of the first, so the cost follows the matches, not
+ * the namespace's size; the page is chosen on (id, key) alone and only its rows' metadata is read.
  */
-export function searchMetadata(db: Database, tenantId: string, namespace: string, filters: Filters): Promise<SearchRow[]> {
+export async function searchMetadata(
+  db: Database, tenantId: string, namespace: string, filters: Filters, limit: number, offset: number,
+): Promise<{ rows: SearchRow[]; total: number }> {
   const pairs = filterPairs(filters);
+  let matches: string;
+  let params: Array<string | number>;
   if (pairs.length === 0) {
-    return db.all<SearchRow>(
-      `SELECT e.key, e.version, e.metadata FROM entry_keys k JOIN entries e ON e.id = k.live_id
-       WHERE k.tenant_id = ? AND k.namespace = ? ORDER BY k.key`, [tenantId, namespace]);
+    matches = `SELECT k.live_id AS id, k.key AS match_key FROM entry_keys k
+               WHERE k.tenant_id = ? AND k.namespace = ? AND k.live_id IS NOT NULL`;
+    params = [tenantId, namespace];
+  } else {
+    const [first, ...rest] = pairs as [[string, string], ...Array<[string, string]>];
+    const more = matchCondition(rest, 'm0.entry_id');
+    matches = `SELECT m0.entry_id AS id, m0.key AS match_key
+               FROM entry_metadata m0
+               JOIN entry_keys k ON k.tenant_id = m0.tenant_id AND k.namespace = m0.namespace AND k.key = m0.key
+               WHERE m0.tenant_id = ? AND m0.namespace = ? AND m0.name = ? AND m0.value_json = ?
+                 AND k.live_id = m0.entry_id AND ${more.sql}`;
+    params = [tenantId, namespace, first[0], first[1], ...more.params];
   }
-  const [first, ...rest] = pairs as [[string, string], ...Array<[string, string]>];
-  const more = matchCondition(rest, 'm0.entry_id');
-  return db.all<SearchRow>(
-    `SELECT e.key, e.version, e.metadata
-     FROM entry_metadata m0
-     JOIN entry_keys k ON k.tenant_id = m0.tenant_id AND k.namespace = m0.namespace AND k.key = m0.key
-     JOIN entries e ON e.id = m0.entry_id
-     WHERE m0.tenant_id = ? AND m0.namespace = ? AND m0.name = ? AND m0.value_json = ?
-       AND k.live_id = m0.entry_id AND ${more.sql}
-     ORDER BY m0.key`,
-    [tenantId, namespace, first[0], first[1], ...more.params]);
+  const [rows, count] = await Promise.all([
+    db.all<SearchRow>(
+      `SELECT e.key, e.version, e.metadata
+       FROM (${matches} ORDER BY match_key LIMIT ? OFFSET ?) page JOIN entries e ON e.id = page.id
+       ORDER BY page.match_key`,
+      [...params, limit, offset]),
+    db.get<{ total: number }>(`SELECT COUNT(*) AS total FROM (${matches})`, params),
+  ]);
+  return { rows, total: count?.total ?? 0 };
 }

@@ -132,10 +132,10 @@ export class QueryService {
     }
   }
 
-  /** Every live entry whose metadata matches, latest versions, in ascending key order. */
-  async search(tenantId: string, namespace: string, filters: Filters): Promise<SearchResult[]> {
-    const rows = await searchMetadata(this.entries.db, tenantId, namespace, filters);
-    return rows.map((r) => ({ key: r.key, metadata: JSON.parse(r.metadata) as Record<string, unknown>, version: r.version }));
+  /** One page of the live entries whose metadata matches, latest versions, in ascending key order; and how many match. */
+  async search(tenantId: string, namespace: string, filters: Filters, limit: number, offset: number): Promise<{ results: SearchResult[]; total: number }> {
+    const { rows, total } = await searchMetadata(this.entries.db, tenantId, namespace, filters, limit, offset);
+    return { results: rows.map((r) => ({ key: r.key, metadata: JSON.parse(r.metadata) as Record<string, unknown>, version: r.version })), total };
   }
 
   /** Scores every candidate in one engine call (operands from the cache) and keeps the k best. */

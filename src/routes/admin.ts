@@ -1,9 +1,7 @@
 // Admin and onboarding routes (CONTRACT.md section 6's table), all behind adminGate (service key as
 // Bearer), each mounted from its description in src/api/admin.ts. Bodies are JSON objects validated
 // by the same schemas; unknown fields are 400 so a typo never passes silently.
-import type { Context, Next } from 'koa';
-import { koaBody } from 'koa-body';
-import { notFound, unsupportedMediaType } from '../errors.js';
+import { notFound } from '../errors.js';
 import type { Gate } from '../gate/index.js';
 import type { Plan } from '../gate/context.js';
 import { periodOf } from '../gate/meter.js';
@@ -13,19 +11,6 @@ import { ADMIN_ENDPOINTS as EP, addNamespaceBody, createBody, periodQuery, reloa
 import type { Api } from '../api/endpoint.js';
 import { parseBody, parseParams } from '../schema/validate.js';
 import { customLimits } from './admin-validate.js';
-
-const parseJson = koaBody({
-  json: true, urlencoded: false, text: false, multipart: false, jsonLimit: '64kb', patchNode: false,
-});
-
-/** 415 for a body that is not JSON; then parse it (malformed JSON: 400 from the problem handler). */
-async function jsonBody(ctx: Context, next: Next): Promise<void> {
-  const hasBody = ctx.get('Transfer-Encoding') !== '' || (ctx.get('Content-Length') !== '' && ctx.get('Content-Length') !== '0');
-  if (hasBody && !ctx.is('application/json', '+json')) {
-    throw unsupportedMediaType('send the body as application/json');
-  }
-  await parseJson(ctx, next);
-}
 
 const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 
@@ -46,7 +31,7 @@ export function registerAdminRoutes(api: Api, gate: Gate): void {
     return t;
   };
 
-  api.mount(EP.create_tenant, jsonBody, async (ctx) => {
+  api.mount(EP.create_tenant, async (ctx) => {
     const body = parseBody<{ tenant_id: string; plan?: Plan; namespaces?: string[]; email?: string } & Limits>(createBody, ctx.request.body);
     const tenantId = body.tenant_id;
     const plan = body.plan ?? 'starter';
@@ -68,20 +53,20 @@ export function registerAdminRoutes(api: Api, gate: Gate): void {
     };
   });
 
-  api.mount(EP.rotate_key, jsonBody, async (ctx) => {
+  api.mount(EP.rotate_key, async (ctx) => {
     const { tenant_id: tenantId } = parseBody<{ tenant_id: string }>(tenantOnlyBody, ctx.request.body);
     const { record, apiKey } = await registry.rotateKey(tenantId);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { tenant_id: record.tenantId, api_key: apiKey, rotated_at: record.keyRotatedAt };
   });
 
-  api.mount(EP.add_namespace, jsonBody, async (ctx) => {
+  api.mount(EP.add_namespace, async (ctx) => {
     const { tenant_id: tenantId, namespace } = parseBody<{ tenant_id: string; namespace: string }>(addNamespaceBody, ctx.request.body);
     const record = await registry.addNamespace(tenantId, namespace);
     ctx.body = { tenant_id: record.tenantId, namespaces: record.namespaces };
   });
 
-  api.mount(EP.update_tier, jsonBody, async (ctx) => {
+  api.mount(EP.update_tier, async (ctx) => {
     const body = parseBody<{ tenant_id: string; plan: Plan } & Limits>(updateTierBody, ctx.request.body);
     const tenantId = body.tenant_id;
     const plan = body.plan;
@@ -90,7 +75,7 @@ export function registerAdminRoutes(api: Api, gate: Gate): void {
     ctx.body = { tenant_id: record.tenantId, plan: record.plan, ...limits(record) };
   });
 
-  api.mount(EP.deactivate, jsonBody, async (ctx) => {
+  api.mount(EP.deactivate, async (ctx) => {
     const { tenant_id: tenantId } = parseBody<{ tenant_id: string }>(tenantOnlyBody, ctx.request.body);
     const record = await registry.deactivate(tenantId, config.retentionDays);
     ctx.body = {
@@ -98,7 +83,7 @@ export function registerAdminRoutes(api: Api, gate: Gate): void {
     };
   });
 
-  api.mount(EP.reload, jsonBody, async (ctx) => {
+  api.mount(EP.reload, async (ctx) => {
     parseBody(reloadBody, ctx.request.body ?? {});
     const tenants = await gate.reload();
     ctx.body = { reloaded: true, tenants };

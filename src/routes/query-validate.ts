@@ -1,7 +1,7 @@
 // Validation of the query request bodies (SPEC.md "Query endpoints", CONTRACT.md section 6), from
 // the schemas of src/api/query.ts: each function returns trusted, typed values or throws 400
 // invalid_request (413 for an oversized vector) naming the field.
-import { payloadTooLarge } from '../errors.js';
+import { badRequest, payloadTooLarge } from '../errors.js';
 import { base64DecodedLength, decodeBase64Strict } from '../codec/base64.js';
 import { decodePayload, type Payload } from '../codec/payload.js';
 import type { Metric } from '../engine/types.js';
@@ -9,9 +9,10 @@ import { resolveTarget } from '../entries/oracle.js';
 import type { Filters } from '../query/filters.js';
 import { parseBody } from '../schema/validate.js';
 import { searchBody, similarityBody, topkBody, topkVectorBody } from '../api/query.js';
-import { NPY_HEADER_ALLOWANCE } from './storage-body.js';
+import { isNpy } from '../codec/npy.js';
+import { NPY_MAX_HEADER_BYTES } from '../input-limits.js';
 
-export { MAX_FILTERS, TOPK_DEFAULT_K, TOPK_MAX_K } from '../api/query.js';
+export { MAX_FILTERS, SEARCH_MAX_LIMIT, TOPK_DEFAULT_K, TOPK_MAX_K } from '../api/query.js';
 
 export interface SimilarityRequest {
   key_a: string;
@@ -42,6 +43,8 @@ export interface TopkVectorRequest {
 export interface SearchRequest {
   namespace: string;
   filters: Filters;
+  limit: number;
+  offset: number;
 }
 
 /** POST /v1/query/similarity */
@@ -69,13 +72,18 @@ export function searchRequest(raw: unknown): SearchRequest {
   return parseBody<SearchRequest>(searchBody, raw);
 }
 
-/** The array of a topk_vector (CONTRACT.md section 2, as put takes it); 413 over the payload limit. */
+/**
+ * The array of a topk_vector (an .npy, CONTRACT.md section 2): 413 over the payload limit, 400 for
+ * bytes that are not an .npy (a blob has no shape to compare by).
+ */
 export async function vectorPayload(dataB64: string, maxPayloadBytes: number): Promise<Payload> {
   const implied = base64DecodedLength(dataB64);
-  if (implied > maxPayloadBytes + NPY_HEADER_ALLOWANCE) {
+  if (implied > maxPayloadBytes + NPY_MAX_HEADER_BYTES) {
     throw payloadTooLarge(`decoded payload of ${implied} bytes exceeds the limit of ${maxPayloadBytes} bytes`);
   }
-  const payload = await decodePayload(decodeBase64Strict(dataB64, 'data_b64'));
+  const bytes = decodeBase64Strict(dataB64, 'data_b64');
+  if (!isNpy(bytes)) throw badRequest('data_b64 must be an .npy array (it does not start with the \\x93NUMPY magic)', { field: 'data_b64' });
+  const payload = await decodePayload(bytes, maxPayloadBytes);
   if (payload.data.length > maxPayloadBytes) {
     throw payloadTooLarge(`decoded payload data of ${payload.data.length} bytes exceeds the limit of ${maxPayloadBytes} bytes`);
   }

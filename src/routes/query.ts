@@ -9,11 +9,7 @@ import type { Engine } from '../engine/types.js';
 import type { EntryService } from '../entries/service.js';
 import type { GateState } from '../gate/context.js';
 import { QueryService } from '../query/service.js';
-import { jsonLimitFor, jsonParser, readJson } from './storage-body.js';
 import { searchRequest, similarityRequest, topkRequest, topkVectorRequest, vectorPayload } from './query-validate.js';
-
-/** Bodies without an array: keys, filters and options only. */
-const SMALL_JSON_LIMIT = 2 * 1024 * 1024;
 
 export interface QueryDeps {
   entries: EntryService;
@@ -28,12 +24,9 @@ function gateOf(ctx: Context): GateState {
 /** Wires the four query routes; returns the service (its cache statistics are worth watching). */
 export function registerQueryRoutes(api: Api, deps: QueryDeps): QueryService {
   const query = new QueryService({ entries: deps.entries, engine: deps.engine, coreCacheBytes: deps.config.coreCacheBytes });
-  const small = jsonParser(SMALL_JSON_LIMIT);
-  const large = jsonParser(jsonLimitFor(deps.config.maxPayloadBytes));
 
   api.mount(EP.similarity, async function similarity(ctx: Context): Promise<void> {
     const { tenant, gate: g } = gateOf(ctx);
-    await readJson(ctx, small);
     const r = similarityRequest(ctx.request.body);
     g.authorize(r.namespace, 'similarity');
     const score = await query.similarity(tenant.tenantId, r.namespace, r.key_a, r.key_b, r.metric);
@@ -42,7 +35,6 @@ export function registerQueryRoutes(api: Api, deps: QueryDeps): QueryService {
 
   api.mount(EP.topk, async function topk(ctx: Context): Promise<void> {
     const { tenant, gate: g } = gateOf(ctx);
-    await readJson(ctx, small);
     const r = topkRequest(ctx.request.body);
     g.authorize(r.namespace, 'topk');
     const found = await query.topk(tenant.tenantId, r.namespace, r.query_key, r.k, r.metric, r.filters);
@@ -51,7 +43,6 @@ export function registerQueryRoutes(api: Api, deps: QueryDeps): QueryService {
 
   api.mount(EP.topk_vector, async function topkVector(ctx: Context): Promise<void> {
     const { tenant, gate: g } = gateOf(ctx);
-    await readJson(ctx, large);
     const r = topkVectorRequest(ctx.request.body);
     (ctx.request.body as Record<string, unknown>).data_b64 = undefined; // let the string go
     const payload = await vectorPayload(r.data_b64, deps.config.maxPayloadBytes);
@@ -62,11 +53,10 @@ export function registerQueryRoutes(api: Api, deps: QueryDeps): QueryService {
 
   api.mount(EP.search, async function search(ctx: Context): Promise<void> {
     const { tenant, gate: g } = gateOf(ctx);
-    await readJson(ctx, small);
     const r = searchRequest(ctx.request.body);
     g.authorize(r.namespace, 'search');
-    const results = await query.search(tenant.tenantId, r.namespace, r.filters);
-    ctx.body = { namespace: r.namespace, count: results.length, results };
+    const { results, total } = await query.search(tenant.tenantId, r.namespace, r.filters, r.limit, r.offset);
+    ctx.body = { namespace: r.namespace, count: results.length, total, results };
   });
 
   return query;

@@ -8,7 +8,6 @@ import { notFound } from '../errors.js';
 import type { GateState } from '../gate/context.js';
 import type { JobScheduler } from '../jobs/scheduler.js';
 import { solverUnavailable, type SimRunner } from '../jobs/runner.js';
-import { jsonParser, readJson } from './storage-body.js';
 import { parseListQuery, parseSubmit } from './simulation-validate.js';
 
 export interface SimulationDeps {
@@ -17,7 +16,6 @@ export interface SimulationDeps {
   runner: Pick<SimRunner, 'solvers'>;
 }
 
-const SUBMIT_BODY_LIMIT = 64 * 1024;
 const MAX_JOB_ID_LENGTH = 128;
 
 function gateOf(ctx: Context): GateState {
@@ -31,10 +29,8 @@ export function registerSimulationRoutes(api: Api, deps: SimulationDeps): void {
 }
 
 function submitHandler(deps: SimulationDeps): Middleware {
-  const parse = jsonParser(SUBMIT_BODY_LIMIT);
   return async function submit(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
-    await readJson(ctx, parse);
     const req = parseSubmit(ctx.request.body);
     gate.authorize(req.namespace, 'simulation_submit');
     const available = deps.runner.solvers();

@@ -1,19 +1,29 @@
-// Request bodies of the storage routes: JSON (koa-body, sized to admit a base64 payload of the largest
-// allowed array) and the raw body of the binary upload form, read with a streaming byte limit into one
-// buffer. Both run after the gate (authentication and rate limit come first).
+// Request bodies (CONTRACT.md section 8). Every route's body is read by one middleware, bodyReader,
+// which Api.mount puts right after the gate (authentication and rate limit come first) and builds
+// from the route's description: a Content-Encoding other than identity is 415 before a byte is read;
+// a JSON body over its route's limit is 413 from Content-Length, before reading (a chunked one as
+// soon as it passes the limit); its text is checked for depth and structure (codec/json.ts) before
+// it is parsed. The binary put's raw body is read by its handler with readRawBody, under the same
+// rules. A body left unread when the answer goes out is never drained: the connection closes (app.ts).
+import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware, Next } from 'koa';
-import { koaBody } from 'koa-body';
-import { badRequest, payloadTooLarge, unsupportedMediaType } from '../errors.js';
+import type { Endpoint } from '../api/endpoint.js';
+import { checkJsonText, parseJsonObject } from '../codec/json.js';
+import { badRequest, excerpt, payloadTooLarge, unsupportedMediaType } from '../errors.js';
+import { BODY_MAX_DEPTH, JSON_BODY_BYTES, jsonBodyBytes } from '../input-limits.js';
 import type { BufferPool } from '../buffer-pool.js';
 
-/** Bytes allowed for an .npy header beyond the payload limit (the limit counts the array data). */
-export const NPY_HEADER_ALLOWANCE = 64 * 1024;
-/** Room for the other JSON fields (key, metadata, ...) beside data_b64. */
-const JSON_SLACK = 2 * 1024 * 1024;
+declare module 'koa' {
+  interface Request {
+    /** The route's JSON body, parsed by bodyReader (an object), when it has one. */
+    body?: unknown;
+  }
+}
 
-/** JSON body limit that admits data_b64 of a payload of `maxPayloadBytes` (base64: 4/3). */
-export function jsonLimitFor(maxPayloadBytes: number): number {
-  return Math.ceil((maxPayloadBytes + NPY_HEADER_ALLOWANCE) / 3) * 4 + JSON_SLACK;
+/** True when the request carries body bytes (chunked, or a Content-Length above 0). */
+export function requestHasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 /** Body as a plain object (400 otherwise). */
@@ -23,26 +33,46 @@ export function bodyObject(ctx: Context): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-/** Parse a JSON object body: 415 for another content type, 413 over `limit` bytes, 400 when malformed. */
-export function jsonBody(limit: number): Middleware {
-  const parse = koaBody({ json: true, multipart: false, urlencoded: false, text: false, jsonLimit: limit, jsonStrict: true });
-  return async function parseJsonBody(ctx: Context, next: Next): Promise<void> {
-    await readJson(ctx, parse);
-    await next();
+export interface BodyOptions {
+  maxPayloadBytes: number;
+  /** Buffers for bodies of a declared length (given back once parsed). */
+  pool: BufferPool;
+}
+
+/**
+ * The body middleware of endpoint `ep`: 415 for a Content-Encoding other than identity, or for a
+ * content type the route does not take; a JSON body read within the route's limit, checked and
+ * parsed into ctx.request.body (400 when malformed or not an object, or absent and required). The
+ * raw forms a route takes (the binary put) are left to its handler.
+ */
+export function bodyReader(ep: Endpoint, opts: BodyOptions): Middleware {
+  const body = ep.body;
+  const limit = body?.json ? jsonBodyBytes(body.limit, opts.maxPayloadBytes) : 0;
+  const raw = Object.keys(body?.raw ?? {});
+  const takes = [...(body?.json ? ['application/json'] : []), ...raw].join(' or ');
+  return async function readBody(ctx: Context, next: Next): Promise<void> {
+    if (!requestHasBody(ctx.req)) {
+      if (body?.required) throw badRequest(`a body is required (${takes})`);
+      return next();
+    }
+    const encoding = ctx.get('Content-Encoding').trim().toLowerCase();
+    if (encoding !== '' && encoding !== 'identity') {
+      throw unsupportedMediaType(`Content-Encoding ${excerpt(encoding)} is not supported: send the body as it is (identity)`);
+    }
+    if (!body) return next(); // a body this route does not read stays unread
+    if (raw.length > 0 && ctx.is(raw)) return next();
+    if (!body.json || !ctx.is('application/json', '+json')) {
+      throw unsupportedMediaType(`${ep.method.toUpperCase()} ${ep.path} takes ${takes}, got ${excerpt(ctx.get('Content-Type')) || 'no content type'}`);
+    }
+    const bytes = await readRawBody(ctx, limit, opts.pool);
+    try {
+      checkJsonText(bytes, { maxDepth: BODY_MAX_DEPTH, maxStructureBytes: JSON_BODY_BYTES });
+      ctx.request.body = parseJsonObject(bytes);
+    } finally {
+      opts.pool.release(bytes);
+    }
+    return next();
   };
-}
-
-export async function readJson(ctx: Context, parse: Middleware): Promise<void> {
-  const is = ctx.is('application/json', '+json');
-  if (is === null) throw badRequest('a JSON body is required');
-  if (is === false) throw unsupportedMediaType(`this endpoint takes application/json, got ${ctx.get('Content-Type') || 'no content type'}`);
-  await parse(ctx, async () => undefined);
-  bodyObject(ctx);
-}
-
-/** The JSON parser middleware itself (for routes that pick the body form at run time). */
-export function jsonParser(limit: number): Middleware {
-  return koaBody({ json: true, multipart: false, urlencoded: false, text: false, jsonLimit: limit, jsonStrict: true });
 }
 
 /**
@@ -56,17 +86,12 @@ export function jsonParser(limit: number): Middleware {
 export async function readRawBody(ctx: Context, limit: number, pool: BufferPool,
   watch?: { observe(body: Buffer, received: number): void; settled(): Promise<void> }): Promise<Buffer> {
   const req = ctx.req;
-  const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
-  if (encoding !== 'identity') throw unsupportedMediaType(`Content-Encoding ${encoding} is not supported on the binary form`);
   const declared = req.headers['content-length'];
   let expected: number | null = null;
   if (declared !== undefined) {
     expected = Number(declared);
     if (!Number.isSafeInteger(expected) || expected < 0) throw badRequest('bad Content-Length');
-    if (expected > limit) {
-      req.resume();
-      throw payloadTooLarge(`request body of ${expected} bytes exceeds the limit of ${limit} bytes`);
-    }
+    if (expected > limit) throw payloadTooLarge(`request body of ${expected} bytes exceeds the limit of ${limit} bytes`);
   }
   return new Promise<Buffer>((resolve, reject) => {
     // Known length: one buffer filled in place. Unknown: chunks, joined once at the end.
@@ -87,7 +112,7 @@ export async function readRawBody(ctx: Context, limit: number, pool: BufferPool,
     const fail = (err: Error) => {
       cleanup();
       giveBack();
-      req.resume(); // discard the rest so the answer can go out
+      req.pause(); // read no more: the connection closes after the answer
       reject(err);
     };
     const onData = (chunk: Buffer) => {

@@ -12,7 +12,6 @@ import { decodePathSegment, validateKey, validateNamespace } from '../entries/id
 import { listQuery, serveBody, versionQuery } from '../api/storage.js';
 import { parseBody, parseParams } from '../schema/validate.js';
 import { encodeNpy } from '../codec/npy.js';
-import { jsonParser, readJson } from './storage-body.js';
 import type { StorageDeps } from './storage.js';
 import { GpuPlacementError, type GpuPlacement } from '../engine/gpu.js';
 import type { EntryService } from '../entries/service.js';
@@ -107,10 +106,8 @@ function headerSafe(v: string): string {
 }
 
 export function serveHandler(deps: StorageDeps): Middleware {
-  const parse = jsonParser(deps.jsonLimit);
   return async function serve(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
-    await readJson(ctx, parse);
     const { key, namespace, version, target, device = 'cuda:0' } = parseBody<{
       key: string; namespace: string; version?: number; target: 'dense' | 'gpu' | 'cores'; device?: string;
     }>(serveBody, ctx.request.body);

@@ -2,7 +2,7 @@
 // the whole request (400/413/415), then asks the gate (ACL 403, quota 402), then does the work:
 // CONTRACT.md section 4's order of checks.
 import type { Context, Middleware } from 'koa';
-import { payloadTooLarge, unsupportedMediaType } from '../errors.js';
+import { payloadTooLarge } from '../errors.js';
 import { decodeBase64Strict, base64DecodedLength } from '../codec/base64.js';
 import { decodePayload, type Payload } from '../codec/payload.js';
 import { GatherBudget, NpyGather, type Widen } from '../codec/npy-gather.js';
@@ -14,7 +14,8 @@ import { resolveTarget } from '../entries/oracle.js';
 import { putBody, putQuery } from '../api/storage.js';
 import { parseBody, parseParams } from '../schema/validate.js';
 import { parseCoresBatch, parseCoresEntry } from '../entries/cores-input.js';
-import { bodyObject, jsonParser, NPY_HEADER_ALLOWANCE, readJson, readRawBody } from './storage-body.js';
+import { NPY_MAX_HEADER_BYTES } from '../input-limits.js';
+import { bodyObject, readRawBody } from './storage-body.js';
 import type { StorageDeps } from './storage.js';
 
 const NPY_TYPE = 'application/x-npy';
@@ -48,12 +49,11 @@ function takeDataB64(ctx: Context, body: { data_b64?: string }, max: number): Bu
   (ctx.request.body as Record<string, unknown>).data_b64 = undefined;
   body.data_b64 = undefined;
   const implied = base64DecodedLength(b64);
-  if (implied > max + NPY_HEADER_ALLOWANCE) throw payloadTooLarge(`decoded payload of ${implied} bytes exceeds the limit of ${max} bytes`);
+  if (implied > max + NPY_MAX_HEADER_BYTES) throw payloadTooLarge(`decoded payload of ${implied} bytes exceeds the limit of ${max} bytes`);
   return decodeBase64Strict(b64, 'data_b64');
 }
 
 export function putHandler(deps: StorageDeps): Middleware {
-  const parse = jsonParser(deps.jsonLimit);
   const max = deps.config.maxPayloadBytes;
   const budget = new GatherBudget();
   const widen: Widen = (src, dtype, dst, offset, lanes) => deps.engine.widen(src, dtype, dst, offset, lanes);
@@ -74,7 +74,7 @@ export function putHandler(deps: StorageDeps): Middleware {
       target = resolveTarget(q.domain, q.tolerance, q.max_rank);
       metadata = metadataFromHeader(ctx.get('X-Ttstore-Metadata') || undefined);
       const blob = type === BLOB_TYPE;
-      const limit = blob ? max : max + NPY_HEADER_ALLOWANCE;
+      const limit = blob ? max : max + NPY_MAX_HEADER_BYTES;
       // An .npy upload of floats is converted for the engine while it arrives (codec/npy-gather.ts).
       const length = Number(ctx.get('Content-Length'));
       if (!blob && Number.isSafeInteger(length) && length > 0 && length <= limit) {
@@ -82,7 +82,7 @@ export function putHandler(deps: StorageDeps): Middleware {
       }
       try {
         pooled = await readRawBody(ctx, limit, deps.buffers, gather ?? undefined);
-        payload = await decodePayload(pooled, blob);
+        payload = await decodePayload(pooled, max, blob);
         const gathered = await gather?.finish();
         if (gathered) payload.gathered = gathered;
       } catch (err) {
@@ -91,16 +91,13 @@ export function putHandler(deps: StorageDeps): Middleware {
         throw err;
       }
     } else {
-      if (ctx.is('application/json', '+json') === false) {
-        throw unsupportedMediaType(`POST /v1/put takes application/json, ${NPY_TYPE} or ${BLOB_TYPE}, got ${ctx.get('Content-Type')}`);
-      }
-      await readJson(ctx, parse);
+      // The JSON form, read by the route's body reader.
       const body = parseBody<PutFields & { data_b64?: string; metadata?: Record<string, unknown> }>(putBody, ctx.request.body);
       ({ key, namespace } = body);
       target = resolveTarget(body.domain, body.tolerance, body.max_rank);
       metadata = body.metadata ?? {};
       const bytes = takeDataB64(ctx, body, max);
-      payload = await decodePayload(bytes);
+      payload = await decodePayload(bytes, max);
     }
     try {
       checkDataSize(payload, max);
@@ -116,10 +113,8 @@ export function putHandler(deps: StorageDeps): Middleware {
 }
 
 export function putCoresHandler(deps: StorageDeps): Middleware {
-  const parse = jsonParser(deps.jsonLimit);
   return async function putCores(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
-    await readJson(ctx, parse);
     const body = bodyObject(ctx);
     const namespace = validateNamespace(body.namespace);
     const entry = await parseCoresEntry(body, deps.engine, deps.config);
@@ -130,10 +125,8 @@ export function putCoresHandler(deps: StorageDeps): Middleware {
 }
 
 export function putCoresBatchHandler(deps: StorageDeps): Middleware {
-  const parse = jsonParser(deps.jsonLimit);
   return async function putCoresBatch(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
-    await readJson(ctx, parse);
     const body = bodyObject(ctx);
     const namespace = validateNamespace(body.namespace);
     const entries = await parseCoresBatch(body.entries, namespace, deps.engine, deps.config);

@@ -7,7 +7,6 @@ import type { Config } from '../config.js';
 import type { Engine } from '../engine/types.js';
 import type { EntryService } from '../entries/service.js';
 import type { BufferPool } from '../buffer-pool.js';
-import { jsonLimitFor } from './storage-body.js';
 import { putCoresBatchHandler, putCoresHandler, putHandler } from './storage-write.js';
 import { deleteHandler, getHandler, listHandler, serveHandler } from './storage-read.js';
 
@@ -15,17 +14,11 @@ export interface StorageDeps {
   entries: EntryService;
   engine: Engine;
   config: Pick<Config, 'maxPayloadBytes' | 'compressionThresholdBytes'>;
-  /** JSON body limit in bytes (admits data_b64 of the largest payload). */
-  jsonLimit: number;
   /** Large binary bodies and dense serve outputs, reused across requests. */
   buffers: BufferPool;
 }
 
-export function registerStorageRoutes(
-  api: Api,
-  opts: { entries: EntryService; engine: Engine; config: Pick<Config, 'maxPayloadBytes' | 'compressionThresholdBytes'>; buffers: BufferPool },
-): void {
-  const deps: StorageDeps = { ...opts, jsonLimit: jsonLimitFor(opts.config.maxPayloadBytes) };
+export function registerStorageRoutes(api: Api, deps: StorageDeps): void {
   api.mount(EP.put, putHandler(deps));
   api.mount(EP.put_cores, putCoresHandler(deps));
   api.mount(EP.put_cores_batch, putCoresBatchHandler(deps));

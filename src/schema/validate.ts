@@ -2,15 +2,25 @@
 // one 400 invalid_request whose `field` is the path of the first bad field (`params.n_bits`,
 // `namespaces[1]`, `rate_limit.window_s`). A null is the same as an absent field everywhere: clients
 // that serialise "no value" as null get the default rather than an error.
-import { badRequest, type ProblemError } from '../errors.js';
+import { measureJson } from '../codec/json.js';
+import { badRequest, EXCERPT_CHARS, excerpt, type ProblemError } from '../errors.js';
 import type { ArraySchema, NumberSchema, ObjectSchema, Schema } from './types.js';
 
 const join = (parent: string, name: string): string => (parent ? `${parent}.${name}` : name);
 
+/** The value for a message, when it is short; a structure is measured first (it may nest without bound). */
 function shown(v: unknown): string {
+  if (typeof v === 'string' && v.length > EXCERPT_CHARS) return '';
+  if (v !== null && typeof v === 'object') {
+    const m = measureJson(v, EXCERPT_CHARS, EXCERPT_CHARS);
+    if (m.depth > EXCERPT_CHARS || m.bytesAtLeast > EXCERPT_CHARS) return '';
+  }
   const text = JSON.stringify(v);
-  return text !== undefined && text.length <= 64 ? `, got ${text}` : '';
+  return text !== undefined && text.length <= EXCERPT_CHARS ? `, got ${text}` : '';
 }
+
+/** Unknown fields named in a message (and its `fields`); the rest are counted. */
+const NAMED_FIELDS = 5;
 
 function numberRange(sc: NumberSchema): string {
   return [
@@ -57,8 +67,9 @@ function checkObject(sc: ObjectSchema, raw: unknown, field: string): Record<stri
   if (sc.additionalProperties === false) {
     const unknown = Object.keys(obj).filter((k) => !Object.hasOwn(sc.properties, k));
     if (unknown.length > 0) {
-      const paths = unknown.map((k) => join(field, k));
-      throw badRequest(`unknown field${unknown.length > 1 ? 's' : ''} ${paths.join(', ')}; allowed: ${names.join(', ') || 'none'}`,
+      const paths = unknown.slice(0, NAMED_FIELDS).map((k) => join(field, excerpt(k)));
+      const more = unknown.length > NAMED_FIELDS ? ` and ${unknown.length - NAMED_FIELDS} more` : '';
+      throw badRequest(`unknown field${unknown.length > 1 ? 's' : ''} ${paths.join(', ')}${more}; allowed: ${names.join(', ') || 'none'}`,
         { field: paths[0], fields: paths });
     }
   }

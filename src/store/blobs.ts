@@ -53,11 +53,11 @@ export interface BlobLogger {
 export class BlobStore {
   private constructor(readonly dir: string) {}
 
-  /** Create the directory tree (256 fan-out folders by the id's first two hex digits). */
+  /** Create the directory tree (256 fan-out folders by the id's first two hex digits), private (0700) like its files (0600). */
   static async open(dir: string): Promise<BlobStore> {
-    await mkdir(dir, { recursive: true });
+    await mkdir(dir, { recursive: true, mode: 0o700 });
     const subdirs = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
-    await Promise.all(subdirs.map((s) => mkdir(path.join(dir, s), { recursive: true })));
+    await Promise.all(subdirs.map((s) => mkdir(path.join(dir, s), { recursive: true, mode: 0o700 })));
     await fsyncDir(dir);
     await fsyncDir(path.dirname(dir));
     return new BlobStore(dir);

@@ -3,6 +3,7 @@
 // connection, so every write goes through write(): jobs queued while a transaction commits are
 // combined into the next BEGIN IMMEDIATE ... COMMIT (one fsync for many requests), each job isolated
 // by a SAVEPOINT so one failing job does not undo the others.
+import { open as openFile } from 'node:fs/promises';
 import sqlite3 from 'sqlite3';
 
 export type SqlValue = string | number | bigint | null | Buffer | Uint8Array;
@@ -76,8 +77,13 @@ export class Database {
     private readonly reader: ReturnType<typeof connectionApi>,
   ) {}
 
-  /** Open (creating) the database file, set WAL and durability pragmas, run pending migrations. */
+  /**
+   * Open (creating) the database file, set WAL and durability pragmas, run pending migrations. A new
+   * file is created 0600 here, before SQLite opens it: SQLite gives its -wal and -shm files the
+   * database file's mode, and would create the database itself 0644.
+   */
   static async open(file: string, migrations: Migration[]): Promise<Database> {
+    await (await openFile(file, 'a', 0o600)).close();
     const w = connectionApi(await open(file, sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE | sqlite3.OPEN_FULLMUTEX));
     // synchronous=FULL: a COMMIT that returned survives power loss, not only a process crash.
     await w.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000;');

@@ -1,4 +1,4 @@
-// POST /v1/query/search: every match and only matches, ascending key order, latest versions.
+// POST /v1/query/search: every match and only matches, ascending key order, latest versions, a page at a time.
 import { expect } from 'chai';
 import type { TestServer } from '../helpers/server.js';
 import { b64, startStorageServer, tenantClient, type Client } from '../storage/helpers.js';
@@ -58,7 +58,7 @@ describe('query: metadata search', function () {
     expect((await search(c, { filters: { nested: { a: 1 } } })).body.count).to.equal(0);
     expect((await search(c, { filters: { nested: { a: 1, b: [2, 1] } } })).body.count).to.equal(0);
     expect((await search(c, { filters: { missing: null } })).body.count).to.equal(0);
-    expect((await search(c, { filters: { kind: 'walk' } })).body).to.deep.equal({ namespace: 'default', count: 0, results: [] });
+    expect((await search(c, { filters: { kind: 'walk' } })).body).to.deep.equal({ namespace: 'default', count: 0, total: 0, results: [] });
   });
 
   it('empty filters match every entry; namespaces are separate', async () => {
@@ -80,6 +80,28 @@ describe('query: metadata search', function () {
     await put('moving', { stage: 'again', owner: 'ann' });
     const again = await search(c, { filters: { owner: 'ann' } });
     expect(again.body.results).to.deep.equal([{ key: 'moving', version: 3, metadata: { stage: 'again', owner: 'ann' } }]);
+  });
+
+  it('pages with limit and offset in key order; total counts every match, count the page; bad bounds are 400', async () => {
+    const whole = await search(c, { filters: { kind: 'run' } });
+    expect(whole.body).to.include({ count: 20, total: 20 });
+    const paged: string[] = [];
+    for (let offset = 0; offset < 20; offset += 7) {
+      const page = await search(c, { filters: { kind: 'run' }, limit: 7, offset });
+      expect(page.body, `offset ${offset}`).to.include({ count: Math.min(7, 20 - offset), total: 20 });
+      paged.push(...keysOf(page));
+    }
+    expect(paged).to.deep.equal(keysOf(whole));
+    const everything = await search(c, { filters: {} });
+    const tail = await search(c, { filters: {}, limit: 3, offset: everything.body.total - 2 });
+    expect(tail.body).to.include({ count: 2, total: everything.body.total });
+    expect(keysOf(tail)).to.deep.equal(keysOf(everything).slice(-2));
+    expect((await search(c, { filters: { kind: 'run' }, offset: 500 })).body).to.include({ count: 0, total: 20 });
+    for (const bounds of [{ limit: 0 }, { limit: 10001 }, { limit: 2.5 }, { limit: '10' }, { offset: -1 }, { offset: 0.5 }]) {
+      const r = await search(c, { filters: {}, ...bounds });
+      expectProblem(r, 400, 'invalid_request');
+      expect(r.body.field).to.equal(Object.keys(bounds)[0]);
+    }
   });
 
   it('filters are required and must be an object; unknown fields are 400', async () => {

@@ -88,15 +88,17 @@ describe('query: top-K by vector', function () {
     }
   });
 
-  it('raw bytes (a blob) compare with blobs of the same length', async () => {
+  it('a data_b64 that is not an .npy (raw float32 bytes, a blob) is 400, never 200 with no candidates', async () => {
+    const floats = Buffer.from(new Float32Array(smooth(SHAPE, 1)).buffer);
     const bytes = Buffer.from(Array.from({ length: 300 }, (_, i) => (i * 7) % 251));
     const put = await c.put({ key: 'blob', data_b64: b64(bytes) });
     expect(put.status, put.text).to.equal(200);
-    const r = await topkVector(c, { data_b64: b64(bytes), metric: 'euclidean' });
-    expect(r.status, r.text).to.equal(200);
-    expect(r.body.n_candidates).to.equal(1);
-    expect(r.body.results[0][0]).to.equal('blob');
-    expect(r.body.results[0][1]).to.be.at.most(1e-6);
+    for (const raw of [floats, bytes]) {
+      const r = await topkVector(c, { data_b64: b64(raw), metric: 'euclidean' });
+      expectProblem(r, 400, 'invalid_request');
+      expect(r.body.field).to.equal('data_b64');
+      expect(r.body.detail).to.match(/\.npy/);
+    }
   });
 });
 

@@ -11,6 +11,7 @@ import { expect } from 'chai';
 import { decodeNpy } from '../../src/codec/npy.js';
 import type { TestServer } from '../helpers/server.js';
 import { startSimServer, submit, tenantClient, waitCompleted, type Client } from './helpers.js';
+import { NPY_MAX_ELEMENTS } from '../storage/npy-fixtures.js';
 
 /** Element [i, j, k] of a train over the interleaved layout of [2^b, 2^b, 2^b]. */
 function evalInterleaved(cores: Array<{ shape: number[]; data: Float64Array }>, bits: number, idx: number[]): number {
@@ -63,7 +64,7 @@ describe('simulation: QTT-native solvers, fields stored from their cores', () =>
     expect(sc.body).to.include({ layout: 'interleaved', dtype: 'float64' });
     expect(sc.body.cores).to.have.length(27);
     const cores = await Promise.all(sc.body.cores.map(async (k: { data_b64: string }) => {
-      const a = await decodeNpy(Buffer.from(k.data_b64, 'base64'));
+      const a = await decodeNpy(Buffer.from(k.data_b64, 'base64'), NPY_MAX_ELEMENTS);
       const b = Buffer.from(a.data);
       return { shape: a.shape, data: new Float64Array(b.buffer, b.byteOffset, b.byteLength / 8) };
     }));
@@ -99,7 +100,7 @@ describe('simulation: QTT-native solvers, fields stored from their cores', () =>
       const sc = await c.serve({ key: `${prefix}/u`, namespace: 'sims', target: 'cores' });
       expect(sc.status, sc.text).to.equal(200);
       return Promise.all(sc.body.cores.map(async (k: { data_b64: string }) => {
-        const a = await decodeNpy(Buffer.from(k.data_b64, 'base64'));
+        const a = await decodeNpy(Buffer.from(k.data_b64, 'base64'), NPY_MAX_ELEMENTS);
         const b = Buffer.from(a.data);
         return { shape: a.shape, data: new Float64Array(b.buffer, b.byteOffset, b.byteLength / 8) };
       }));

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { decodeNpy } from '../../src/codec/npy.js';
 import type { TestServer } from '../helpers/server.js';
 import { npyOf, startStorageServer, tenantClient, type Client } from './helpers.js';
+import { NPY_MAX_ELEMENTS } from './npy-fixtures.js';
 
 /**
  * Cores of f(i) = 2^(i / 2^d) over i in [0, 2^d), a rank-1 QTT: with i = sum_k b_k 2^(d-1-k)
@@ -52,7 +53,7 @@ describe('storage: put_cores, put_cores_batch and serve cores', function () {
     expect(sc.body).to.include({ key: 'exp', target: 'cores', dtype: 'float64', layout: 'row_major' });
     expect(sc.body.ranks).to.deep.equal(new Array(d + 1).fill(1));
     expect(sc.body.cores).to.have.length(d);
-    const k3 = await decodeNpy(Buffer.from(sc.body.cores[3].data_b64, 'base64'));
+    const k3 = await decodeNpy(Buffer.from(sc.body.cores[3].data_b64, 'base64'), NPY_MAX_ELEMENTS);
     expect(k3.shape).to.deep.equal([1, 2, 1]);
     expect(sc.body.cores[3].shape).to.deep.equal([1, 2, 1]);
     expect(k3.data.readDoubleLE(8)).to.equal(cores[3]![1]);

@@ -4,6 +4,7 @@ import { decodeNpy, encodeNpy } from '../../src/codec/npy.js';
 import type { DType } from '../../src/engine/types.js';
 import { http, startServer, type Reply, type StartOptions, type TestServer } from '../helpers/server.js';
 import { createTenant } from '../helpers/tenants.js';
+import { NPY_MAX_ELEMENTS } from './npy-fixtures.js';
 
 // The test harness waits for the 'listening' log line, so the log level stays at info.
 export const STORAGE_ENV = { SVC_GATE_DEFAULT_RATE_LIMIT_REQUESTS: '1000000' };
@@ -62,7 +63,7 @@ export function clientFor(server: TestServer, apiKey: string, tenantId: string):
       });
       const bytes = Buffer.from(await res.arrayBuffer());
       if (res.status !== 200) throw new Error(`serve ${key}: ${res.status} ${bytes.toString()}`);
-      const a = await decodeNpy(bytes);
+      const a = await decodeNpy(bytes, NPY_MAX_ELEMENTS);
       return { ...a, headers: res.headers };
     },
   };

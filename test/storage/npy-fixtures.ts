@@ -1,4 +1,9 @@
 // Hand-built .npy files for tests (independent of src/codec): any descr, shape, order and version.
+import { SPECS } from '../../src/config.js';
+
+/** The element bound the tests' decodes get: SVC_GATE_MAX_PAYLOAD_BYTES's default. */
+export const NPY_MAX_ELEMENTS = Number(SPECS.maxPayloadBytes.defaultText);
+
 export interface NpyFileOptions {
   version?: 1 | 2 | 3;
   fortran?: boolean;

@@ -3,7 +3,8 @@ import { decodeNpy, encodeNpy, encodeNpyHeader, parseNpyHeader } from '../../src
 import { decodePayload } from '../../src/codec/payload.js';
 import { decodeBase64Strict } from '../../src/codec/base64.js';
 import { ProblemError } from '../../src/errors.js';
-import { f64, fill, fillFortran, npyFile } from './npy-fixtures.js';
+import { NPY_MAX_HEADER_BYTES } from '../../src/input-limits.js';
+import { f64, fill, fillFortran, npyFile, NPY_MAX_ELEMENTS } from './npy-fixtures.js';
 
 async function rejects400(p: Promise<unknown> | (() => unknown), pattern?: RegExp): Promise<void> {
   try {
@@ -22,7 +23,7 @@ async function rejects400(p: Promise<unknown> | (() => unknown), pattern?: RegEx
 describe('.npy codec', () => {
   it('reads format versions 1.0, 2.0 and 3.0', async () => {
     for (const version of [1, 2, 3] as const) {
-      const a = await decodeNpy(npyFile('<f8', [3], f64([1, 2, 3]), { version }));
+      const a = await decodeNpy(npyFile('<f8', [3], f64([1, 2, 3]), { version }), NPY_MAX_ELEMENTS);
       expect(a.dtype).to.equal('float64');
       expect(a.shape).to.deep.equal([3]);
       expect([0, 8, 16].map((o) => a.data.readDoubleLE(o))).to.deep.equal([1, 2, 3]);
@@ -36,7 +37,7 @@ describe('.npy codec', () => {
       ['|u1', 'uint8', 1], ['|b1', 'bool', 1],
     ];
     for (const [descr, name, size] of cases) {
-      const a = await decodeNpy(npyFile(descr, [2], Buffer.alloc(2 * size, 1)));
+      const a = await decodeNpy(npyFile(descr, [2], Buffer.alloc(2 * size, 1)), NPY_MAX_ELEMENTS);
       expect(a.dtype, descr).to.equal(name);
     }
   });
@@ -45,13 +46,13 @@ describe('.npy codec', () => {
     const be = Buffer.alloc(16);
     be.writeDoubleBE(1.5, 0);
     be.writeDoubleBE(-2.25, 8);
-    const a = await decodeNpy(npyFile('>f8', [2], be));
+    const a = await decodeNpy(npyFile('>f8', [2], be), NPY_MAX_ELEMENTS);
     expect(a.data.readDoubleLE(0)).to.equal(1.5);
     expect(a.data.readDoubleLE(8)).to.equal(-2.25);
     const i = Buffer.alloc(4);
     i.writeInt16BE(-300, 0);
     i.writeInt16BE(7, 2);
-    const b = await decodeNpy(npyFile('>i2', [2], i));
+    const b = await decodeNpy(npyFile('>i2', [2], i), NPY_MAX_ELEMENTS);
     expect(b.dtype).to.equal('int16');
     expect([b.data.readInt16LE(0), b.data.readInt16LE(2)]).to.deep.equal([-300, 7]);
   });
@@ -68,7 +69,7 @@ describe('.npy codec', () => {
           else if (size === 2) buf.writeUInt16LE(v, o);
           else buf.writeUInt8(v, o);
         };
-        const a = await decodeNpy(npyFile(descr, shape, fillFortran(shape, size, write), { fortran: true }));
+        const a = await decodeNpy(npyFile(descr, shape, fillFortran(shape, size, write), { fortran: true }), NPY_MAX_ELEMENTS);
         expect(a.shape).to.deep.equal(shape);
         expect(a.data.equals(fill(shape, size, write)), `${descr} ${shape}`).to.equal(true);
       }
@@ -76,31 +77,85 @@ describe('.npy codec', () => {
   });
 
   it('takes 0-D arrays and empty arrays', async () => {
-    const a = await decodeNpy(npyFile('<f8', [], f64([42])));
+    const a = await decodeNpy(npyFile('<f8', [], f64([42])), NPY_MAX_ELEMENTS);
     expect(a.shape).to.deep.equal([]);
     expect(a.data.readDoubleLE(0)).to.equal(42);
-    const e = await decodeNpy(npyFile('<f4', [0, 3], Buffer.alloc(0)));
+    const e = await decodeNpy(npyFile('<f4', [0, 3], Buffer.alloc(0)), NPY_MAX_ELEMENTS);
     expect(e.shape).to.deep.equal([0, 3]);
     expect(e.data.length).to.equal(0);
   });
 
   it('rejects a shape/length mismatch, truncation, object and structured dtypes, > 8 dims', async () => {
-    await rejects400(decodeNpy(npyFile('<f8', [4], f64([1, 2, 3]))), /does not match/);
-    await rejects400(decodeNpy(npyFile('<f8', [2], f64([1, 2, 3]))), /does not match/);
-    await rejects400(decodeNpy(npyFile('<f8', [3], f64([1, 2, 3])).subarray(0, 30)), /truncated/);
-    await rejects400(decodeNpy(npyFile('|O', [1], Buffer.alloc(8))), /object/);
+    await rejects400(decodeNpy(npyFile('<f8', [4], f64([1, 2, 3])), NPY_MAX_ELEMENTS), /does not match/);
+    await rejects400(decodeNpy(npyFile('<f8', [2], f64([1, 2, 3])), NPY_MAX_ELEMENTS), /does not match/);
+    await rejects400(decodeNpy(npyFile('<f8', [3], f64([1, 2, 3])).subarray(0, 30), NPY_MAX_ELEMENTS), /truncated/);
+    await rejects400(decodeNpy(npyFile('|O', [1], Buffer.alloc(8)), NPY_MAX_ELEMENTS), /object/);
     await rejects400(decodeNpy(npyFile('', [1], Buffer.alloc(8), {
       headerText: "{'descr': [('a', '<f8'), ('b', '<i4')], 'fortran_order': False, 'shape': (1,), }",
-    })), /structured/);
-    await rejects400(decodeNpy(npyFile('<U4', [1], Buffer.alloc(16))), /unsupported dtype/);
-    await rejects400(decodeNpy(npyFile('<c16', [1], Buffer.alloc(16))), /unsupported dtype/);
-    await rejects400(decodeNpy(npyFile('<f8', [1, 1, 1, 1, 1, 1, 1, 1, 1], f64([1]))), /at most 8/);
-    await rejects400(decodeNpy(npyFile('<f8', [1], f64([1]), { headerText: "{'descr': '<f8', 'shape': (1,)}" })), /keys/);
-    await rejects400(decodeNpy(npyFile('<f8', [1], f64([1]), { headerText: "{'descr': '<f8', 'fortran_order': False, 'shape': (-1,), }" })));
-    await rejects400(decodeNpy(npyFile('<f8', [1], f64([1]), { headerText: 'garbage' })));
+    }), NPY_MAX_ELEMENTS), /structured/);
+    await rejects400(decodeNpy(npyFile('<U4', [1], Buffer.alloc(16)), NPY_MAX_ELEMENTS), /unsupported dtype/);
+    await rejects400(decodeNpy(npyFile('<c16', [1], Buffer.alloc(16)), NPY_MAX_ELEMENTS), /unsupported dtype/);
+    await rejects400(decodeNpy(npyFile('<f8', [1, 1, 1, 1, 1, 1, 1, 1, 1], f64([1])), NPY_MAX_ELEMENTS), /at most 8/);
+    await rejects400(decodeNpy(npyFile('<f8', [1], f64([1]), { headerText: "{'descr': '<f8', 'shape': (1,)}" }), NPY_MAX_ELEMENTS), /keys/);
+    await rejects400(decodeNpy(npyFile('<f8', [1], f64([1]), { headerText: "{'descr': '<f8', 'fortran_order': False, 'shape': (-1,), }" }), NPY_MAX_ELEMENTS));
+    await rejects400(decodeNpy(npyFile('<f8', [1], f64([1]), { headerText: 'garbage' }), NPY_MAX_ELEMENTS));
     const badVersion = npyFile('<f8', [1], f64([1]));
     badVersion[6] = 9;
-    await rejects400(decodeNpy(badVersion), /version/);
+    await rejects400(decodeNpy(badVersion, NPY_MAX_ELEMENTS), /version/);
+  });
+
+  it('refuses a header over 64 KiB from its length field, before reading its text', async () => {
+    const atLimit = npyFile('<f8', [1], f64([1]), { headerText: `{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }${' '.repeat(NPY_MAX_HEADER_BYTES - 200)}` });
+    expect((await decodeNpy(atLimit, NPY_MAX_ELEMENTS)).shape).to.deep.equal([1]);
+    const descr = `<f8${'x'.repeat(NPY_MAX_HEADER_BYTES)}`;
+    for (const version of [2, 3] as const) {
+      const over = npyFile(descr, [1], f64([1]), { version });
+      await rejects400(decodeNpy(over, NPY_MAX_ELEMENTS), /header of \d+ bytes; at most 64 KiB/);
+      // Only the length field is read: a header claiming 4 GiB over 12 bytes is refused the same way.
+      const claim = Buffer.from(over.subarray(0, 12));
+      claim.writeUInt32LE(0xffffffff, 8);
+      await rejects400(() => parseNpyHeader(claim, NPY_MAX_ELEMENTS), /at most 64 KiB/);
+    }
+  });
+
+  it('answers a header nested thousands deep with a 400, not a stack overflow', async () => {
+    for (const depth of [100, 5000, 30000]) {
+      const nest = `${'['.repeat(depth)}${']'.repeat(depth)}`;
+      const file = npyFile('', [1], f64([1]), { version: 2, headerText: `{'descr': ${nest}, 'fortran_order': False, 'shape': (1,), }` });
+      await rejects400(decodeNpy(file, NPY_MAX_ELEMENTS), /structured/);
+    }
+    const unclosed = npyFile('', [1], f64([1]), { version: 2, headerText: `{'shape': ${'('.repeat(40000)}` });
+    await rejects400(decodeNpy(unclosed, NPY_MAX_ELEMENTS), /unexpected end/);
+  });
+
+  it('bounds each dimension by 2^40 and the non-zero dimensions\' product by the payload limit', async () => {
+    const header = (shape: string) => npyFile('', [], Buffer.alloc(0), { headerText: `{'descr': '<f4', 'fortran_order': False, 'shape': ${shape}, }` });
+    await rejects400(decodeNpy(header(`(0, ${2 ** 53 - 1}, ${2 ** 53 - 1})`), NPY_MAX_ELEMENTS), /over the largest allowed, 2\^40/);
+    await rejects400(decodeNpy(header(`(${2 ** 40 + 1}, 0)`), NPY_MAX_ELEMENTS), /2\^40/);
+    await rejects400(decodeNpy(header(`(0, ${2 ** 20}, ${2 ** 20})`), 1 << 30), /more than 1073741824 elements/);
+    await rejects400(decodeNpy(header('(0, 1000, 1000)'), 999_999), /more than 999999 elements/);
+    expect((await decodeNpy(header('(0, 1000, 1000)'), 1_000_000)).shape).to.deep.equal([0, 1000, 1000]);
+    expect((await decodeNpy(npyFile('<f4', [4, 4], Buffer.alloc(64)), 16)).shape).to.deep.equal([4, 4]);
+    await rejects400(decodeNpy(npyFile('<f4', [4, 4], Buffer.alloc(64)), 15), /more than 15 elements/);
+  });
+
+  it('quotes at most a short piece of the header in its messages', async () => {
+    const long = 'z'.repeat(100_000);
+    const cases = [
+      npyFile(`<${long}`, [1], f64([1]), { version: 2 }),
+      npyFile('<f8', [1], f64([1]), { version: 3, headerText: `{'${long}': 1, '${long}': 2}` }),
+      npyFile('<f8', [1], f64([1]), { version: 2, headerText: `{'descr': '<f8', 'fortran_order': False, 'shape': (1,), '${long}': 1}` }),
+    ];
+    for (const file of cases) {
+      try {
+        await decodeNpy(file, NPY_MAX_ELEMENTS);
+        expect.fail('accepted');
+      } catch (err) {
+        expect(err).to.be.instanceOf(ProblemError);
+        expect((err as ProblemError).status).to.equal(400);
+        expect((err as ProblemError).message.length, (err as ProblemError).message.slice(0, 200)).to.be.below(200);
+      }
+    }
   });
 
   it('writes version 1.0 headers, 64-byte aligned, that it reads back', async () => {
@@ -110,7 +165,7 @@ describe('.npy codec', () => {
       expect(h[6]).to.equal(1);
       const n = shape.reduce((a, b) => a * b, 1);
       const file = encodeNpy('int16', shape, Buffer.alloc(2 * n, 3));
-      const parsed = parseNpyHeader(file);
+      const parsed = parseNpyHeader(file, NPY_MAX_ELEMENTS);
       expect(parsed).to.include({ dtype: 'int16', fortran: false, swap: false, dataOffset: h.length });
       expect(parsed.shape).to.deep.equal(shape);
     }
@@ -119,12 +174,12 @@ describe('.npy codec', () => {
 
   it('treats bytes without the magic, and octet-stream bodies, as uint8 blobs', async () => {
     const raw = Buffer.from('hello world');
-    const p = await decodePayload(raw);
+    const p = await decodePayload(raw, NPY_MAX_ELEMENTS);
     expect(p).to.include({ kind: 'blob', dtype: 'uint8' });
     expect(p.shape).to.deep.equal([11]);
     const npy = npyFile('<f8', [1], f64([1]));
-    expect((await decodePayload(Buffer.from(npy), true)).kind).to.equal('blob');
-    expect((await decodePayload(Buffer.from(npy))).kind).to.equal('array');
+    expect((await decodePayload(Buffer.from(npy), NPY_MAX_ELEMENTS, true)).kind).to.equal('blob');
+    expect((await decodePayload(Buffer.from(npy), NPY_MAX_ELEMENTS)).kind).to.equal('array');
   });
 });
 

@@ -4,6 +4,7 @@ import http from 'node:http';
 import { expect } from 'chai';
 import { decodeNpy } from '../../src/codec/npy.js';
 import { bytesOf, npyOf, storageSuite } from './helpers.js';
+import { NPY_MAX_ELEMENTS } from './npy-fixtures.js';
 
 const encodeNpyOf = (a: Float64Array, n: number) => npyOf('float64', [n, n], a);
 
@@ -94,7 +95,7 @@ describe('storage: reused request and response buffers', function () {
     const slow = await pausedServe(s.server.url, s.c.apiKey, 'slow-a');
     // meanwhile other serves of the same size take buffers from the pool and write into them
     for (let i = 0; i < 3; i++) await s.c.dense('slow-b');
-    const got = await decodeNpy(await slow.resume());
+    const got = await decodeNpy(await slow.resume(), NPY_MAX_ELEMENTS);
     expect(got.data.equals(want)).to.equal(true);
   });
 });

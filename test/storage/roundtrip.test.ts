@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { decodeNpy } from '../../src/codec/npy.js';
 import { ITEM_SIZE, type DType } from '../../src/engine/types.js';
 import type { TestServer } from '../helpers/server.js';
-import { fill, fillFortran, npyFile } from './npy-fixtures.js';
+import { fill, fillFortran, npyFile, NPY_MAX_ELEMENTS } from './npy-fixtures.js';
 import { b64, rng, startStorageServer, tenantClient, type Client } from './helpers.js';
 
 const DESCR: Record<DType, string> = {
@@ -183,7 +183,7 @@ describe('storage: round trips through HTTP', function () {
     expect(r.body).to.have.all.keys('key', 'namespace', 'version', 'target', 'kind', 'dtype', 'shape', 'layout', 'verdict', 'fingerprint', 'data_b64');
     const npy = Buffer.from(r.body.data_b64, 'base64');
     expect(npy[6]).to.equal(1);
-    const a = await decodeNpy(npy);
+    const a = await decodeNpy(npy, NPY_MAX_ELEMENTS);
     expect(a.shape).to.deep.equal([3, 4]);
     expect(a.data.equals(data)).to.equal(true);
     const raw = await c.dense('json/serve');

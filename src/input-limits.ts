@@ -1,0 +1,68 @@
+// The bounds on what a request may carry (CONTRACT.md section 8, "Request bodies"), each written once:
+// the checks, the endpoint descriptions (and so the OpenAPI document) and the tests read them here.
+// Every bound is checked before the work it bounds, so a hostile input costs at most its own bytes.
+
+export const KiB = 1024;
+export const MiB = 1024 * KiB;
+
+/**
+ * A JSON body apart from the base64 of its array data: the whole of a body without one (serve, the
+ * queries but topk_vector, simulation submit, admin), and of one that carries data_b64 everything
+ * but the plain characters of its strings (syntax, numbers, escapes), so that it parses as fast.
+ */
+export const JSON_BODY_BYTES = 1 * MiB;
+
+/** An .npy header (magic to padding); NumPy's own readers refuse more than 10,000 bytes by default. */
+export const NPY_MAX_HEADER_BYTES = 64 * KiB;
+
+/** Largest dimension of an .npy shape (the product is bounded by SVC_GATE_MAX_PAYLOAD_BYTES elements). */
+export const NPY_MAX_DIM = 2 ** 40;
+
+/** An entry's metadata as compact JSON (JSON.stringify), UTF-8 bytes. */
+export const METADATA_MAX_BYTES = 64 * KiB;
+
+/** Top-level names of an entry's metadata (each becomes a row of the metadata index). */
+export const METADATA_MAX_KEYS = 256;
+
+/** Levels of objects and arrays in metadata and filters; the top-level object is level 1. */
+export const JSON_MAX_DEPTH = 32;
+
+/**
+ * Levels of objects and arrays anywhere in a JSON body: metadata at its deepest, in a
+ * put_cores_batch body (body, entries, entry), sits three levels down.
+ */
+export const BODY_MAX_DEPTH = JSON_MAX_DEPTH + 3;
+
+/**
+ * A body the server answers without reading (401, 413, 415) is dropped as it arrives when it was
+ * declared at most this long; a longer one, or a chunked one, closes the connection after the answer.
+ */
+export const UNREAD_BODY_DRAIN_BYTES = 16 * MiB;
+
+/** All the header lines of a request together (Node's maxHeaderSize); more: 431. */
+export const MAX_HEADER_BYTES = 16 * KiB;
+
+/** Bytes of base64 text that encode `bytes` bytes (with padding). */
+export function base64Length(bytes: number): number {
+  return Math.ceil(bytes / 3) * 4;
+}
+
+/** The largest JSON body that carries data_b64: the largest payload (with an .npy header) in base64, plus the rest. */
+export function payloadBodyBytes(maxPayloadBytes: number): number {
+  return base64Length(maxPayloadBytes + NPY_MAX_HEADER_BYTES) + JSON_BODY_BYTES;
+}
+
+/** Which of the two JSON body limits a route takes (its endpoint description says). */
+export type BodyLimit = 'small' | 'payload';
+
+/** The byte limit of a JSON body of kind `limit`. */
+export function jsonBodyBytes(limit: BodyLimit, maxPayloadBytes: number): number {
+  return limit === 'small' ? JSON_BODY_BYTES : payloadBodyBytes(maxPayloadBytes);
+}
+
+/** The size of `bytes` in words, for messages and the API reference (1 MiB, 64 KiB, 1000 bytes). */
+export function sizeText(bytes: number): string {
+  if (bytes >= MiB && bytes % MiB === 0) return `${bytes / MiB} MiB`;
+  if (bytes >= KiB && bytes % KiB === 0) return `${bytes / KiB} KiB`;
+  return `${bytes} bytes`;
+}
