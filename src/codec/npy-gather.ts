@@ -10,6 +10,7 @@
 // converted and the put goes on as before.
 import type { BufferPool } from '../buffer-pool.js';
 import type { DType } from '../engine/types.js';
+import { ProblemError } from '../errors.js';
 import { NPY_MAX_HEADER_BYTES } from '../input-limits.js';
 import { isNpy, numel, parseNpyHeader } from './npy.js';
 
@@ -69,6 +70,8 @@ export interface NpyGatherOptions {
   budget: GatherBudget;
   /** The body's declared length. */
   total: number;
+  /** The elements an .npy shape may have (SVC_GATE_MAX_PAYLOAD_BYTES), as decodeNpy is given. */
+  maxElements: number;
   /** Arrays of fewer bytes (and fewer than GATHER_MIN_BYTES) are left alone. */
   minBytes?: number;
 }
@@ -86,6 +89,8 @@ export class NpyGather {
   private inFlight: Promise<void> | null = null;
   private waiting: { body: Buffer; received: number } | null = null;
   private failed = false;
+  /** The 400 for a header refused while the upload arrives (the rest need not be read). */
+  private refused: ProblemError | null = null;
 
   private budgeted = 0; // bytes taken from the budget
 
@@ -94,18 +99,21 @@ export class NpyGather {
   /**
    * `body[0, received)` holds the upload so far (called after each chunk is copied in). The pieces
    * handed out read `body` until finish() or release() settles: the caller keeps it until then.
+   * Returns the 400 of a header that decodeNpy would refuse (longer than NPY_MAX_HEADER_BYTES, or
+   * malformed) as soon as its bytes are in: the upload can stop there.
    */
-  observe(body: Buffer, received: number): void {
+  observe(body: Buffer, received: number): ProblemError | undefined {
     if (this.header === undefined) this.header = this.readHeader(body, received);
+    if (this.refused) return this.refused;
     const h = this.header;
-    if (!h || this.failed) return;
+    if (!h || this.failed) return undefined;
     if (this.inFlight) {
       this.waiting = { body, received };
-      return;
+      return undefined;
     }
     const available = Math.floor((received - h.dataOffset) / h.itemsize);
-    if (available < h.n && (available - this.handedOut) * h.itemsize < STEP_BYTES) return;
-    if (available <= this.handedOut) return;
+    if (available < h.n && (available - this.handedOut) * h.itemsize < STEP_BYTES) return undefined;
+    if (available <= this.handedOut) return undefined;
     this.workspace ??= new Float64Array(this.opts.pool.acquire(h.n * 8).buffer, 0, h.n);
     const start = h.dataOffset + this.handedOut * h.itemsize;
     const piece = body.subarray(start, start + (available - this.handedOut) * h.itemsize);
@@ -119,6 +127,7 @@ export class NpyGather {
       this.waiting = null;
       if (next) this.observe(next.body, next.received);
     });
+    return undefined;
   }
 
   /** Every element as float64 in C order once all arrived and are converted; null when not converting. */
@@ -151,14 +160,13 @@ export class NpyGather {
     if (!isNpy(body)) return null;
     const major = body[6];
     const headerEnd = major === 1 ? 10 + body.readUInt16LE(8) : 12 + body.readUInt32LE(8);
-    if (headerEnd > NPY_MAX_HEADER_BYTES) return null; // the put's own decode answers with the 400
-    if (received < headerEnd) return undefined;
+    if (received < headerEnd && headerEnd <= NPY_MAX_HEADER_BYTES) return undefined; // (a longer one is refused now)
     let h;
     try {
-      // The data must fit in the body, so its length bounds the elements here.
-      h = parseNpyHeader(body.subarray(0, received), this.opts.total);
-    } catch {
-      return null; // the put's own decode answers with the 400
+      h = parseNpyHeader(body.subarray(0, received), this.opts.maxElements);
+    } catch (err) {
+      if (err instanceof ProblemError) this.refused = err;
+      return null;
     }
     const itemsize = h.dtype === 'float32' ? 4 : h.dtype === 'float64' ? 8 : 0;
     const n = numel(h.shape);

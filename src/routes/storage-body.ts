@@ -80,11 +80,11 @@ export function bodyReader(ep: Endpoint, opts: BodyOptions): Middleware {
  * is refused before reading; a chunked body is counted as it arrives and refused at the limit. With a
  * Content-Length the buffer comes from `pool` and the caller releases it when done (on success), and
  * `watch.observe(buffer, received)` is called after each chunk lands in it (work that overlaps the
- * upload); on failure the buffer goes back to the pool once `watch.settled()` resolves (that work no
- * longer reads it).
+ * upload; an error it returns refuses the body there, unread beyond); on failure the buffer goes
+ * back to the pool once `watch.settled()` resolves (that work no longer reads it).
  */
 export async function readRawBody(ctx: Context, limit: number, pool: BufferPool,
-  watch?: { observe(body: Buffer, received: number): void; settled(): Promise<void> }): Promise<Buffer> {
+  watch?: { observe(body: Buffer, received: number): Error | undefined; settled(): Promise<void> }): Promise<Buffer> {
   const req = ctx.req;
   const declared = req.headers['content-length'];
   let expected: number | null = null;
@@ -124,7 +124,8 @@ export async function readRawBody(ctx: Context, limit: number, pool: BufferPool,
       if (whole) chunk.copy(whole, received);
       else chunks.push(chunk);
       received += chunk.length;
-      if (whole && watch) watch.observe(whole, received);
+      const refused = whole && watch ? watch.observe(whole, received) : undefined;
+      if (refused) fail(refused);
     };
     const onEnd = () => {
       cleanup();

@@ -75,10 +75,13 @@ export function putHandler(deps: StorageDeps): Middleware {
       metadata = metadataFromHeader(ctx.get('X-Ttstore-Metadata') || undefined);
       const blob = type === BLOB_TYPE;
       const limit = blob ? max : max + NPY_MAX_HEADER_BYTES;
-      // An .npy upload of floats is converted for the engine while it arrives (codec/npy-gather.ts).
+      // An .npy upload of floats is converted for the engine while it arrives (codec/npy-gather.ts), and
+      // one whose header is refused is answered as soon as the header is in.
       const length = Number(ctx.get('Content-Length'));
       if (!blob && Number.isSafeInteger(length) && length > 0 && length <= limit) {
-        gather = new NpyGather({ pool: deps.buffers, widen, budget, total: length, minBytes: deps.config.compressionThresholdBytes });
+        gather = new NpyGather({
+          pool: deps.buffers, widen, budget, total: length, maxElements: max, minBytes: deps.config.compressionThresholdBytes,
+        });
       }
       try {
         pooled = await readRawBody(ctx, limit, deps.buffers, gather ?? undefined);

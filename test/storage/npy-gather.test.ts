@@ -8,6 +8,7 @@ import { encodeNpy, encodeNpyHeader } from '../../src/codec/npy.js';
 import { GATHER_MIN_BYTES, GatherBudget, NpyGather, type Widen } from '../../src/codec/npy-gather.js';
 import { engine } from '../../src/engine/index.js';
 import type { DType } from '../../src/engine/types.js';
+import { NPY_MAX_ELEMENTS } from './npy-fixtures.js';
 
 const widen: Widen = (src, dtype, dst, offset, lanes) => engine.widen(src, dtype, dst, offset, lanes);
 
@@ -40,7 +41,7 @@ describe('storage: .npy uploads converted while they arrive', () => {
       const body = encodeNpy(dtype, [512, 1024], Buffer.from(src.buffer));
       for (const sizes of [[65536], [1, 7, 4093, 65537, 1 << 20], [body.length]]) {
         const p = pool();
-        const g = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length });
+        const g = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
         feed(g, p, body, sizes);
         const out = (await g.finish())?.values;
         expect(out, `chunks ${sizes}`).to.be.instanceOf(Float64Array);
@@ -56,7 +57,7 @@ describe('storage: .npy uploads converted while they arrive', () => {
     const src = new Float32Array(values(n));
     const body = Buffer.concat([Buffer.from(encodeNpyHeader('float32', [n]).toString('latin1').replace('False', 'True '), 'latin1'), Buffer.from(src.buffer)]);
     const p = pool();
-    const g = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length });
+    const g = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
     feed(g, p, body, [65536]);
     expect((await g.finish())?.values).to.deep.equal(Float64Array.from(src));
   });
@@ -83,7 +84,7 @@ describe('storage: .npy uploads converted while they arrive', () => {
     it(`leaves ${what} to the put's decode`, async () => {
       const body = make();
       const p = pool();
-      const g = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length });
+      const g = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
       feed(g, p, body, [65536]);
       expect((await g.finish())).to.equal(null);
       await g.release();
@@ -105,7 +106,7 @@ describe('storage: .npy uploads converted while they arrive', () => {
       await engine.widen(piece, dtype, dst, offset, lanes);
       running--;
     };
-    const g = new NpyGather({ pool: p, widen: slow, budget: new GatherBudget(), total: body.length });
+    const g = new NpyGather({ pool: p, widen: slow, budget: new GatherBudget(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
     const whole = p.acquire(body.length);
     for (let received = 0; received < body.length;) {
       const k = Math.min(256 << 10, body.length - received);
@@ -130,7 +131,7 @@ describe('storage: .npy uploads converted while they arrive', () => {
     const sums = new Set<number>();
     for (const sizes of [[65536], [1, 7, 4093, 65537, 1 << 20], [3, 1 << 20, 5], [body.length]]) {
       const p = pool();
-      const g = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length });
+      const g = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
       feed(g, p, body, sizes);
       const out = await g.finish();
       expect(out!.sumSquares).to.be.closeTo(exact, exact * 1e-12);
@@ -146,7 +147,7 @@ describe('storage: .npy uploads converted while they arrive', () => {
     for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) src[i * cols + j] = Math.sin(3 * i / rows + 2 * j / cols);
     const body = encodeNpy('float32', [rows, cols], Buffer.from(src.buffer));
     const p = pool();
-    const g = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length });
+    const g = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
     feed(g, p, body, [65536, 3]);
     const out = (await g.finish())!;
     const plain = await engine.compress(src, 'float32', [rows, cols], { tolerance: 1e-6 });
@@ -162,11 +163,11 @@ describe('storage: .npy uploads converted while they arrive', () => {
     const src = new Float32Array(values(n));
     const body = encodeNpy('float32', [n], Buffer.from(src.buffer));
     const p = pool();
-    const partial = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length });
+    const partial = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
     feed(partial, p, body.subarray(0, body.length - 4), [65536]);
     expect((await partial.finish())).to.equal(null);
     await partial.release();
-    const longer = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length + 4 }); // declared length disagrees with the header
+    const longer = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length + 4, maxElements: NPY_MAX_ELEMENTS }); // declared length disagrees with the header
     feed(longer, p, Buffer.concat([body, Buffer.alloc(4)]), [65536]);
     expect((await longer.finish())).to.equal(null);
   });
@@ -174,25 +175,45 @@ describe('storage: .npy uploads converted while they arrive', () => {
   it('respects the compression threshold: arrays that will be stored as they are are not converted', async () => {
     const body = encodeNpy('float32' as DType, [n], Buffer.alloc(n * 4));
     const p = pool();
-    const g = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length, minBytes: n * 4 + 1 });
+    const g = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length, maxElements: NPY_MAX_ELEMENTS, minBytes: n * 4 + 1 });
     feed(g, p, body, [65536]);
     expect((await g.finish())).to.equal(null);
   });
   it('an upload whose conversion fails is left to the engine, and its workspace still goes back', async () => {
     const body = encodeNpy('float32', [n], Buffer.alloc(n * 4));
     const p = pool();
-    const g = new NpyGather({ pool: p, widen: async () => { throw new Error('no'); }, budget: new GatherBudget(), total: body.length });
+    const g = new NpyGather({ pool: p, widen: async () => { throw new Error('no'); }, budget: new GatherBudget(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
     feed(g, p, body, [65536]);
     expect(await g.finish()).to.equal(null);
     await g.release();
     expect(p.idleByteCount).to.be.at.least(n * 8);
   });
+  it('refuses a header that decodeNpy would refuse as soon as it is in: longer than 64 KiB from its first 12 bytes', async () => {
+    const p = pool();
+    const whole = p.acquire(1 << 20);
+    const long = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: whole.length, maxElements: NPY_MAX_ELEMENTS });
+    Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 2, 0]).copy(whole, 0);
+    whole.writeUInt32LE(64 << 20, 8);
+    expect(long.observe(whole, 11)).to.equal(undefined);
+    const refused = long.observe(whole, 12);
+    expect(refused).to.include({ status: 400, code: 'invalid_request' });
+    expect(refused!.message).to.match(/at most 64 KiB/);
+    const body = encodeNpy('float32', [n], Buffer.alloc(n * 4));
+    const bad = Buffer.from(body);
+    bad.write("{'descr': [[[[", 10, 'latin1');
+    const malformed = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: bad.length, maxElements: NPY_MAX_ELEMENTS });
+    expect(malformed.observe(bad, 256)?.status).to.equal(400);
+    const fine = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
+    expect(fine.observe(body, 256)).to.equal(undefined);
+    await fine.release();
+  });
+
   it('holds workspaces of uploads in flight within its budget, and gives them back', async () => {
     const body = encodeNpy('float32', [n], Buffer.from(new Float32Array(values(n)).buffer));
     const p = pool();
     const budget = new GatherBudget(n * 8 + n * 4); // room for one workspace of n float64, not two
-    const first = new NpyGather({ pool: p, widen, budget, total: body.length });
-    const second = new NpyGather({ pool: p, widen, budget, total: body.length });
+    const first = new NpyGather({ pool: p, widen, budget, total: body.length, maxElements: NPY_MAX_ELEMENTS });
+    const second = new NpyGather({ pool: p, widen, budget, total: body.length, maxElements: NPY_MAX_ELEMENTS });
     feed(first, p, body, [65536]);
     feed(second, p, body, [65536]);
     expect((await first.finish())?.values).to.be.instanceOf(Float64Array);
@@ -201,7 +222,7 @@ describe('storage: .npy uploads converted while they arrive', () => {
     await first.release();
     await second.release();
     expect(budget.bytesInUse).to.equal(0);
-    const third = new NpyGather({ pool: p, widen, budget, total: body.length });
+    const third = new NpyGather({ pool: p, widen, budget, total: body.length, maxElements: NPY_MAX_ELEMENTS });
     feed(third, p, body, [65536]);
     expect((await third.finish())?.values).to.be.instanceOf(Float64Array);
     await third.release();
