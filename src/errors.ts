@@ -93,6 +93,13 @@ export function excerpt(text: string): string {
   return text.length <= EXCERPT_CHARS ? text : `${text.slice(0, EXCERPT_CHARS)}...`;
 }
 
+/** A request's value for a message: a scalar as JSON, a string cut short, a structure by its kind (never walked). */
+export function quoteValue(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(excerpt(v));
+  if (v !== null && typeof v === 'object') return Array.isArray(v) ? 'a JSON array' : 'a JSON object';
+  return String(JSON.stringify(v));
+}
+
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
 /** Write a problem to the response (used by the handler and by middlewares that answer early). */

@@ -4,7 +4,7 @@ import { MAX_KEY_BYTES, NAMESPACE_RE, validateKey, validatePrefix } from '../ent
 import { validateMetadata } from '../entries/metadata.js';
 import { JSON_MAX_DEPTH, METADATA_MAX_BYTES, METADATA_MAX_KEYS, sizeText } from '../input-limits.js';
 import { DOMAIN_TOLERANCE, MAX_RANK_LIMIT } from '../entries/oracle.js';
-import { badRequest, ProblemError } from '../errors.js';
+import { badRequest, ProblemError, quoteValue } from '../errors.js';
 import { s } from '../schema/types.js';
 
 export const DOMAINS = Object.keys(DOMAIN_TOLERANCE);
@@ -39,6 +39,7 @@ export const prefix = s.string({
 });
 
 export const metadata = s.json({
+  maxProperties: METADATA_MAX_KEYS,
   description: `Arbitrary JSON object, indexed by its top-level names for search and filters: at most ${sizeText(METADATA_MAX_BYTES)} `
     + `as compact JSON, ${METADATA_MAX_KEYS} top-level names and ${JSON_MAX_DEPTH} levels of objects and arrays (the metadata object is level 1).`,
   refine: withField(validateMetadata),
@@ -48,7 +49,7 @@ export const domain = s.enum(DOMAINS, {
   description: 'Oracle hint; sets the tolerance when `tolerance` is absent: '
     + `${Object.entries(DOMAIN_TOLERANCE).map(([d, t]) => `${d} ${t}`).join(', ')}.`,
   docDefault: 'structured_data',
-  invalid: (v, field) => badRequest(`unknown ${field} ${JSON.stringify(v)}; valid domains: ${DOMAINS.join(', ')}`,
+  invalid: (v, field) => badRequest(`unknown ${field} ${quoteValue(v)}; valid domains: ${DOMAINS.join(', ')}`,
     { field, valid_domains: DOMAINS }),
 });
 

@@ -2,7 +2,7 @@
 // with the contract's defaults, so the document lists every solver's params and the validator fills
 // them in from the same description.
 import { MAX_KEY_BYTES, NAMESPACE_RE } from '../entries/identifiers.js';
-import { badRequest, ProblemError } from '../errors.js';
+import { badRequest, ProblemError, quoteValue } from '../errors.js';
 import { JOB_STATUSES } from '../jobs/job.js';
 import { s, type ObjectSchema, type Schema } from '../schema/types.js';
 import type { Endpoint } from './endpoint.js';
@@ -138,7 +138,7 @@ export const SOLVER_PARAMS: Readonly<Record<Solver, ObjectSchema>> = {
 export const submitBody = s.object({
   solver: s.enum(SOLVERS, {
     invalid: (v, field, generic) => (v === undefined || v === null ? generic
-      : new ProblemError(400, 'unknown_solver', `unknown solver ${JSON.stringify(v)}; solvers: ${SOLVERS.join(', ')}`,
+      : new ProblemError(400, 'unknown_solver', `unknown solver ${quoteValue(v)}; solvers: ${SOLVERS.join(', ')}`,
         { field, solvers: [...SOLVERS] })),
   }),
   namespace,

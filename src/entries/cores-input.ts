@@ -2,7 +2,7 @@
 // float32/float64, r_0 = r_d = 1, neighbouring ranks equal, product of the n equal to the product of
 // the shape, finite values; the result is a TensorTrain the engine can reconstruct.
 import { badRequest, payloadTooLarge, ProblemError } from '../errors.js';
-import { decodeBase64Strict } from '../codec/base64.js';
+import { decodeBase64 } from '../codec/base64.js';
 import { decodeNpy, MAX_DIMS } from '../codec/npy.js';
 import { base64Length, NPY_MAX_HEADER_BYTES } from '../input-limits.js';
 import { DTYPES, ITEM_SIZE, type DType, type Engine, type LayoutName, type TensorTrain } from '../engine/types.js';
@@ -68,7 +68,7 @@ export async function parseCoresEntry(body: unknown, engine: Engine, limits: Cor
     }
     const text = (c as { data_b64: string }).data_b64;
     if (text.length > base64Length(limits.maxPayloadBytes + NPY_MAX_HEADER_BYTES)) throw payloadTooLarge(`${where} is over the payload limit`);
-    const bytes = decodeBase64Strict(text, `${where}.data_b64`);
+    const bytes = await decodeBase64(text, `${where}.data_b64`);
     let arr;
     try {
       arr = await decodeNpy(bytes, limits.maxPayloadBytes);

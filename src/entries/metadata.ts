@@ -24,7 +24,7 @@ export function validateMetadata(v: unknown, field = 'metadata'): Record<string,
   if (typeof v !== 'object' || Array.isArray(v)) throw badRequest(`${field} must be a JSON object`, { field });
   const names = Object.keys(v).length;
   if (names > METADATA_MAX_KEYS) {
-    throw badRequest(`${field} has ${names} top-level names; at most ${METADATA_MAX_KEYS} are allowed`, { field });
+    throw badRequest(`${field} has ${names} keys; at most ${METADATA_MAX_KEYS} are allowed`, { field });
   }
   const tooLarge = (what: string) => badRequest(`${field} is ${what} bytes as compact JSON; at most ${sizeText(METADATA_MAX_BYTES)} are allowed`, { field });
   const m = measureJson(v, JSON_MAX_DEPTH, METADATA_MAX_BYTES);

@@ -2,7 +2,7 @@
 // four verdicts the measured reconstruction earns. It compresses, measures, and decides; it never
 // assumes a verdict. Whatever would lose data beyond the target is stored as it is (passthrough).
 import type { GatheredValues } from '../codec/npy-gather.js';
-import { badRequest } from '../errors.js';
+import { badRequest, quoteValue } from '../errors.js';
 import { ITEM_SIZE, type CompressOptions, type CompressResult, type DType, type Engine, type Fingerprint, type LayoutName, type TensorTrain } from '../engine/types.js';
 
 export const DOMAIN_TOLERANCE = {
@@ -33,7 +33,7 @@ export function resolveTarget(domain: unknown, tolerance: unknown, maxRank: unkn
   let d: Domain = DEFAULT_DOMAIN;
   if (domain !== undefined && domain !== null) {
     if (typeof domain !== 'string' || !Object.hasOwn(DOMAIN_TOLERANCE, domain)) {
-      throw badRequest(`unknown domain ${JSON.stringify(domain)}; valid domains: ${Object.keys(DOMAIN_TOLERANCE).join(', ')}`, {
+      throw badRequest(`unknown domain ${quoteValue(domain)}; valid domains: ${Object.keys(DOMAIN_TOLERANCE).join(', ')}`, {
         valid_domains: Object.keys(DOMAIN_TOLERANCE),
       });
     }

@@ -2,7 +2,7 @@
 // the schemas of src/api/query.ts: each function returns trusted, typed values or throws 400
 // invalid_request (413 for an oversized vector) naming the field.
 import { badRequest, payloadTooLarge } from '../errors.js';
-import { base64DecodedLength, decodeBase64Strict } from '../codec/base64.js';
+import { base64DecodedLength, decodeBase64 } from '../codec/base64.js';
 import { decodePayload, type Payload } from '../codec/payload.js';
 import type { Metric } from '../engine/types.js';
 import { resolveTarget } from '../entries/oracle.js';
@@ -81,7 +81,7 @@ export async function vectorPayload(dataB64: string, maxPayloadBytes: number): P
   if (implied > maxPayloadBytes + NPY_MAX_HEADER_BYTES) {
     throw payloadTooLarge(`decoded payload of ${implied} bytes exceeds the limit of ${maxPayloadBytes} bytes`);
   }
-  const bytes = decodeBase64Strict(dataB64, 'data_b64');
+  const bytes = await decodeBase64(dataB64, 'data_b64');
   if (!isNpy(bytes)) throw badRequest('data_b64 must be an .npy array (it does not start with the \\x93NUMPY magic)', { field: 'data_b64' });
   const payload = await decodePayload(bytes, maxPayloadBytes);
   if (payload.data.length > maxPayloadBytes) {

@@ -3,7 +3,7 @@
 // CONTRACT.md section 4's order of checks.
 import type { Context, Middleware } from 'koa';
 import { payloadTooLarge } from '../errors.js';
-import { decodeBase64Strict, base64DecodedLength } from '../codec/base64.js';
+import { decodeBase64, base64DecodedLength } from '../codec/base64.js';
 import { decodePayload, type Payload } from '../codec/payload.js';
 import { GatherBudget, NpyGather, type Widen } from '../codec/npy-gather.js';
 import type { GateState } from '../gate/context.js';
@@ -44,13 +44,13 @@ interface PutFields {
  * The decoded data_b64 of a JSON put (413 over the limit, judged before decoding). The string is
  * dropped from the request on the way, so it is garbage before the engine works on the bytes.
  */
-function takeDataB64(ctx: Context, body: { data_b64?: string }, max: number): Buffer {
+function takeDataB64(ctx: Context, body: { data_b64?: string }, max: number): Promise<Buffer> {
   const b64 = body.data_b64!; // required by putBody
   (ctx.request.body as Record<string, unknown>).data_b64 = undefined;
   body.data_b64 = undefined;
   const implied = base64DecodedLength(b64);
   if (implied > max + NPY_MAX_HEADER_BYTES) throw payloadTooLarge(`decoded payload of ${implied} bytes exceeds the limit of ${max} bytes`);
-  return decodeBase64Strict(b64, 'data_b64');
+  return decodeBase64(b64, 'data_b64');
 }
 
 export function putHandler(deps: StorageDeps): Middleware {
@@ -99,7 +99,7 @@ export function putHandler(deps: StorageDeps): Middleware {
       ({ key, namespace } = body);
       target = resolveTarget(body.domain, body.tolerance, body.max_rank);
       metadata = body.metadata ?? {};
-      const bytes = takeDataB64(ctx, body, max);
+      const bytes = await takeDataB64(ctx, body, max);
       payload = await decodePayload(bytes, max);
     }
     try {

@@ -73,14 +73,17 @@ function checkObject(sc: ObjectSchema, raw: unknown, field: string): Record<stri
         { field: paths[0], fields: paths });
     }
   }
-  if (sc.maxProperties !== undefined && Object.keys(obj).length > sc.maxProperties) {
-    throw fail(sc, obj, field, `${field} has ${Object.keys(obj).length} keys; at most ${sc.maxProperties} are allowed`);
+  if (sc.maxProperties !== undefined) {
+    const count = Object.keys(obj).length;
+    if (count > sc.maxProperties) throw fail(sc, obj, field, `${field} has ${count} keys; at most ${sc.maxProperties} are allowed`);
   }
-  const out: Record<string, unknown> = sc.additionalProperties === false ? {} : { ...obj };
+  // A free-form object (metadata, filters) is the value itself; otherwise the fields the schema names.
+  // Never a copy of every field a client sent: copying an object of 80,000 names took 150-400 ms.
+  if (names.length === 0 && sc.additionalProperties !== false) return obj;
+  const out: Record<string, unknown> = {};
   for (const name of names) {
     const v = validate(sc.properties[name]!, obj[name], join(field, name), sc.required?.includes(name) ?? false);
     if (v !== undefined) out[name] = v;
-    else delete out[name];
   }
   return out;
 }

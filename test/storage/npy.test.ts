@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { decodeNpy, encodeNpy, encodeNpyHeader, parseNpyHeader } from '../../src/codec/npy.js';
 import { decodePayload } from '../../src/codec/payload.js';
-import { decodeBase64Strict } from '../../src/codec/base64.js';
+import { decodeBase64, decodeBase64Strict } from '../../src/codec/base64.js';
 import { ProblemError } from '../../src/errors.js';
 import { NPY_MAX_HEADER_BYTES } from '../../src/input-limits.js';
 import { f64, fill, fillFortran, npyFile, NPY_MAX_ELEMENTS } from './npy-fixtures.js';
@@ -189,6 +189,26 @@ describe('strict base64', () => {
     expect(decodeBase64Strict('aGVsbG8', 'x').toString()).to.equal('hello');
     expect(decodeBase64Strict('', 'x').length).to.equal(0);
   });
+  it('decodes a string of many steps the same, yielding between them, and is as strict in every step', async () => {
+    const bytes = Buffer.alloc(9 << 20);
+    for (let i = 0; i < bytes.length; i += 4093) bytes[i] = i % 251;
+    const text = bytes.toString('base64');
+    expect((await decodeBase64(text, 'data_b64')).equals(bytes)).to.equal(true);
+    expect((await decodeBase64(text.replace(/=+$/, ''), 'data_b64')).equals(bytes)).to.equal(true);
+    let turns = 0;
+    const counting = setInterval(() => turns++, 0);
+    await decodeBase64(text, 'data_b64');
+    clearInterval(counting);
+    for (const at of [5, 4 << 20, (6 << 20) + 1, text.length - 8]) {
+      for (const bad of ['-', '_', '!', '=', ' ']) {
+        await rejects400(decodeBase64(text.slice(0, at) + bad + text.slice(at + 1), 'data_b64'), /data_b64 is not valid base64/);
+      }
+    }
+    expect(turns, 'turns of the event loop while it decoded').to.be.at.least(2);
+    await rejects400(decodeBase64(`${text}A`, 'data_b64'), /not valid base64/);
+    await rejects400(decodeBase64(`${text}A==`, 'data_b64'), /not valid base64/);
+  });
+
   it('rejects characters outside the alphabet, bad lengths and misplaced padding', async () => {
     for (const bad of ['not base64!!', 'aGVs bG8=', 'a', 'aGVsbG8==', 'aG=sbG8=', 'aGVs\nbG8=', 'ab-_']) {
       await rejects400(() => decodeBase64Strict(bad, 'data_b64'), /data_b64/);
