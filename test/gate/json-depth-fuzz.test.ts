@@ -18,8 +18,8 @@ import { parseSubmit } from '../../src/routes/simulation-validate.js';
 import type { ObjectSchema } from '../../src/schema/types.js';
 import { parseBody } from '../../src/schema/validate.js';
 import { prng, type Prng } from '../helpers/prng.js';
-import { http, type TestServer } from '../helpers/server.js';
-import { startStorageServer, tenantClient, type Client } from '../storage/helpers.js';
+import { http } from '../helpers/server.js';
+import { storageSuite } from '../storage/helpers.js';
 
 const SEED = 0x19_0032;
 const STRING_CHARS = 'ab"\\/\n\t\u0000\u001f\u00e9\u2028\ud83d\ude00{}[]:,';
@@ -179,24 +179,16 @@ describe('JSON bodies under fuzzing: depth, size and names bounded before any re
   });
 
   describe('over HTTP', () => {
-    let server: TestServer;
-    let c: Client;
-    before(async () => {
-      server = await startStorageServer();
-      c = await tenantClient(server);
-    });
-    after(async () => {
-      await server.destroy();
-    });
+    const suite = storageSuite();
 
     it('300 fuzzed bodies to six routes: never a 5xx, every refusal a short problem', async () => {
       const r = prng(SEED + 2);
-      const admin = { Authorization: `Bearer ${server.serviceKey}` };
+      const admin = { Authorization: `Bearer ${suite.server.serviceKey}` };
       for (let i = 0; i < 300; i++) {
         const route = r.pick(routes.filter((x) => x.path !== '/v1/simulation/submit'));
         const body = text(r, route.doc(r));
-        const reply = await http(server.url, 'POST', route.path, {
-          body, headers: { 'content-type': 'application/json', ...(route.path.startsWith('/gate') ? admin : { 'X-Api-Key': c.apiKey }) },
+        const reply = await http(suite.server.url, 'POST', route.path, {
+          body, headers: { 'content-type': 'application/json', ...(route.path.startsWith('/gate') ? admin : { 'X-Api-Key': suite.c.apiKey }) },
         });
         expect(reply.status, `case ${i} ${route.path}: ${reply.text.slice(0, 200)}`).to.be.below(500);
         if (reply.status >= 400) {
@@ -204,7 +196,7 @@ describe('JSON bodies under fuzzing: depth, size and names bounded before any re
           expect(reply.text.length, `case ${i}`).to.be.below(1200);
         }
       }
-      expect((await http(server.url, 'GET', '/gate/health')).status).to.equal(200);
+      expect((await http(suite.server.url, 'GET', '/gate/health')).status).to.equal(200);
     });
   });
 });

@@ -8,8 +8,7 @@ import { ITEM_SIZE } from '../../src/engine/types.js';
 import { ProblemError } from '../../src/errors.js';
 import { NPY_MAX_DIM, NPY_MAX_HEADER_BYTES } from '../../src/input-limits.js';
 import { prng, type Prng } from '../helpers/prng.js';
-import type { TestServer } from '../helpers/server.js';
-import { b64, startStorageServer, tenantClient, type Client } from './helpers.js';
+import { b64, storageSuite } from './helpers.js';
 import { NPY_MAX_ELEMENTS } from './npy-fixtures.js';
 
 const SEED = 0x19_0008;
@@ -148,15 +147,7 @@ describe('.npy reader under fuzzing', function () {
   });
 
   describe('over HTTP', () => {
-    let server: TestServer;
-    let c: Client;
-    before(async () => {
-      server = await startStorageServer();
-      c = await tenantClient(server);
-    });
-    after(async () => {
-      await server.destroy();
-    });
+    const suite = storageSuite();
 
     it('300 fuzzed .npy bodies, binary and as data_b64: 200 or a 4xx problem, never a 5xx', async () => {
       const r = prng(SEED + 1);
@@ -165,8 +156,8 @@ describe('.npy reader under fuzzing', function () {
         const h = headerText(r);
         const bytes = npyBytes(r, r.chance(0.5) ? h.text : mutate(r, h.text), h.dataBytes);
         const reply = i % 2 === 0
-          ? await c.call('POST', `/v1/put?key=fuzz-${i}`, { body: bytes, headers: { 'content-type': 'application/x-npy' } })
-          : await c.put({ key: `fuzz-${i}`, data_b64: b64(bytes) });
+          ? await suite.c.call('POST', `/v1/put?key=fuzz-${i}`, { body: bytes, headers: { 'content-type': 'application/x-npy' } })
+          : await suite.c.put({ key: `fuzz-${i}`, data_b64: b64(bytes) });
         expect(reply.status, `case ${i}: ${reply.text.slice(0, 200)}`).to.be.oneOf([200, 400, 413]);
         if (reply.status !== 200) {
           expect(reply.headers.get('content-type')).to.match(/^application\/problem\+json/);
@@ -175,7 +166,7 @@ describe('.npy reader under fuzzing', function () {
         statuses.set(reply.status, (statuses.get(reply.status) ?? 0) + 1);
       }
       expect(statuses.get(400) ?? 0).to.be.greaterThan(50);
-      expect((await c.call('GET', '/gate/health')).status).to.equal(200);
+      expect((await suite.c.call('GET', '/gate/health')).status).to.equal(200);
     });
   });
 });
