@@ -16,6 +16,8 @@ export interface RawRequest {
   chunked?: boolean;
   /** Give up after this long (default 20 s). */
   timeoutMs?: number;
+  /** How long after the answer `closed` waits for the server to close (default 2 s). */
+  closeWaitMs?: number;
 }
 
 export interface RawReply {
@@ -28,7 +30,7 @@ export interface RawReply {
   ms: number;
   /** Body bytes written before the answer came. */
   sentBytes: number;
-  /** Resolves with true once the server closes the connection (false if it is still open after 2 s). */
+  /** Resolves with true once the server closes the connection (false if it is still open after closeWaitMs). */
   closed: Promise<boolean>;
 }
 
@@ -90,7 +92,7 @@ export function rawRequest(base: string, req: RawRequest): Promise<RawReply> {
       setTimeout(() => {
         closedResolve(false);
         socket.destroy();
-      }, 2000).unref();
+      }, req.closeWaitMs ?? 2000).unref();
       resolve({ status: Number(statusLine!.split(' ')[1]), headers, text, body: parsed, ms, sentBytes: sent, closed });
     });
     // A server that closes while the body is still being sent makes writes fail: the answer (read above) is what counts.
