@@ -110,7 +110,7 @@ export function renderProblem(ctx: Context, err: ProblemError): void {
   ctx.body = err.body();
 }
 
-// Errors raised by koa-body / raw-body / http-errors carry a status (and sometimes a `type`).
+// Errors raised with http-errors (ctx.throw, the router) carry a status (and sometimes a `type`).
 function fromHttpError(err: { status?: number; statusCode?: number; type?: string; message?: string; expose?: boolean }): ProblemError | null {
   const status = err.status ?? err.statusCode;
   if (typeof status !== 'number' || status < 400 || status >= 500) return null;
