@@ -4,7 +4,7 @@
 // a JSON body over its route's limit is 413 from Content-Length, before reading (a chunked one as
 // soon as it passes the limit); its text is checked for depth and structure (codec/json.ts) before
 // it is parsed. The binary put's raw body is read by its handler with readRawBody, under the same
-// rules. A body left unread when the answer goes out is never drained: the connection closes (app.ts).
+// rules. A long body left unread when the answer goes out is not drained: the connection closes (app.ts).
 import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware, Next } from 'koa';
 import type { Endpoint } from '../api/endpoint.js';

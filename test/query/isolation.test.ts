@@ -1,6 +1,7 @@
 // CONTRACT.md section 1 for the query routes: two tenants that both hold `default` never see each
 // other's entries through similarity, top-K (by key or by vector) or search.
 import { expect } from 'chai';
+import { encodeNpy } from '../../src/codec/npy.js';
 import { http, startServer, type TestServer } from '../helpers/server.js';
 import { createTenant, tenantHeaders, type CreatedTenant } from '../helpers/tenants.js';
 
@@ -35,7 +36,9 @@ describe('query: tenant isolation', () => {
     expect(topA.status, topA.text).to.equal(200);
     expect(topA.body.n_candidates).to.equal(1);
     expect(topA.body.results.map((p: [string, number]) => p[0])).to.deep.equal(['vec-a2']);
-    const vecB = await call(b, '/v1/query/topk_vector', { data_b64: b64('abcdefghi'), metric: 'euclidean' });
+    // a vector is an .npy: the same nine bytes as a uint8 array compare with the blobs of that length
+    const vector = encodeNpy('uint8', [9], Buffer.from('abcdefghi')).toString('base64');
+    const vecB = await call(b, '/v1/query/topk_vector', { data_b64: vector, metric: 'euclidean' });
     expect(vecB.status, vecB.text).to.equal(200);
     expect(vecB.body.n_candidates).to.equal(1);
     expect(vecB.body.results[0][0]).to.equal('vec-b');
