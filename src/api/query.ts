@@ -36,6 +36,8 @@ const topkResponse = s.object({
   query_key: s.string(), metric: s.string(), n_candidates: s.integer(0, Number.MAX_SAFE_INTEGER), results,
 }, { title: 'TopkResponse' });
 const QUERY_ERRORS = [400, 402, 403, 404, 413, 415];
+// 503 overloaded: the bytes the request would hold (its body, a streamed answer) are not free in time.
+const HOLDING_ERRORS = [...QUERY_ERRORS, 503];
 
 export const QUERY_ENDPOINTS = {
   similarity: {
@@ -62,7 +64,7 @@ export const QUERY_ENDPOINTS = {
     summary: 'The k entries of a namespace closest to an array given in the request',
     body: { json: topkVectorBody, required: true },
     answers: { 200: { description: 'The best candidates (query_key is "").', schema: topkResponse } },
-    problems: QUERY_ERRORS,
+    problems: HOLDING_ERRORS,
   },
   search: {
     id: 'search', method: 'post', path: '/v1/query/search', tag: QUERY, auth: 'tenant', cu: 0.5,
@@ -77,6 +79,6 @@ export const QUERY_ENDPOINTS = {
         }),
       },
     },
-    problems: [400, 402, 403, 415],
+    problems: [400, 402, 403, 415, 503],
   },
 } satisfies Record<string, Endpoint>;

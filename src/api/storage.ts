@@ -14,7 +14,8 @@ export const DEVICE_RE = /^cuda:(0|[1-9]\d{0,8})$/;
 export const MAX_BATCH_ENTRIES = 1000;
 
 const STORAGE = 'storage';
-const ENTRY_ERRORS = [400, 402, 403, 404, 413, 415];
+// 503 overloaded: the bytes the request would hold (its body, a dense result) are not free in time.
+const ENTRY_ERRORS = [400, 402, 403, 404, 413, 415, 503];
 
 /** Unknown fields of storage bodies are ignored (as they always were), so older clients keep working. */
 export const putBody = s.object({

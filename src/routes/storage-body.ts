@@ -5,6 +5,7 @@ import type { Context, Middleware, Next } from 'koa';
 import { koaBody } from 'koa-body';
 import { badRequest, payloadTooLarge, unsupportedMediaType } from '../errors.js';
 import type { BufferPool } from '../buffer-pool.js';
+import type { RequestAdmission } from './admission.js';
 
 /** Bytes allowed for an .npy header beyond the payload limit (the limit counts the array data). */
 export const NPY_HEADER_ALLOWANCE = 64 * 1024;
@@ -51,10 +52,13 @@ export function jsonParser(limit: number): Middleware {
  * Content-Length the buffer comes from `pool` and the caller releases it when done (on success), and
  * `watch.observe(buffer, received)` is called after each chunk lands in it (work that overlaps the
  * upload); on failure the buffer goes back to the pool once `watch.settled()` resolves (that work no
- * longer reads it).
+ * longer reads it). A chunked body grows `admission`'s hold as it arrives (twice: the chunks and
+ * their joined copy), the reading paused while a growth waits; one that cannot grow fails the read
+ * (503 overloaded). A declared length was reserved before (RouteAdmission.holdBody).
  */
 export async function readRawBody(ctx: Context, limit: number, pool: BufferPool,
-  watch?: { observe(body: Buffer, received: number): void; settled(): Promise<void> }): Promise<Buffer> {
+  watch?: { observe(body: Buffer, received: number): void; settled(): Promise<void> },
+  admission?: RequestAdmission): Promise<Buffer> {
   const req = ctx.req;
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (encoding !== 'identity') throw unsupportedMediaType(`Content-Encoding ${encoding} is not supported on the binary form`);
@@ -96,8 +100,15 @@ export async function readRawBody(ctx: Context, limit: number, pool: BufferPool,
           : payloadTooLarge(`request body exceeds the limit of ${limit} bytes`));
         return;
       }
-      if (whole) chunk.copy(whole, received);
-      else chunks.push(chunk);
+      if (whole) {
+        chunk.copy(whole, received);
+      } else {
+        chunks.push(chunk);
+        if (admission && !admission.hold.tryGrow(2 * chunk.length)) {
+          req.pause();
+          admission.hold.grow(2 * chunk.length, admission.turn.signal).then(() => req.resume(), fail);
+        }
+      }
       received += chunk.length;
       if (whole && watch) watch.observe(whole, received);
     };

@@ -59,6 +59,7 @@ export function putHandler(deps: StorageDeps): Middleware {
   const widen: Widen = (src, dtype, dst, offset, lanes) => deps.engine.widen(src, dtype, dst, offset, lanes);
   return async function put(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
+    const admission = deps.admission.of(ctx);
     const type = ctx.is(NPY_TYPE, BLOB_TYPE);
     let namespace: string;
     let key: string;
@@ -77,11 +78,12 @@ export function putHandler(deps: StorageDeps): Middleware {
       const limit = blob ? max : max + NPY_HEADER_ALLOWANCE;
       // An .npy upload of floats is converted for the engine while it arrives (codec/npy-gather.ts).
       const length = Number(ctx.get('Content-Length'));
+      await deps.admission.holdBody(ctx, limit);
       if (!blob && Number.isSafeInteger(length) && length > 0 && length <= limit) {
         gather = new NpyGather({ pool: deps.buffers, widen, budget, total: length, minBytes: deps.config.compressionThresholdBytes });
       }
       try {
-        pooled = await readRawBody(ctx, limit, deps.buffers, gather ?? undefined);
+        pooled = await readRawBody(ctx, limit, deps.buffers, gather ?? undefined, admission);
         payload = await decodePayload(pooled, blob);
         const gathered = await gather?.finish();
         if (gathered) payload.gathered = gathered;
@@ -94,6 +96,7 @@ export function putHandler(deps: StorageDeps): Middleware {
       if (ctx.is('application/json', '+json') === false) {
         throw unsupportedMediaType(`POST /v1/put takes application/json, ${NPY_TYPE} or ${BLOB_TYPE}, got ${ctx.get('Content-Type')}`);
       }
+      await deps.admission.holdBody(ctx, deps.jsonLimit);
       await readJson(ctx, parse);
       const body = parseBody<PutFields & { data_b64?: string; metadata?: Record<string, unknown> }>(putBody, ctx.request.body);
       ({ key, namespace } = body);
@@ -106,7 +109,7 @@ export function putHandler(deps: StorageDeps): Middleware {
       checkDataSize(payload, max);
       gate.authorize(namespace, 'put');
       // Every use of the payload's bytes (engine, blob write) is awaited inside put().
-      const row = await deps.entries.put({ tenantId: tenant.tenantId, namespace, key, payload, metadata, target });
+      const row = await deps.entries.put({ tenantId: tenant.tenantId, namespace, key, payload, metadata, target, turn: admission.turn });
       ctx.body = putView(row);
     } finally {
       await gather?.release();
@@ -119,6 +122,7 @@ export function putCoresHandler(deps: StorageDeps): Middleware {
   const parse = jsonParser(deps.jsonLimit);
   return async function putCores(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
+    await deps.admission.holdBody(ctx, deps.jsonLimit);
     await readJson(ctx, parse);
     const body = bodyObject(ctx);
     const namespace = validateNamespace(body.namespace);
@@ -133,6 +137,7 @@ export function putCoresBatchHandler(deps: StorageDeps): Middleware {
   const parse = jsonParser(deps.jsonLimit);
   return async function putCoresBatch(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
+    await deps.admission.holdBody(ctx, deps.jsonLimit);
     await readJson(ctx, parse);
     const body = bodyObject(ctx);
     const namespace = validateNamespace(body.namespace);

@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import type { Engine } from '../engine/types.js';
 import type { EntryService } from '../entries/service.js';
 import type { BufferPool } from '../buffer-pool.js';
+import type { RouteAdmission } from './admission.js';
 import { jsonLimitFor } from './storage-body.js';
 import { putCoresBatchHandler, putCoresHandler, putHandler } from './storage-write.js';
 import { deleteHandler, getHandler, listHandler, serveHandler } from './storage-read.js';
@@ -19,18 +20,19 @@ export interface StorageDeps {
   jsonLimit: number;
   /** Large binary bodies and dense serve outputs, reused across requests. */
   buffers: BufferPool;
+  /** Engine requests in flight per tenant, engine turns, and the bytes requests hold. */
+  admission: RouteAdmission;
 }
 
-export function registerStorageRoutes(
-  api: Api,
-  opts: { entries: EntryService; engine: Engine; config: Pick<Config, 'maxPayloadBytes' | 'compressionThresholdBytes'>; buffers: BufferPool },
-): void {
+export function registerStorageRoutes(api: Api, opts: Omit<StorageDeps, 'jsonLimit'>): void {
   const deps: StorageDeps = { ...opts, jsonLimit: jsonLimitFor(opts.config.maxPayloadBytes) };
-  api.mount(EP.put, putHandler(deps));
+  // put and serve are engine requests: counted per tenant before their bodies are read.
+  const engineRequest = opts.admission.engineRequest;
+  api.mount(EP.put, engineRequest, putHandler(deps));
   api.mount(EP.put_cores, putCoresHandler(deps));
   api.mount(EP.put_cores_batch, putCoresBatchHandler(deps));
   api.mount(EP.get, getHandler(deps));
-  api.mount(EP.serve, serveHandler(deps));
+  api.mount(EP.serve, engineRequest, serveHandler(deps));
   api.mount(EP.delete, deleteHandler(deps));
   api.mount(EP.list, listHandler(deps));
 }
