@@ -5,7 +5,7 @@ import type { Context, Middleware } from 'koa';
 import { payloadTooLarge, unsupportedMediaType } from '../errors.js';
 import { decodeBase64Strict, base64DecodedLength } from '../codec/base64.js';
 import { decodePayload, type Payload } from '../codec/payload.js';
-import { GatherBudget, NpyGather, type Widen } from '../codec/npy-gather.js';
+import { NpyGather, type Widen } from '../codec/npy-gather.js';
 import type { GateState } from '../gate/context.js';
 import { putView } from '../entries/entry.js';
 import { validateNamespace } from '../entries/identifiers.js';
@@ -55,7 +55,6 @@ function takeDataB64(ctx: Context, body: { data_b64?: string }, max: number): Bu
 export function putHandler(deps: StorageDeps): Middleware {
   const parse = jsonParser(deps.jsonLimit);
   const max = deps.config.maxPayloadBytes;
-  const budget = new GatherBudget();
   const widen: Widen = (src, dtype, dst, offset, lanes) => deps.engine.widen(src, dtype, dst, offset, lanes);
   return async function put(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
@@ -80,7 +79,7 @@ export function putHandler(deps: StorageDeps): Middleware {
       const length = Number(ctx.get('Content-Length'));
       await deps.admission.holdBody(ctx, limit);
       if (!blob && Number.isSafeInteger(length) && length > 0 && length <= limit) {
-        gather = new NpyGather({ pool: deps.buffers, widen, budget, total: length, minBytes: deps.config.compressionThresholdBytes });
+        gather = new NpyGather({ pool: deps.buffers, widen, budget: admission.hold, total: length, minBytes: deps.config.compressionThresholdBytes });
       }
       try {
         pooled = await readRawBody(ctx, limit, deps.buffers, gather ?? undefined, admission);
