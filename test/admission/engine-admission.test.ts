@@ -36,17 +36,30 @@ describe('admission: engine work in fair turns', () => {
   it('runs at most `slots` engine calls at once and starts the next as one finishes', async () => {
     const admission = new EngineAdmission({ slots: 2 });
     const h = harness(admission);
-    for (const n of ['a1', 'a2', 'a3']) void h.submit(n, A);
+    for (const [n, t] of [['a1', A], ['b1', B], ['c1', C]] as const) void h.submit(n, t);
     await settle();
-    expect(h.running()).to.deep.equal(['a1', 'a2']);
+    expect(h.running()).to.deep.equal(['a1', 'b1']);
     expect(admission.stats()).to.include({ running: 2, waiting: 1 });
     await h.finish('a1');
-    expect(h.running()).to.deep.equal(['a2', 'a3']);
+    expect(h.running()).to.deep.equal(['b1', 'c1']);
     expect(admission.stats()).to.include({ running: 2, waiting: 0 });
   });
 
-  it('a tenant that arrives behind a long queue of another tenant gets the next free slot', async () => {
+  it('keeps one slot for the other tenants: a lone tenant runs one call at a time, another tenant\'s starts at once', async () => {
     const admission = new EngineAdmission({ slots: 2 });
+    const h = harness(admission);
+    for (let i = 1; i <= 5; i++) void h.submit(`a${i}`, A);
+    await settle();
+    expect(h.running()).to.deep.equal(['a1']);
+    void h.submit('b1', B);
+    await settle();
+    expect(h.running()).to.deep.equal(['a1', 'b1']);
+    await h.finish('a1');
+    expect(h.running()).to.deep.equal(['a2', 'b1']);
+  });
+
+  it('a tenant that arrives behind a long queue of another tenant gets the next free slot', async () => {
+    const admission = new EngineAdmission({ slots: 2, ownerSlots: 2 });
     const h = harness(admission);
     for (let i = 1; i <= 10; i++) void h.submit(`a${i}`, A);
     await settle();
@@ -85,7 +98,7 @@ describe('admission: engine work in fair turns', () => {
   });
 
   it('gives a freed slot to the waiting tenant with the fewest slots in use', async () => {
-    const admission = new EngineAdmission({ slots: 2 });
+    const admission = new EngineAdmission({ slots: 2, ownerSlots: 2 });
     const h = harness(admission);
     void h.submit('a1', A);
     void h.submit('b1', B);
