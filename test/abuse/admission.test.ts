@@ -72,11 +72,11 @@ function send(server: TestServer, method: string, path: string, headers: Record<
 const putNpy = (server: TestServer, t: CreatedTenant, key: string, npy: Buffer) =>
   send(server, 'POST', `/v1/put?key=${key}`, { ...tenantHeaders(t), 'content-type': 'application/x-npy' }, npy);
 
-/** A gauge of /gate/metrics. */
-async function gauge(server: TestServer, name: string): Promise<number> {
+/** A sample of /gate/metrics, e.g. `ttstore_inflight_bytes` or `name{label="value"}`. */
+async function gauge(server: TestServer, series: string): Promise<number> {
   const r = await admin(server, 'GET', '/gate/metrics');
-  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(r.text);
-  if (!m) throw new Error(`no ${name} in /gate/metrics`);
+  const m = new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(r.text);
+  if (!m) throw new Error(`no ${series} in /gate/metrics`);
   return Number(m[1]);
 }
 
@@ -162,6 +162,10 @@ describe('abuse: admission of engine work, requests in flight and the bytes they
       expect(after.cusUsed).to.equal(before.cusUsed + 1); // two dense serves at 0.5 CU; 429 and 503 free
       expect(after.keys).to.deep.equal(before.keys);
       expect(await gauge(server, 'ttstore_inflight_bytes')).to.equal(0); // every hold given back
+      expect(await gauge(server, 'ttstore_inflight_bytes_limit')).to.equal(BUDGET);
+      expect(await gauge(server, 'ttstore_admission_refused_total{reason="overloaded"}')).to.equal(2);
+      expect(await gauge(server, 'ttstore_admission_refused_total{reason="too_many_in_flight"}')).to.equal(4);
+      expect(await gauge(server, 'ttstore_engine_requests_in_flight')).to.equal(0);
     });
 
     it('a put declaring more than a tenant may hold is answered 503 overloaded before its body is read', async () => {
