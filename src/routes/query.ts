@@ -75,10 +75,11 @@ export function registerQueryRoutes(api: Api, deps: QueryDeps): QueryService {
     await readJson(ctx, small);
     const r = searchRequest(ctx.request.body);
     g.authorize(r.namespace, 'search');
-    const results = await query.search(tenant.tenantId, r.namespace, r.filters);
-    // Up to 10000 results of up to 64 KiB metadata each: written as the client reads, never one string.
+    // Up to 10000 results of up to 64 KiB metadata each: written as the client reads, never one
+    // string; what the stream holds is reserved before the query runs.
     const { hold, turn } = deps.admission.of(ctx);
     await hold.grow(STREAM_HELD_BYTES, turn.signal);
+    const results = await query.search(tenant.tenantId, r.namespace, r.filters);
     sendJsonPieces(ctx, jsonWithList({ namespace: r.namespace, count: results.length }, 'results', results));
   });
 
