@@ -84,7 +84,11 @@ function problemOf(a: Answer): { code: string } {
   return JSON.parse(a.text) as { code: string };
 }
 
-describe('abuse: admission of engine work, requests in flight and the bytes they hold', () => {
+describe('abuse: admission of engine work, requests in flight and the bytes they hold', function () {
+  // The victim's bound is a latency on a 2-core host shared with other work: a run that meets a burst
+  // of load from outside is tried again (a regression, e.g. FIFO turns, fails every try).
+  this.retries(2);
+
   describe('on the default limits (4 engine requests in flight per tenant)', () => {
     let server: TestServer;
     before(async () => {
@@ -139,6 +143,8 @@ describe('abuse: admission of engine work, requests in flight and the bytes they
       expect(stored.status, stored.text).to.equal(200);
       expect(JSON.parse(stored.text)).to.include({ compressed: true });
       const before = await booksOf(server, attacker);
+      const overloadedBefore = await gauge(server, 'ttstore_admission_refused_total{reason="overloaded"}');
+      const tooManyBefore = await gauge(server, 'ttstore_admission_refused_total{reason="too_many_in_flight"}');
       const serve = () => send(server, 'POST', '/v1/serve', { ...tenantHeaders(attacker), 'content-type': 'application/json' },
         Buffer.from(JSON.stringify({ key: 'big' })), 2500);
       const out = await underAttack(server, victim, () => Promise.all(Array.from({ length: 8 }, serve)));
@@ -163,8 +169,8 @@ describe('abuse: admission of engine work, requests in flight and the bytes they
       expect(after.keys).to.deep.equal(before.keys);
       expect(await gauge(server, 'ttstore_inflight_bytes')).to.equal(0); // every hold given back
       expect(await gauge(server, 'ttstore_inflight_bytes_limit')).to.equal(BUDGET);
-      expect(await gauge(server, 'ttstore_admission_refused_total{reason="overloaded"}')).to.equal(2);
-      expect(await gauge(server, 'ttstore_admission_refused_total{reason="too_many_in_flight"}')).to.equal(4);
+      expect(await gauge(server, 'ttstore_admission_refused_total{reason="overloaded"}')).to.equal(overloadedBefore + 2);
+      expect(await gauge(server, 'ttstore_admission_refused_total{reason="too_many_in_flight"}')).to.equal(tooManyBefore + 4);
       expect(await gauge(server, 'ttstore_engine_requests_in_flight')).to.equal(0);
     });
 
@@ -224,7 +230,7 @@ describe('abuse: admission of engine work, requests in flight and the bytes they
           done++;
           return a;
         }));
-        while ((await gauge(server, 'ttstore_engine_slots_waiting')) < 8) await new Promise((r) => setTimeout(r, 20));
+        while ((await gauge(server, 'ttstore_engine_slots_waiting')) < 8) await new Promise((r) => setTimeout(r, 50));
         const p = await putNpy(server, probe, 'probe', small);
         expect(p.status).to.equal(200);
         probeMs = p.ms;
