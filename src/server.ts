@@ -40,6 +40,10 @@ import { JobScheduler } from './jobs/scheduler.js';
 import { registerSimulationRoutes } from './routes/simulation.js';
 // query: similarity, top-K, metadata search on the stored cores
 import { registerQueryRoutes } from './routes/query.js';
+// admission: engine work in fair turns, engine requests in flight per tenant, bytes held for requests
+import { EngineAdmission, ENGINE_SLOTS } from './admission/engine-admission.js';
+import { ByteBudget } from './admission/byte-budget.js';
+import { RouteAdmission } from './routes/admission.js';
 
 /** The engine backend SVC_GATE_ENGINE_BACKEND asks for; 'cuda' without a usable device stops start-up. */
 function selectBackend(config: Config): void {
@@ -107,8 +111,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   // storage: blob files under <dataDir>/blobs; start() sweeps orphans and runs compaction (then hourly)
   const blobDir = path.join(config.dataDir, 'blobs');
   const blobs = await BlobStore.open(blobDir);
+  const engineAdmission = new EngineAdmission({ slots: ENGINE_SLOTS, tenantInflight: config.tenantInflight });
   const entries = new EntryService({
-    db, blobs, engine, log,
+    db, blobs, engine, log, admission: engineAdmission,
     compressionThresholdBytes: config.compressionThresholdBytes,
     retentionDays: config.retentionDays,
   });
@@ -138,18 +143,26 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   // Binary put bodies, JSON bodies and dense serve outputs: up to 128 MiB of idle buffers of 1 MiB or
   // more kept for reuse (see buffer-pool.ts for why a fresh large buffer is slow).
   const buffers = new BufferPool({ maxIdleBytes: 128 << 20, minBytes: 1 << 20 });
-  const api = new Api(router, { tenant: gate.tenantGate, admin: gate.adminGate },
-    (ep) => bodyReader(ep, { maxPayloadBytes: config.maxPayloadBytes, pool: buffers }));
+  const budget = new ByteBudget({ limit: config.maxInflightBytes });
+  const admission = new RouteAdmission(engineAdmission, budget);
+  // Between the gate and a route's handler: an engine request counts against its tenant's in-flight
+  // limit, then the body is read (its bytes reserved in the budget first).
+  const api = new Api(router, { tenant: gate.tenantGate, admin: gate.adminGate }, (ep) => [
+    ...(ep.engine ? [admission.engineRequest] : []),
+    bodyReader(ep, { maxPayloadBytes: config.maxPayloadBytes, pool: buffers, admission: ep.auth === 'tenant' ? admission : undefined }),
+  ]);
   registerHealthRoutes(api, { db, engine, version: VERSION, startedAt });
   registerAdminRoutes(api, gate);
   registerMetricsRoute(api, metrics.registry);
   registerReferenceRoutes(api);
-  registerStorageRoutes(api, { entries, engine, config, buffers });
+  registerStorageRoutes(api, { entries, engine, config, buffers, admission });
   registerSimulationRoutes(api, { scheduler, runner: engine });
-  const query = registerQueryRoutes(api, { entries, engine, config });
+  const query = registerQueryRoutes(api, { entries, engine, config, admission });
   registerServiceGauges(metrics.registry, {
     coreCache: () => query.cache.stats(),
     jobs: () => ({ queued: scheduler.queuedCount, running: scheduler.runningCount }),
+    engineAdmission: () => engineAdmission.stats(),
+    inflightBytes: () => budget.stats(),
     dbFile,
     blobDir,
     build: { version: VERSION, backend: engine.info().backend },

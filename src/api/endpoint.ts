@@ -43,6 +43,11 @@ export interface Endpoint {
     raw?: Record<string, string>;
     required?: boolean;
   };
+  /**
+   * An engine request (compress, reconstruct, top-K by vector): counted against its tenant's
+   * SVC_GATE_TENANT_INFLIGHT before its body is read, its engine work run in the tenant's fair turns.
+   */
+  engine?: boolean;
   /** Success answers by status. */
   answers: Record<number, Answer>;
   /** Problem statuses this route can answer (problem+json), beyond the ones its auth implies. */
@@ -59,18 +64,21 @@ export interface Gates {
   admin: Middleware;
 }
 
-/** The middleware that reads (or refuses) an endpoint's request body, made from its description. */
-export type BodyReader = (ep: Endpoint) => Middleware;
+/**
+ * What runs between the gate and an endpoint's handlers, made from its description: the in-flight
+ * count of an engine request, the reader (or refusal) of its body.
+ */
+export type RoutePrelude = (ep: Endpoint) => Middleware[];
 
 /**
- * Registers described endpoints on a router, each behind the gate its `auth` names, then its body
- * reader: authentication and the rate limit come before any byte of the body is read.
+ * Registers described endpoints on a router, each behind the gate its `auth` names, then its prelude:
+ * authentication and the rate limit come before any byte of the body is read.
  */
 export class Api {
-  constructor(readonly router: Router, private readonly gates: Gates, private readonly bodies: BodyReader) {}
+  constructor(readonly router: Router, private readonly gates: Gates, private readonly prelude: RoutePrelude) {}
 
   mount(ep: Endpoint, ...handlers: Middleware[]): void {
-    const own = [this.bodies(ep), ...handlers];
+    const own = [...this.prelude(ep), ...handlers];
     const chain = ep.auth === 'tenant' ? [this.gates.tenant, ...own] : ep.auth === 'admin' ? [this.gates.admin, ...own] : own;
     const path = koaPath(ep.path);
     if (ep.method === 'get') this.router.get(ep.id, path, ...chain);

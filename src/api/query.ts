@@ -49,6 +49,8 @@ const topkResponse = s.object({
   query_key: s.string(), metric: s.string(), n_candidates: s.integer(0, Number.MAX_SAFE_INTEGER), results,
 }, { title: 'TopkResponse' });
 const QUERY_ERRORS = [400, 402, 403, 404, 413, 415];
+// 503 overloaded: the bytes the request would hold (its body, a streamed answer) are not free in time.
+const HOLDING_ERRORS = [...QUERY_ERRORS, 503];
 
 export const QUERY_ENDPOINTS = {
   similarity: {
@@ -71,11 +73,11 @@ export const QUERY_ENDPOINTS = {
     problems: QUERY_ERRORS,
   },
   topk_vector: {
-    id: 'topk_vector', method: 'post', path: '/v1/query/topk_vector', tag: QUERY, auth: 'tenant', cu: 1,
+    id: 'topk_vector', method: 'post', path: '/v1/query/topk_vector', tag: QUERY, auth: 'tenant', cu: 1, engine: true,
     summary: 'The k entries of a namespace closest to an array given in the request',
     body: { json: topkVectorBody, limit: 'payload', required: true },
     answers: { 200: { description: 'The best candidates (query_key is "").', schema: topkResponse } },
-    problems: QUERY_ERRORS,
+    problems: HOLDING_ERRORS,
   },
   search: {
     id: 'search', method: 'post', path: '/v1/query/search', tag: QUERY, auth: 'tenant', cu: 0.5,
@@ -91,6 +93,6 @@ export const QUERY_ENDPOINTS = {
         }),
       },
     },
-    problems: [400, 402, 403, 415],
+    problems: [400, 402, 403, 415, 503],
   },
 } satisfies Record<string, Endpoint>;

@@ -14,7 +14,8 @@ export const DEVICE_RE = /^cuda:(0|[1-9]\d{0,8})$/;
 export const MAX_BATCH_ENTRIES = 1000;
 
 const STORAGE = 'storage';
-const ENTRY_ERRORS = [400, 402, 403, 404, 413, 415];
+// 503 overloaded: the bytes the request would hold (its body, a dense result) are not free in time.
+const ENTRY_ERRORS = [400, 402, 403, 404, 413, 415, 503];
 
 /** Unknown fields of storage bodies are ignored (as they always were), so older clients keep working. */
 export const putBody = s.object({
@@ -71,7 +72,7 @@ const pathKey = s.string({ description: 'Key, percent-encoded: a key a/b travels
 
 export const STORAGE_ENDPOINTS = {
   put: {
-    id: 'put', method: 'post', path: '/v1/put', tag: STORAGE, auth: 'tenant', cu: 1,
+    id: 'put', method: 'post', path: '/v1/put', tag: STORAGE, auth: 'tenant', cu: 1, engine: true,
     summary: 'Compress and store an array or blob',
     description: 'JSON with data_b64, or the binary form: the .npy (application/x-npy) or the bytes of a blob '
       + '(application/octet-stream) as the body, the other fields as query parameters (which apply to the binary '
@@ -117,7 +118,7 @@ export const STORAGE_ENDPOINTS = {
     problems: [400, 402, 403, 404],
   },
   serve: {
-    id: 'serve', method: 'post', path: '/v1/serve', tag: STORAGE, auth: 'tenant', cu: 'dense 0.5, cores 0.5, gpu 2.0',
+    id: 'serve', method: 'post', path: '/v1/serve', tag: STORAGE, auth: 'tenant', cu: 'dense 0.5, cores 0.5, gpu 2.0', engine: true,
     summary: 'Reconstruct an entry (dense), hand out its cores, or place them on a GPU',
     description: 'target dense answers JSON with data_b64 (an .npy, or the bytes of a blob); with Accept: application/x-npy '
       + '(or application/octet-stream for a blob) the body is the bytes themselves, the facts in X-Ttstore-* headers.',

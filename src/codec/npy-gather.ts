@@ -37,37 +37,22 @@ export interface GatheredValues {
 
 const SQUARE_LANES = 16;
 
-/** Default bytes of workspaces held by uploads at once (a 256 MiB float32 upload takes 512 MiB). */
-export const GATHER_BUDGET_BYTES = 1 << 30;
-
 /**
- * The workspaces of uploads in flight, together. A workspace is twice a float32 upload's size and is
- * held from the upload's first MiB until its put ends, where the engine's own (compress's) exists only
- * while a compression runs: uploads past the budget are left to the engine, as before.
+ * Where a workspace's bytes are counted: the request's hold of the byte budget of requests in flight
+ * (admission/byte-budget.ts). A workspace is twice a float32 upload's size and is held from the
+ * upload's first MiB until its put ends, where the engine's own (compress's) exists only while a
+ * compression runs in its slot: an upload whose workspace does not fit is left to the engine.
  */
-export class GatherBudget {
-  private inUse = 0;
-  constructor(readonly limit = GATHER_BUDGET_BYTES) {}
-
-  take(bytes: number): boolean {
-    if (this.inUse + bytes > this.limit) return false;
-    this.inUse += bytes;
-    return true;
-  }
-
-  give(bytes: number): void {
-    this.inUse = Math.max(0, this.inUse - bytes);
-  }
-
-  get bytesInUse(): number {
-    return this.inUse;
-  }
+export interface WorkspaceBudget {
+  /** Take `bytes` now if they fit; false (nothing taken) otherwise. */
+  tryGrow(bytes: number): boolean;
+  shrink(bytes: number): void;
 }
 
 export interface NpyGatherOptions {
   pool: BufferPool;
   widen: Widen;
-  budget: GatherBudget;
+  budget: WorkspaceBudget;
   /** The body's declared length. */
   total: number;
   /** The elements an .npy shape may have (SVC_GATE_MAX_PAYLOAD_BYTES), as decodeNpy is given. */
@@ -149,7 +134,7 @@ export class NpyGather {
   async release(): Promise<void> {
     await this.settled();
     if (this.workspace) this.opts.pool.release(new Uint8Array(this.workspace.buffer));
-    this.opts.budget.give(this.budgeted);
+    this.opts.budget.shrink(this.budgeted);
     this.budgeted = 0;
     this.workspace = null;
     this.header = null;
@@ -174,7 +159,7 @@ export class NpyGather {
     if (itemsize === 0 || h.swap || reorders) return null;
     const { total, minBytes = 0, budget } = this.opts;
     if (n * itemsize !== total - h.dataOffset || n * itemsize < Math.max(GATHER_MIN_BYTES, minBytes)) return null;
-    if (!budget.take(n * 8)) return null;
+    if (!budget.tryGrow(n * 8)) return null;
     this.budgeted = n * 8;
     return { dataOffset: h.dataOffset, dtype: h.dtype, itemsize, n };
   }

@@ -11,7 +11,7 @@ import type { Payload } from '../codec/payload.js';
 import { chooseRepresentation, ZERO_FINGERPRINT, type Target } from './oracle.js';
 import { canonicalJson, type EntryRow, type ListRow, shapeOf } from './entry.js';
 import { denseNorm } from './norm.js';
-import { limiter } from './limiter.js';
+import { EngineAdmission, SERVER_TURN, type Turn } from '../admission/engine-admission.js';
 import { RowCache } from './row-cache.js';
 
 export interface EntryLogger {
@@ -29,8 +29,8 @@ export interface EntryServiceOptions {
   log: EntryLogger;
   /** Unix seconds (fractional); tests move the clock. */
   now?: () => number;
-  /** Compressions running at once (each uses every core already). Default 2. */
-  compressConcurrency?: number;
+  /** Engine work (compress, reconstruct) in fair turns across tenants; default: its own, ENGINE_SLOTS slots. */
+  admission?: EngineAdmission;
   /** Entry rows kept in memory for get/serve (0: none). Default 20000. */
   rowCacheRows?: number;
 }
@@ -42,6 +42,8 @@ export interface PutInput {
   payload: Payload;
   metadata: Record<string, unknown>;
   target: Target;
+  /** Whose turn the engine work takes (default: the tenant's; a put without a tenant: the server's). */
+  turn?: Turn;
 }
 
 /** A validated put_cores entry. */
@@ -86,7 +88,7 @@ export class EntryService {
   readonly engine: Engine;
   private readonly opts: EntryServiceOptions;
   private readonly now: () => number;
-  private readonly runCompression: <T>(work: () => Promise<T>) => Promise<T>;
+  private readonly admission: EngineAdmission;
   private timer: NodeJS.Timeout | null = null;
   private compacting: Promise<number> | null = null;
   private readonly cache: RowCache;
@@ -98,7 +100,7 @@ export class EntryService {
     this.blobs = opts.blobs;
     this.engine = opts.engine;
     this.now = opts.now ?? (() => Date.now() / 1000);
-    this.runCompression = limiter(opts.compressConcurrency ?? 2);
+    this.admission = opts.admission ?? new EngineAdmission();
     this.cache = new RowCache(opts.rowCacheRows ?? 20000);
   }
 
@@ -145,7 +147,7 @@ export class EntryService {
 
   /** Compress (or not) as the Oracle decides, store durably, and return the committed row. */
   async put(input: PutInput): Promise<EntryRow> {
-    const prepared = await this.prepare(input);
+    const prepared = await this.prepare({ ...input, turn: input.turn ?? { owner: input.tenantId } });
     const [committed] = await this.commitPrepared(input.tenantId, input.namespace, [prepared]);
     return committed!;
   }
@@ -157,6 +159,7 @@ export class EntryService {
    */
   async prepare(input: Omit<PutInput, 'tenantId' | 'namespace'>): Promise<PreparedEntry> {
     const { payload, target } = input;
+    const turn = input.turn ?? SERVER_TURN;
     const shapeLayout = layoutForShape(this.engine, payload.shape);
     // An upload converted while it arrived is in C order: the engine's mode order for row_major only.
     const gathered = shapeLayout.layout === 'row_major' ? payload.gathered : undefined;
@@ -164,7 +167,7 @@ export class EntryService {
     const rep = await chooseRepresentation({ ...payload, gathered }, target, {
       engine: this.engine,
       compressionThresholdBytes: this.opts.compressionThresholdBytes,
-      run: this.runCompression,
+      run: (work) => this.admission.run(turn, work),
       norm: normOf,
     });
     const layout = rep.compressed ? { layout: rep.layout, modes: rep.tt.modes } : shapeLayout;
@@ -388,9 +391,9 @@ export class EntryService {
    * What serve dense returns: C-order little-endian bytes of the source dtype (a blob: its bytes).
    * A compressed entry is reconstructed into `out` when given and of the array's size (numel times
    * the item size, i.e. original_bytes), else into a fresh buffer; uncompressed data comes from its
-   * blob file either way.
+   * blob file either way. The reconstruction runs in `turn` (engine admission).
    */
-  async readDense(row: StoredRef, out?: Uint8Array): Promise<Uint8Array> {
+  async readDense(row: StoredRef, out?: Uint8Array, turn: Turn = SERVER_TURN): Promise<Uint8Array> {
     if (row.blob_kind === 'raw') {
       const data = await this.blobs.read(row.blob_id, 'raw', row.checksum);
       if (data.length !== row.original_bytes) throw corrupted('the stored data of this entry has the wrong length');
@@ -399,7 +402,8 @@ export class EntryService {
     const tt = await this.readCores(row);
     const shape = shapeOf(row);
     const size = shape.reduce((a, b) => a * b, 1) * ITEM_SIZE[row.dtype];
-    const { data } = await this.engine.reconstruct(tt, shape, row.layout, row.dtype, undefined, out?.length === size ? out : undefined);
+    const into = out?.length === size ? out : undefined;
+    const { data } = await this.admission.run(turn, () => this.engine.reconstruct(tt, shape, row.layout, row.dtype, undefined, into));
     return data;
   }
 

@@ -1,13 +1,17 @@
 // Gauges read at scrape time from the services that own the numbers: the decoded-core cache, the job
-// queue, and the bytes on disk. Nothing here is updated on the request path.
+// queue, engine admission and the bytes held for requests in flight, and the bytes on disk. Nothing here is updated on the request path.
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { CoreCacheStats } from '../query/core-cache.js';
+import type { EngineAdmissionStats } from '../admission/engine-admission.js';
+import type { ByteBudgetStats } from '../admission/byte-budget.js';
 
 export interface ServiceGaugeSources {
   coreCache(): CoreCacheStats;
   jobs(): { queued: number; running: number };
+  engineAdmission(): EngineAdmissionStats;
+  inflightBytes(): ByteBudgetStats;
   /** The SQLite database file (its -wal and -shm siblings are counted with it). */
   dbFile: string;
   /** Root of the blob files. */
@@ -89,6 +93,41 @@ export function registerServiceGauges(registry: Registry, src: ServiceGaugeSourc
   new Gauge({
     name: 'ttstore_jobs_running', help: 'Simulation jobs running now.',
     registers: [registry], collect() { this.set(src.jobs().running); },
+  });
+  new Gauge({
+    name: 'ttstore_engine_slots_running', help: 'Engine calls (compress, reconstruct) running in their slots now.',
+    registers: [registry], collect() { this.set(src.engineAdmission().running); },
+  });
+  new Gauge({
+    name: 'ttstore_engine_slots_waiting', help: 'Engine calls waiting for their tenant\'s turn at a slot.',
+    registers: [registry], collect() { this.set(src.engineAdmission().waiting); },
+  });
+  new Gauge({
+    name: 'ttstore_engine_requests_in_flight', help: 'Engine requests (put, serve, top-K by vector) in flight, all tenants.',
+    registers: [registry], collect() { this.set(src.engineAdmission().inFlight); },
+  });
+  new Gauge({
+    name: 'ttstore_inflight_bytes', help: 'Bytes held for requests in flight (bodies, dense results, streamed answers).',
+    registers: [registry], collect() { this.set(src.inflightBytes().held); },
+  });
+  new Gauge({
+    name: 'ttstore_inflight_bytes_limit', help: 'Limit of the bytes held for requests in flight (SVC_GATE_MAX_INFLIGHT_BYTES).',
+    registers: [registry], collect() { this.set(src.inflightBytes().limit); },
+  });
+  new Gauge({
+    name: 'ttstore_inflight_bytes_waiting', help: 'Requests waiting for bytes to come back before they allocate.',
+    registers: [registry], collect() { this.set(src.inflightBytes().waiting); },
+  });
+  // Admission keeps its own monotone counts; this counter mirrors them at each scrape.
+  new Counter({
+    name: 'ttstore_admission_refused_total',
+    help: 'Requests refused by admission: too_many_in_flight (429) or overloaded (503, the byte budget).',
+    labelNames: ['reason'] as const, registers: [registry],
+    collect() {
+      this.reset();
+      this.inc({ reason: 'too_many_in_flight' }, src.engineAdmission().refused);
+      this.inc({ reason: 'overloaded' }, src.inflightBytes().refused);
+    },
   });
   new Gauge({
     name: 'ttstore_sqlite_bytes', help: 'Size of the SQLite database with its write-ahead log.',

@@ -10,6 +10,7 @@ import type { Engine, LayoutName, Metric, OperandPool } from '../engine/types.js
 import type { EntryRow } from '../entries/entry.js';
 import { layoutForShape, type EntryService } from '../entries/service.js';
 import type { Payload } from '../codec/payload.js';
+import { EngineAdmission, type Turn } from '../admission/engine-admission.js';
 import { CandidateLists } from './candidate-lists.js';
 import { searchMetadata, storageRefs, type CandidateRow, type Comparable } from './candidates.js';
 import { CoreCache, type CacheRow } from './core-cache.js';
@@ -35,6 +36,8 @@ export interface QueryServiceOptions {
   coreCacheBytes: number;
   /** Rows of unfiltered candidate lists kept between top-K queries (default 200,000; 0: none). */
   candidateListRows?: number;
+  /** Engine admission shared with the entries (top-K by vector compresses as a put does). */
+  admission?: EngineAdmission;
 }
 
 /** The query side of a scoring call: an operand held in the pool, and its norm. */
@@ -60,12 +63,14 @@ export class QueryService {
   private readonly pool: OperandPool;
   private readonly entries: EntryService;
   private readonly engine: Engine;
+  private readonly admission: EngineAdmission;
   /** Transient operands (decomposed query vectors) use negative ids; entries have positive ones. */
   private nextTransientId = -1;
 
   constructor(opts: QueryServiceOptions) {
     this.entries = opts.entries;
     this.engine = opts.engine;
+    this.admission = opts.admission ?? new EngineAdmission();
     this.pool = opts.engine.createOperandPool();
     this.cache = new CoreCache(this.pool, opts.entries, opts.coreCacheBytes);
     this.candidates = new CandidateLists(opts.entries.db, opts.candidateListRows ?? 200_000);
@@ -113,17 +118,19 @@ export class QueryService {
   /**
    * The k stored entries most similar to an array given with the request: decomposed with the
    * layout its shape gets and `tolerance`, then compared core against core (kept as values when
-   * its cores would not be smaller than the array, as put would store it).
+   * its cores would not be smaller than the array, as put would store it). The decomposition takes
+   * `turn` of the engine admission, as a put's compression does.
    */
   async topkVector(
     tenantId: string, namespace: string, payload: Payload, tolerance: number, k: number, metric: Metric, filters: Filters,
+    turn: Turn = { owner: tenantId },
   ): Promise<TopKResult> {
     const { layout, modes } = layoutForShape(this.engine, payload.shape);
     const like: Comparable = { shape: JSON.stringify(payload.shape), layout, modes: JSON.stringify(modes) };
     const size = payload.shape.reduce((a, b) => a * b, 1);
     const id = this.nextTransientId--;
     try {
-      if (size > 0) await this.addVector(id, payload, layout, tolerance);
+      if (size > 0) await this.addVector(id, payload, layout, tolerance, turn);
       const candidates = await this.candidates.list(tenantId, namespace, like, null, filters);
       if (candidates.length === 0 || size === 0) return this.rankTrivially(candidates, k);
       return await this.rank(tenantId, namespace, { id, norm: await this.pool.norm(id) }, candidates, k, metric);
@@ -165,9 +172,9 @@ export class QueryService {
     return { n_candidates: candidates.length, results: candidates.slice(0, k).map((c) => [c.key, 0]) };
   }
 
-  private async addVector(id: number, payload: Payload, layout: LayoutName, tolerance: number): Promise<void> {
+  private async addVector(id: number, payload: Payload, layout: LayoutName, tolerance: number, turn: Turn): Promise<void> {
     try {
-      const r = await this.engine.compress(payload.data, payload.dtype, payload.shape, { tolerance, layout });
+      const r = await this.admission.run(turn, () => this.engine.compress(payload.data, payload.dtype, payload.shape, { tolerance, layout }));
       if (r.compressible) await this.pool.addTrain(id, r.tt);
       else await this.pool.addDense(id, payload.data, payload.dtype, payload.shape, layout);
     } catch (err) {

@@ -10,11 +10,15 @@ import type { EntryService } from '../entries/service.js';
 import type { GateState } from '../gate/context.js';
 import { QueryService } from '../query/service.js';
 import { searchRequest, similarityRequest, topkRequest, topkVectorRequest, vectorPayload } from './query-validate.js';
+import type { RouteAdmission } from './admission.js';
+import { jsonWithList, sendJsonPieces, STREAM_HELD_BYTES } from './json-stream.js';
 
 export interface QueryDeps {
   entries: EntryService;
   engine: Engine;
   config: Pick<Config, 'maxPayloadBytes' | 'coreCacheBytes'>;
+  /** Engine requests in flight per tenant, engine turns, and the bytes requests hold. */
+  admission: RouteAdmission;
 }
 
 function gateOf(ctx: Context): GateState {
@@ -23,7 +27,9 @@ function gateOf(ctx: Context): GateState {
 
 /** Wires the four query routes; returns the service (its cache statistics are worth watching). */
 export function registerQueryRoutes(api: Api, deps: QueryDeps): QueryService {
-  const query = new QueryService({ entries: deps.entries, engine: deps.engine, coreCacheBytes: deps.config.coreCacheBytes });
+  const query = new QueryService({
+    entries: deps.entries, engine: deps.engine, coreCacheBytes: deps.config.coreCacheBytes, admission: deps.admission.engine,
+  });
 
   api.mount(EP.similarity, async function similarity(ctx: Context): Promise<void> {
     const { tenant, gate: g } = gateOf(ctx);
@@ -41,13 +47,15 @@ export function registerQueryRoutes(api: Api, deps: QueryDeps): QueryService {
     ctx.body = { query_key: r.query_key, metric: r.metric, n_candidates: found.n_candidates, results: found.results };
   });
 
+  // Top-K by vector decomposes its array as a put does: an engine request, in the same admission.
   api.mount(EP.topk_vector, async function topkVector(ctx: Context): Promise<void> {
     const { tenant, gate: g } = gateOf(ctx);
+    const admission = deps.admission.of(ctx);
     const r = topkVectorRequest(ctx.request.body);
     (ctx.request.body as Record<string, unknown>).data_b64 = undefined; // let the string go
     const payload = await vectorPayload(r.data_b64, deps.config.maxPayloadBytes);
     g.authorize(r.namespace, 'topk_vector');
-    const found = await query.topkVector(tenant.tenantId, r.namespace, payload, r.tolerance, r.k, r.metric, r.filters);
+    const found = await query.topkVector(tenant.tenantId, r.namespace, payload, r.tolerance, r.k, r.metric, r.filters, admission.turn);
     ctx.body = { query_key: '', metric: r.metric, n_candidates: found.n_candidates, results: found.results };
   });
 
@@ -55,8 +63,12 @@ export function registerQueryRoutes(api: Api, deps: QueryDeps): QueryService {
     const { tenant, gate: g } = gateOf(ctx);
     const r = searchRequest(ctx.request.body);
     g.authorize(r.namespace, 'search');
+    // Up to 10000 results of up to 64 KiB metadata each: written as the client reads, never one
+    // string; what the stream holds is reserved before the query runs.
+    const { hold, turn } = deps.admission.of(ctx);
+    await hold.grow(STREAM_HELD_BYTES, turn.signal);
     const { results, total } = await query.search(tenant.tenantId, r.namespace, r.filters, r.limit, r.offset);
-    ctx.body = { namespace: r.namespace, count: results.length, total, results };
+    sendJsonPieces(ctx, jsonWithList({ namespace: r.namespace, count: results.length, total }, 'results', results));
   });
 
   return query;

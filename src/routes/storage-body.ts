@@ -12,6 +12,7 @@ import { checkJsonText, parseJsonObject } from '../codec/json.js';
 import { badRequest, excerpt, payloadTooLarge, unsupportedMediaType } from '../errors.js';
 import { BODY_MAX_DEPTH, JSON_BODY_BYTES, jsonBodyBytes } from '../input-limits.js';
 import type { BufferPool } from '../buffer-pool.js';
+import type { RequestAdmission, RouteAdmission } from './admission.js';
 
 declare module 'koa' {
   interface Request {
@@ -37,6 +38,8 @@ export interface BodyOptions {
   maxPayloadBytes: number;
   /** Buffers for bodies of a declared length (given back once parsed). */
   pool: BufferPool;
+  /** On tenant routes: the byte budget a body's bytes are reserved in before they are read. */
+  admission?: RouteAdmission;
 }
 
 /**
@@ -64,7 +67,9 @@ export function bodyReader(ep: Endpoint, opts: BodyOptions): Middleware {
     if (!body.json || !ctx.is('application/json', '+json')) {
       throw unsupportedMediaType(`${ep.method.toUpperCase()} ${ep.path} takes ${takes}, got ${excerpt(ctx.get('Content-Type')) || 'no content type'}`);
     }
-    const bytes = await readRawBody(ctx, limit, opts.pool);
+    const held = opts.admission ? opts.admission.of(ctx) : undefined;
+    if (opts.admission) await opts.admission.holdBody(ctx, limit);
+    const bytes = await readRawBody(ctx, limit, opts.pool, undefined, held);
     try {
       checkJsonText(bytes, { maxDepth: BODY_MAX_DEPTH, maxStructureBytes: JSON_BODY_BYTES });
       ctx.request.body = parseJsonObject(bytes);
@@ -81,10 +86,14 @@ export function bodyReader(ep: Endpoint, opts: BodyOptions): Middleware {
  * Content-Length the buffer comes from `pool` and the caller releases it when done (on success), and
  * `watch.observe(buffer, received)` is called after each chunk lands in it (work that overlaps the
  * upload; an error it returns refuses the body there, unread beyond); on failure the buffer goes
- * back to the pool once `watch.settled()` resolves (that work no longer reads it).
+ * back to the pool once `watch.settled()` resolves (that work no longer reads it). A chunked body
+ * grows `admission`'s hold as it arrives (twice: the chunks and their joined copy), the reading
+ * paused while a growth waits; one that cannot grow fails the read (503 overloaded). A declared
+ * length was reserved before (RouteAdmission.holdBody).
  */
 export async function readRawBody(ctx: Context, limit: number, pool: BufferPool,
-  watch?: { observe(body: Buffer, received: number): Error | undefined; settled(): Promise<void> }): Promise<Buffer> {
+  watch?: { observe(body: Buffer, received: number): Error | undefined; settled(): Promise<void> },
+  admission?: RequestAdmission): Promise<Buffer> {
   const req = ctx.req;
   const declared = req.headers['content-length'];
   let expected: number | null = null;
@@ -121,8 +130,15 @@ export async function readRawBody(ctx: Context, limit: number, pool: BufferPool,
           : payloadTooLarge(`request body exceeds the limit of ${limit} bytes`));
         return;
       }
-      if (whole) chunk.copy(whole, received);
-      else chunks.push(chunk);
+      if (whole) {
+        chunk.copy(whole, received);
+      } else {
+        chunks.push(chunk);
+        if (admission && !admission.hold.tryGrow(2 * chunk.length)) {
+          req.pause();
+          admission.hold.grow(2 * chunk.length, admission.turn.signal).then(() => req.resume(), fail);
+        }
+      }
       received += chunk.length;
       const refused = whole && watch ? watch.observe(whole, received) : undefined;
       if (refused) fail(refused);

@@ -11,7 +11,7 @@ import { getView, listItemView, shapeOf, ranksOf, fingerprintOf, type EntryRow }
 import { decodePathSegment, validateKey, validateNamespace } from '../entries/identifiers.js';
 import { listQuery, serveBody, versionQuery } from '../api/storage.js';
 import { parseBody, parseParams } from '../schema/validate.js';
-import { encodeNpy } from '../codec/npy.js';
+import { base64Length, sendJsonPieces, streamHeldBytes, withBase64, withList } from './json-stream.js';
 import type { StorageDeps } from './storage.js';
 import { GpuPlacementError, type GpuPlacement } from '../engine/gpu.js';
 import type { EntryService } from '../entries/service.js';
@@ -113,8 +113,10 @@ export function serveHandler(deps: StorageDeps): Middleware {
     }>(serveBody, ctx.request.body);
     gate.authorize(namespace, target === 'dense' ? 'serve_dense' : target === 'gpu' ? 'serve_gpu' : 'serve_cores');
     const row = await deps.entries.require(tenant.tenantId, namespace, key, version);
+    const { hold, turn } = deps.admission.of(ctx);
 
     if (target === 'gpu') {
+      await hold.grow(row.stored_core_bytes, turn.signal); // the cores, read from their blob
       ctx.body = await serveGpu(deps, row, device);
       return;
     }
@@ -123,33 +125,40 @@ export function serveHandler(deps: StorageDeps): Middleware {
       if (!row.compressed) {
         throw new ProblemError(409, 'not_compressed', `entry ${JSON.stringify(key)} version ${row.version} is stored uncompressed (passthrough) and has no cores`);
       }
+      await hold.grow(row.stored_core_bytes + streamHeldBytes(base64Length(row.stored_core_bytes)), turn.signal);
       const tt = await deps.entries.readCores(row);
       const coreDtype = row.core_dtype ?? 'float32';
-      ctx.body = {
-        key, namespace, version: row.version, target, dtype: row.dtype, shape: shapeOf(row), layout: row.layout,
-        ranks: ranksOf(row),
-        cores: tt.cores.map((c, k) => {
-          const shape = [tt.ranks[k]!, tt.modes[k]!, tt.ranks[k + 1]!];
-          return { shape, data_b64: encodeNpy(coreDtype, shape, new Uint8Array(c.buffer, c.byteOffset, c.byteLength)).toString('base64') };
-        }),
-      };
+      const cores = tt.cores.map((c, k) => {
+        const shape = [tt.ranks[k]!, tt.modes[k]!, tt.ranks[k + 1]!];
+        return withBase64({ shape }, 'data_b64', [encodeNpyHeader(coreDtype, shape), new Uint8Array(c.buffer, c.byteOffset, c.byteLength)]);
+      });
+      sendJsonPieces(ctx, withList({
+        key, namespace, version: row.version, target, dtype: row.dtype, shape: shapeOf(row), layout: row.layout, ranks: ranksOf(row),
+      }, 'cores', cores));
       return;
     }
+
+    // Reserved before reconstructing: the dense array, and what streaming its base64 holds.
+    const shape = shapeOf(row);
+    const accept = ctx.accepts('application/json', 'application/x-npy', 'application/octet-stream');
+    const raw = accept === 'application/x-npy' || accept === 'application/octet-stream';
+    const npyHeader = accept === 'application/octet-stream' || (!raw && row.kind === 'blob') ? null : encodeNpyHeader(row.dtype, shape);
+    const parts = (data: Uint8Array) => (npyHeader ? [npyHeader, data] : [data]);
+    const bodyBytes = (npyHeader?.length ?? 0) + row.original_bytes;
+    await hold.grow(row.original_bytes + (raw ? 0 : streamHeldBytes(base64Length(bodyBytes))), turn.signal);
 
     // A compressed entry is reconstructed into a reused buffer, given back once the response no
     // longer needs it (sent, or the connection gone).
     const out = row.compressed ? deps.buffers.acquire(row.original_bytes) : undefined;
     let data: Uint8Array;
     try {
-      data = await deps.entries.readDense(row, out);
+      data = await deps.entries.readDense(row, out, turn);
     } catch (err) {
       if (out) deps.buffers.release(out);
       throw err;
     }
-    const shape = shapeOf(row);
-    const accept = ctx.accepts('application/json', 'application/x-npy', 'application/octet-stream');
-    if (accept === 'application/x-npy' || accept === 'application/octet-stream') {
-      if (out) ctx.res.once('close', () => deps.buffers.release(out));
+    if (out) ctx.res.once('close', () => deps.buffers.release(out));
+    if (raw) {
       // Raw bodies: no base64, no JSON; the facts go in headers (the key percent-encoded).
       ctx.set('X-Ttstore-Key', headerSafe(key));
       ctx.set('X-Ttstore-Namespace', namespace);
@@ -159,27 +168,16 @@ export function serveHandler(deps: StorageDeps): Middleware {
       ctx.set('X-Ttstore-Dtype', row.dtype);
       ctx.set('X-Ttstore-Shape', shape.join(','));
       ctx.set('X-Ttstore-Layout', row.layout);
-      const dataBuf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-      const parts = accept === 'application/x-npy' ? [encodeNpyHeader(row.dtype, shape), dataBuf] : [dataBuf];
-      const length = parts.reduce((a, p) => a + p.length, 0);
+      const body = parts(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
       ctx.type = accept;
-      ctx.body = Readable.from(parts, { objectMode: false });
-      ctx.length = length;
+      ctx.body = Readable.from(body, { objectMode: false });
+      ctx.length = bodyBytes;
       return;
     }
-    let dataB64: string;
-    try {
-      const npy = row.kind === 'blob'
-        ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
-        : encodeNpy(row.dtype, shape, data);
-      dataB64 = npy.toString('base64');
-    } finally {
-      if (out) deps.buffers.release(out);
-    }
-    ctx.body = {
+    sendJsonPieces(ctx, withBase64({
       key, namespace, version: row.version, target, kind: row.kind, dtype: row.dtype, shape, layout: row.layout,
-      verdict: row.verdict, fingerprint: fingerprintOf(row), data_b64: dataB64,
-    };
+      verdict: row.verdict, fingerprint: fingerprintOf(row),
+    }, 'data_b64', parts(data)));
   };
 }
 

@@ -5,7 +5,7 @@ import type { Context, Middleware } from 'koa';
 import { payloadTooLarge } from '../errors.js';
 import { decodeBase64, base64DecodedLength } from '../codec/base64.js';
 import { decodePayload, type Payload } from '../codec/payload.js';
-import { GatherBudget, NpyGather, type Widen } from '../codec/npy-gather.js';
+import { NpyGather, type Widen } from '../codec/npy-gather.js';
 import type { GateState } from '../gate/context.js';
 import { putView } from '../entries/entry.js';
 import { validateNamespace } from '../entries/identifiers.js';
@@ -55,10 +55,10 @@ function takeDataB64(ctx: Context, body: { data_b64?: string }, max: number): Pr
 
 export function putHandler(deps: StorageDeps): Middleware {
   const max = deps.config.maxPayloadBytes;
-  const budget = new GatherBudget();
   const widen: Widen = (src, dtype, dst, offset, lanes) => deps.engine.widen(src, dtype, dst, offset, lanes);
   return async function put(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
+    const admission = deps.admission.of(ctx);
     const type = ctx.is(NPY_TYPE, BLOB_TYPE);
     let namespace: string;
     let key: string;
@@ -78,13 +78,15 @@ export function putHandler(deps: StorageDeps): Middleware {
       // An .npy upload of floats is converted for the engine while it arrives (codec/npy-gather.ts), and
       // one whose header is refused is answered as soon as the header is in.
       const length = Number(ctx.get('Content-Length'));
+      await deps.admission.holdBody(ctx, limit);
       if (!blob && Number.isSafeInteger(length) && length > 0 && length <= limit) {
         gather = new NpyGather({
-          pool: deps.buffers, widen, budget, total: length, maxElements: max, minBytes: deps.config.compressionThresholdBytes,
+          pool: deps.buffers, widen, budget: admission.hold, total: length, maxElements: max,
+          minBytes: deps.config.compressionThresholdBytes,
         });
       }
       try {
-        pooled = await readRawBody(ctx, limit, deps.buffers, gather ?? undefined);
+        pooled = await readRawBody(ctx, limit, deps.buffers, gather ?? undefined, admission);
         payload = await decodePayload(pooled, max, blob);
         const gathered = await gather?.finish();
         if (gathered) payload.gathered = gathered;
@@ -106,7 +108,7 @@ export function putHandler(deps: StorageDeps): Middleware {
       checkDataSize(payload, max);
       gate.authorize(namespace, 'put');
       // Every use of the payload's bytes (engine, blob write) is awaited inside put().
-      const row = await deps.entries.put({ tenantId: tenant.tenantId, namespace, key, payload, metadata, target });
+      const row = await deps.entries.put({ tenantId: tenant.tenantId, namespace, key, payload, metadata, target, turn: admission.turn });
       ctx.body = putView(row);
     } finally {
       await gather?.release();

@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import type { Engine } from '../engine/types.js';
 import type { EntryService } from '../entries/service.js';
 import type { BufferPool } from '../buffer-pool.js';
+import type { RouteAdmission } from './admission.js';
 import { putCoresBatchHandler, putCoresHandler, putHandler } from './storage-write.js';
 import { deleteHandler, getHandler, listHandler, serveHandler } from './storage-read.js';
 
@@ -16,6 +17,8 @@ export interface StorageDeps {
   config: Pick<Config, 'maxPayloadBytes' | 'compressionThresholdBytes'>;
   /** Large binary bodies and dense serve outputs, reused across requests. */
   buffers: BufferPool;
+  /** Engine requests in flight per tenant, engine turns, and the bytes requests hold. */
+  admission: RouteAdmission;
 }
 
 export function registerStorageRoutes(api: Api, deps: StorageDeps): void {

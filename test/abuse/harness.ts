@@ -106,9 +106,15 @@ function send(base: string, agent: Agent, step: Step, headers: Record<string, st
   });
 }
 
-/** Resident memory of a process, bytes (VmRSS). */
+/** Resident memory of a process, bytes (VmRSS); 0 once it has exited. */
 export function rssOf(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return 0;
+  }
+  const m = /VmRSS:\s+(\d+) kB/.exec(status);
   return m ? Number(m[1]) * 1024 : 0;
 }
 
@@ -171,11 +177,19 @@ export async function underAttack<T>(server: TestServer, victimTenant: CreatedTe
   const victim = await startVictim(server, victimTenant);
   const memory = watchMemory(server.proc.pid!);
   const started = performance.now();
-  const t0 = performance.now();
-  const result = await attack();
-  const answerMs = performance.now() - t0;
-  const left = minVictimMs - (performance.now() - started);
-  if (left > 0) await new Promise((r) => setTimeout(r, left));
+  let result: T;
+  let answerMs: number;
+  try {
+    result = await attack();
+    answerMs = performance.now() - started;
+    const left = minVictimMs - (performance.now() - started);
+    if (left > 0) await new Promise((r) => setTimeout(r, left));
+  } catch (err) {
+    // The victim and the sampler stop with the attack, so neither outlives the server.
+    memory.stop();
+    await victim.stop();
+    throw err;
+  }
   const mem = memory.stop();
   return { result, answerMs, victim: await victim.stop(), memory: mem };
 }

@@ -6,6 +6,8 @@ import { http, startServer, type Reply, type TestServer } from '../helpers/serve
 import { admin, createTenant, tenantHeaders, type CreatedTenant } from '../helpers/tenants.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
+// 100 concurrent puts of one tenant test the quota, not the cap on engine requests in flight.
+const env = { SVC_GATE_TENANT_INFLIGHT: '1024' };
 
 describe('gate: metering and quotas', () => {
   let server: TestServer;
@@ -14,7 +16,7 @@ describe('gate: metering and quotas', () => {
   const usage = async (t: CreatedTenant) => (await admin(server, 'GET', `/gate/admin/usage/${t.tenant_id}`)).body;
 
   before(async () => {
-    server = await startServer();
+    server = await startServer({ env });
   });
   after(async () => {
     const dir = server.dataDir;
@@ -89,7 +91,7 @@ describe('gate: metering and quotas', () => {
     expect((await call(t, 'GET', '/v1/list/default')).status).to.equal(402);
     // a hard kill right after the responses: nothing charged may be lost
     await server.stop('SIGKILL');
-    server = await startServer({ dataDir: server.dataDir });
+    server = await startServer({ dataDir: server.dataDir, env });
     const u = await usage(t);
     expect(u.cus_used).to.equal(3);
     expect(u.breakdown.put).to.equal(3);

@@ -1,4 +1,4 @@
-// Shared pieces of the storage HTTP tests: a server with rate limits out of the way, an enterprise
+// Shared pieces of the storage HTTP tests: a server with rate and in-flight limits out of the way, an enterprise
 // tenant, and small clients for the storage endpoints.
 import { decodeNpy, encodeNpy } from '../../src/codec/npy.js';
 import type { DType } from '../../src/engine/types.js';
@@ -7,7 +7,9 @@ import { createTenant } from '../helpers/tenants.js';
 import { NPY_MAX_ELEMENTS } from './npy-fixtures.js';
 
 // The test harness waits for the 'listening' log line, so the log level stays at info.
-export const STORAGE_ENV = { SVC_GATE_DEFAULT_RATE_LIMIT_REQUESTS: '1000000' };
+// Tests that overlap many requests of one tenant lift its cap on engine requests in flight (the
+// abuse suite tests that cap).
+export const STORAGE_ENV = { SVC_GATE_DEFAULT_RATE_LIMIT_REQUESTS: '1000000', SVC_GATE_TENANT_INFLIGHT: '1024' };
 
 export async function startStorageServer(opts: StartOptions = {}): Promise<TestServer> {
   return startServer({ ...opts, env: { ...STORAGE_ENV, ...opts.env } });

@@ -5,7 +5,8 @@
 import { expect } from 'chai';
 import { BufferPool } from '../../src/buffer-pool.js';
 import { encodeNpy, encodeNpyHeader } from '../../src/codec/npy.js';
-import { GATHER_MIN_BYTES, GatherBudget, NpyGather, type Widen } from '../../src/codec/npy-gather.js';
+import { GATHER_MIN_BYTES, NpyGather, type Widen } from '../../src/codec/npy-gather.js';
+import { ByteBudget } from '../../src/admission/byte-budget.js';
 import { engine } from '../../src/engine/index.js';
 import type { DType } from '../../src/engine/types.js';
 import { NPY_MAX_ELEMENTS } from './npy-fixtures.js';
@@ -13,6 +14,8 @@ import { NPY_MAX_ELEMENTS } from './npy-fixtures.js';
 const widen: Widen = (src, dtype, dst, offset, lanes) => engine.widen(src, dtype, dst, offset, lanes);
 
 const pool = () => new BufferPool({ maxIdleBytes: 256 << 20, minBytes: 1 << 20 });
+/** A request's hold with room for any workspace of these tests. */
+const unlimited = () => new ByteBudget({ limit: 8 * 2 ** 30 }).open('t');
 
 /** Feed `body` to a gather in chunks of the given sizes (cycled), as readRawBody does. */
 function feed(g: NpyGather, p: BufferPool, body: Buffer, sizes: number[]): void {
@@ -41,7 +44,7 @@ describe('storage: .npy uploads converted while they arrive', () => {
       const body = encodeNpy(dtype, [512, 1024], Buffer.from(src.buffer));
       for (const sizes of [[65536], [1, 7, 4093, 65537, 1 << 20], [body.length]]) {
         const p = pool();
-        const g = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
+        const g = new NpyGather({ pool: p, widen, budget: unlimited(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
         feed(g, p, body, sizes);
         const out = (await g.finish())?.values;
         expect(out, `chunks ${sizes}`).to.be.instanceOf(Float64Array);
@@ -57,7 +60,7 @@ describe('storage: .npy uploads converted while they arrive', () => {
     const src = new Float32Array(values(n));
     const body = Buffer.concat([Buffer.from(encodeNpyHeader('float32', [n]).toString('latin1').replace('False', 'True '), 'latin1'), Buffer.from(src.buffer)]);
     const p = pool();
-    const g = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
+    const g = new NpyGather({ pool: p, widen, budget: unlimited(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
     feed(g, p, body, [65536]);
     expect((await g.finish())?.values).to.deep.equal(Float64Array.from(src));
   });
@@ -84,7 +87,7 @@ describe('storage: .npy uploads converted while they arrive', () => {
     it(`leaves ${what} to the put's decode`, async () => {
       const body = make();
       const p = pool();
-      const g = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
+      const g = new NpyGather({ pool: p, widen, budget: unlimited(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
       feed(g, p, body, [65536]);
       expect((await g.finish())).to.equal(null);
       await g.release();
@@ -106,7 +109,7 @@ describe('storage: .npy uploads converted while they arrive', () => {
       await engine.widen(piece, dtype, dst, offset, lanes);
       running--;
     };
-    const g = new NpyGather({ pool: p, widen: slow, budget: new GatherBudget(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
+    const g = new NpyGather({ pool: p, widen: slow, budget: unlimited(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
     const whole = p.acquire(body.length);
     for (let received = 0; received < body.length;) {
       const k = Math.min(256 << 10, body.length - received);
@@ -131,7 +134,7 @@ describe('storage: .npy uploads converted while they arrive', () => {
     const sums = new Set<number>();
     for (const sizes of [[65536], [1, 7, 4093, 65537, 1 << 20], [3, 1 << 20, 5], [body.length]]) {
       const p = pool();
-      const g = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
+      const g = new NpyGather({ pool: p, widen, budget: unlimited(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
       feed(g, p, body, sizes);
       const out = await g.finish();
       expect(out!.sumSquares).to.be.closeTo(exact, exact * 1e-12);
@@ -147,7 +150,7 @@ describe('storage: .npy uploads converted while they arrive', () => {
     for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) src[i * cols + j] = Math.sin(3 * i / rows + 2 * j / cols);
     const body = encodeNpy('float32', [rows, cols], Buffer.from(src.buffer));
     const p = pool();
-    const g = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
+    const g = new NpyGather({ pool: p, widen, budget: unlimited(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
     feed(g, p, body, [65536, 3]);
     const out = (await g.finish())!;
     const plain = await engine.compress(src, 'float32', [rows, cols], { tolerance: 1e-6 });
@@ -163,11 +166,11 @@ describe('storage: .npy uploads converted while they arrive', () => {
     const src = new Float32Array(values(n));
     const body = encodeNpy('float32', [n], Buffer.from(src.buffer));
     const p = pool();
-    const partial = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
+    const partial = new NpyGather({ pool: p, widen, budget: unlimited(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
     feed(partial, p, body.subarray(0, body.length - 4), [65536]);
     expect((await partial.finish())).to.equal(null);
     await partial.release();
-    const longer = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length + 4, maxElements: NPY_MAX_ELEMENTS }); // declared length disagrees with the header
+    const longer = new NpyGather({ pool: p, widen, budget: unlimited(), total: body.length + 4, maxElements: NPY_MAX_ELEMENTS }); // declared length disagrees with the header
     feed(longer, p, Buffer.concat([body, Buffer.alloc(4)]), [65536]);
     expect((await longer.finish())).to.equal(null);
   });
@@ -175,14 +178,14 @@ describe('storage: .npy uploads converted while they arrive', () => {
   it('respects the compression threshold: arrays that will be stored as they are are not converted', async () => {
     const body = encodeNpy('float32' as DType, [n], Buffer.alloc(n * 4));
     const p = pool();
-    const g = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length, maxElements: NPY_MAX_ELEMENTS, minBytes: n * 4 + 1 });
+    const g = new NpyGather({ pool: p, widen, budget: unlimited(), total: body.length, maxElements: NPY_MAX_ELEMENTS, minBytes: n * 4 + 1 });
     feed(g, p, body, [65536]);
     expect((await g.finish())).to.equal(null);
   });
   it('an upload whose conversion fails is left to the engine, and its workspace still goes back', async () => {
     const body = encodeNpy('float32', [n], Buffer.alloc(n * 4));
     const p = pool();
-    const g = new NpyGather({ pool: p, widen: async () => { throw new Error('no'); }, budget: new GatherBudget(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
+    const g = new NpyGather({ pool: p, widen: async () => { throw new Error('no'); }, budget: unlimited(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
     feed(g, p, body, [65536]);
     expect(await g.finish()).to.equal(null);
     await g.release();
@@ -191,7 +194,7 @@ describe('storage: .npy uploads converted while they arrive', () => {
   it('refuses a header that decodeNpy would refuse as soon as it is in: longer than 64 KiB from its first 12 bytes', async () => {
     const p = pool();
     const whole = p.acquire(1 << 20);
-    const long = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: whole.length, maxElements: NPY_MAX_ELEMENTS });
+    const long = new NpyGather({ pool: p, widen, budget: unlimited(), total: whole.length, maxElements: NPY_MAX_ELEMENTS });
     Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 2, 0]).copy(whole, 0);
     whole.writeUInt32LE(64 << 20, 8);
     expect(long.observe(whole, 11)).to.equal(undefined);
@@ -201,9 +204,9 @@ describe('storage: .npy uploads converted while they arrive', () => {
     const body = encodeNpy('float32', [n], Buffer.alloc(n * 4));
     const bad = Buffer.from(body);
     bad.write("{'descr': [[[[", 10, 'latin1');
-    const malformed = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: bad.length, maxElements: NPY_MAX_ELEMENTS });
+    const malformed = new NpyGather({ pool: p, widen, budget: unlimited(), total: bad.length, maxElements: NPY_MAX_ELEMENTS });
     expect(malformed.observe(bad, 256)?.status).to.equal(400);
-    const fine = new NpyGather({ pool: p, widen, budget: new GatherBudget(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
+    const fine = new NpyGather({ pool: p, widen, budget: unlimited(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
     expect(fine.observe(body, 256)).to.equal(undefined);
     await fine.release();
   });
@@ -211,17 +214,17 @@ describe('storage: .npy uploads converted while they arrive', () => {
   it('holds workspaces of uploads in flight within its budget, and gives them back', async () => {
     const body = encodeNpy('float32', [n], Buffer.from(new Float32Array(values(n)).buffer));
     const p = pool();
-    const budget = new GatherBudget(n * 8 + n * 4); // room for one workspace of n float64, not two
+    const budget = new ByteBudget({ limit: 2 * (n * 8 + n * 4) }).open('t'); // room for one workspace of n float64, not two
     const first = new NpyGather({ pool: p, widen, budget, total: body.length, maxElements: NPY_MAX_ELEMENTS });
     const second = new NpyGather({ pool: p, widen, budget, total: body.length, maxElements: NPY_MAX_ELEMENTS });
     feed(first, p, body, [65536]);
     feed(second, p, body, [65536]);
     expect((await first.finish())?.values).to.be.instanceOf(Float64Array);
     expect(await second.finish(), 'over the budget: left to the engine').to.equal(null);
-    expect(budget.bytesInUse).to.equal(n * 8);
+    expect(budget.bytes).to.equal(n * 8);
     await first.release();
     await second.release();
-    expect(budget.bytesInUse).to.equal(0);
+    expect(budget.bytes).to.equal(0);
     const third = new NpyGather({ pool: p, widen, budget, total: body.length, maxElements: NPY_MAX_ELEMENTS });
     feed(third, p, body, [65536]);
     expect((await third.finish())?.values).to.be.instanceOf(Float64Array);
