@@ -25,6 +25,7 @@ import { VERSION } from './version.js';
 import { BufferPool } from './buffer-pool.js';
 // gate: tenants, keys, rate limits, metering; admin routes
 import { createGate, gateMigrations } from './gate/index.js';
+import { effectiveStorageQuota } from './gate/plans.js';
 import { TenantPurger } from './gate/purge.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerStorageRoutes } from './routes/storage.js';
@@ -69,19 +70,24 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const dbFile = path.join(config.dataDir, 'ttstore.db');
   const db = await Database.open(dbFile, migrations);
 
-  // storage: blob files under <dataDir>/blobs; start() sweeps orphans and runs compaction (then hourly)
+  // gate: registry + limiter + meter; tenantGate goes first on every /v1 route
+  const gate = await createGate({ db, config, log, metrics: metrics.registry });
+
+  // storage: blob files under <dataDir>/blobs; start() sweeps orphans and runs compaction (then hourly).
+  // Storage quotas come from the tenant's plan (gate/plans.ts); a tenant unknown to the registry has none.
   const blobDir = path.join(config.dataDir, 'blobs');
   const blobs = await BlobStore.open(blobDir);
   const entries = new EntryService({
     db, blobs, engine, log,
     compressionThresholdBytes: config.compressionThresholdBytes,
     retentionDays: config.retentionDays,
+    storageQuota: (tenantId) => {
+      const t = gate.registry.get(tenantId);
+      return t ? effectiveStorageQuota(t, config) : null;
+    },
   });
   await entries.start();
   releaseGpuCoresOnRemoval(entries, engine.gpu);
-
-  // gate: registry + limiter + meter; tenantGate goes first on every /v1 route
-  const gate = await createGate({ db, config, log, metrics: metrics.registry });
   const jobStore = new JobStore(db);
   const purger = new TenantPurger(gate.registry, async (tenantId) => {
     await jobStore.purgeTenant(tenantId);
@@ -102,7 +108,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const router = new Router();
   const api = new Api(router, { tenant: gate.tenantGate, admin: gate.adminGate });
   registerHealthRoutes(api, { db, engine, version: VERSION, startedAt });
-  registerAdminRoutes(api, gate);
+  registerAdminRoutes(api, gate, entries.storage);
   registerMetricsRoute(api, metrics.registry);
   registerReferenceRoutes(api);
   // Binary put bodies and dense serve outputs: up to 128 MiB of idle buffers of 1 MiB or more kept for

@@ -18,7 +18,8 @@ const PROBLEM_TEXT: Record<number, string> = {
   304: 'Not modified',
   400: 'Invalid request (invalid_request, or a code of its own: grid_too_small, grid_too_large, unknown_solver, shape_mismatch)',
   401: 'missing_api_key or invalid_api_key (WWW-Authenticate: Bearer realm="ttstore")',
-  402: 'quota_exceeded: the operation would pass the monthly quota',
+  402: 'quota_exceeded: the operation would pass the monthly quota; storage_quota_exceeded (writes): the bytes stored would '
+    + 'pass the storage quota (storage_quota_bytes, stored_bytes and requested_bytes fields; nothing is stored, no CU)',
   403: 'namespace_forbidden (tenant endpoints) or admin_only (a tenant key on an admin endpoint)',
   404: 'not_found',
   409: 'tenant_exists or not_compressed',

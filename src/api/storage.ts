@@ -94,7 +94,9 @@ export const STORAGE_ENDPOINTS = {
   put_cores_batch: {
     id: 'put_cores_batch', method: 'post', path: '/v1/put_cores_batch', tag: STORAGE, auth: 'tenant', cu: 2,
     summary: 'Store up to 1000 trains at once, all or nothing',
-    description: 'The first invalid entry gives 400 with `index`.',
+    description: 'The first invalid entry gives 400 with `index`. The bytes of all the cores are checked against the '
+      + 'storage quota at once (402 storage_quota_exceeded stores none). A large batch is written in pieces that stay '
+      + 'invisible until one final step makes every entry visible together.',
     body: { json: putCoresBatchBody, required: true },
     answers: {
       200: {

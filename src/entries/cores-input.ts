@@ -12,6 +12,8 @@ import type { CoresInput } from './service.js';
 
 export const MAX_BATCH_ENTRIES = 1000;
 const YIELD_EVERY = 1 << 22;
+/** Validating a batch gives the event loop back this often (a batch of 1000 entries takes hundreds of ms). */
+const BATCH_SLICE_MS = 5;
 
 export interface CoresLimits {
   maxPayloadBytes: number;
@@ -134,7 +136,12 @@ export async function parseCoresBatch(entries: unknown, namespace: string, engin
     throw badRequest(`entries must be a list of 1 to ${MAX_BATCH_ENTRIES} put_cores bodies`);
   }
   const out: CoresInput[] = [];
+  let sliceStart = performance.now();
   for (const [index, e] of entries.entries()) {
+    if (performance.now() - sliceStart > BATCH_SLICE_MS) {
+      await new Promise((r) => setImmediate(r));
+      sliceStart = performance.now();
+    }
     try {
       const ns = (e as { namespace?: unknown } | null)?.namespace;
       if (ns !== undefined && ns !== null && ns !== namespace) {
