@@ -71,9 +71,10 @@ export const ENTRY_MIGRATIONS: Migration[] = [
   {
     component: 'entries',
     version: 2,
-    // A put_cores_batch (or a job's outputs) larger than one transaction's budget is written in
-    // chunks whose rows stay invisible until one small final step makes them all visible; the ids
-    // listed here are written but not yet visible (a crash leaves them for start() to remove).
+    // Writes bounded per transaction (CONTRACT.md section 8). A put_cores_batch (or a job's outputs)
+    // larger than one transaction's budget is written in pieces whose rows stay invisible until one
+    // small final step makes them all visible; the ids listed in entry_staged are written but not yet
+    // visible (a crash leaves them for start() to remove).
     sql: `
       CREATE TABLE entry_staged (
         id INTEGER PRIMARY KEY REFERENCES entries (id) ON DELETE CASCADE
@@ -82,6 +83,10 @@ export const ENTRY_MIGRATIONS: Migration[] = [
       -- that is set to NULL): without this index every removed row scanned all keys, and compaction
       -- of 100 rows among 100,000 keys held the writer for about 2 s.
       CREATE INDEX entry_keys_live ON entry_keys (live_id) WHERE live_id IS NOT NULL;
+      -- A delete hides every version up to hidden_through at once, in the key row alone; the rows'
+      -- deleted_at (hidden_at, compaction's clock) are stamped after it in bounded transactions.
+      ALTER TABLE entry_keys ADD COLUMN hidden_through INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE entry_keys ADD COLUMN hidden_at REAL;
     `,
   },
 ];

@@ -90,11 +90,12 @@ export interface PreparedEntry {
 
 const HOUR_MS = 3600_000;
 const PURGE_BATCH = 500;
+const KEY_ROWS_PER_TX = 1024;
 /** The writer lane of a tenant's writes (store/db.ts: lanes take turns). */
 const laneOf = (tenantId: string): string => `tenant:${tenantId}`;
 
-/** Not a row of a write still in progress (entry_staged), for queries over `entries` by version. */
-const VISIBLE = 'NOT EXISTS (SELECT 1 FROM entry_staged s WHERE s.id = entries.id)';
+/** SQL: the `entries` row under `alias` is not one of a write still in progress (entry_staged). */
+const notStaged = (alias: string): string => `NOT EXISTS (SELECT 1 FROM entry_staged s WHERE s.id = ${alias}.id)`;
 
 export class EntryService {
   readonly db: Database;
@@ -123,13 +124,15 @@ export class EntryService {
 
   /**
    * Start-up work, before the server listens: sum the stored bytes, remove the invisible rows of
-   * writes a crash interrupted, orphan blobs and temp files, purge expired tombstones, and schedule
-   * compaction hourly (the timer does not keep the process alive).
+   * writes a crash interrupted, finish the stamping of deletes it interrupted, remove orphan blobs and
+   * temp files, purge expired tombstones, and schedule compaction hourly (the timer does not keep the
+   * process alive).
    */
   async start(): Promise<void> {
     await this.storage.load(this.db);
     const unfinished = await this.purgeWhere('id IN (SELECT id FROM entry_staged)', []);
     if (unfinished > 0) this.opts.log.info({ entries: unfinished }, 'removed the rows of writes interrupted by a stop');
+    await this.stampDeleted('1', [], '');
     const live = new Set((await this.db.all<{ blob_id: string }>('SELECT blob_id FROM entries')).map((r) => r.blob_id));
     const swept = await this.blobs.sweep((id) => live.has(id));
     if (swept.orphans > 0 || swept.temps > 0) this.opts.log.info(swept, 'removed orphan blobs and temp files');
@@ -435,7 +438,8 @@ export class EntryService {
 
   /**
    * Make staged rows visible: drop their staged marks, and make each key's newest staged version its
-   * live one unless a newer version became live meanwhile (that write came after this one). Two
+   * live one unless a newer version became live meanwhile (that write came after this one) or a
+   * delete hid it (a newer version was deleted, so this one came before that delete). Two
    * statements, each a lookup by primary key per row, whatever the size of the namespace.
    */
   private async publish(tx: Tx, rows: EntryRow[]): Promise<void> {
@@ -447,33 +451,58 @@ export class EntryService {
        FROM entries e
        WHERE e.id IN (SELECT value FROM json_each(?))
          AND entry_keys.tenant_id = e.tenant_id AND entry_keys.namespace = e.namespace AND entry_keys.key = e.key
+         AND e.version > entry_keys.hidden_through
          AND (entry_keys.live_id IS NULL OR (SELECT x.version FROM entries x WHERE x.id = entry_keys.live_id) < e.version)`,
       [JSON.stringify([...newest.values()].map((r) => r.id))]);
   }
 
-  /** Hide every version of a key at once; 404 when there is no live version. */
+  /**
+   * Hide every version of a key at once; 404 when there is no live version. One small transaction
+   * hides them (the key row: no live version, versions up to hidden_through hidden); stamping each
+   * row's deleted_at, for compaction's clock, follows in transactions within the writer's budget
+   * (a key may hold thousands of versions of 64 KiB of metadata each), and start() finishes it after
+   * a crash.
+   */
   async delete(tenantId: string, namespace: string, key: string): Promise<{ versions: number; deletedAt: number; purgeAfter: number }> {
+    const lane = laneOf(tenantId);
     const result = await this.db.write(async (tx) => {
-      const k = await tx.get<{ live_id: number | null }>(
-        'SELECT live_id FROM entry_keys WHERE tenant_id = ? AND namespace = ? AND key = ?', [tenantId, namespace, key]);
+      const k = await tx.get<{ live_id: number | null; hidden_through: number }>(
+        'SELECT live_id, hidden_through FROM entry_keys WHERE tenant_id = ? AND namespace = ? AND key = ?', [tenantId, namespace, key]);
       if (!k || k.live_id === null) throw notFound(`no entry ${JSON.stringify(key)} in namespace ${namespace}`);
       const deletedAt = this.now();
-      // Rows of a write still in progress are left alone: that write becomes visible after this delete.
-      const hidden = await tx.all<{ id: number }>(
-        `SELECT id FROM entries WHERE tenant_id = ? AND namespace = ? AND key = ? AND deleted_at IS NULL AND ${VISIBLE}`,
-        [tenantId, namespace, key]);
-      const { changes } = await tx.run(
-        `UPDATE entries SET deleted_at = ? WHERE tenant_id = ? AND namespace = ? AND key = ? AND deleted_at IS NULL AND ${VISIBLE}`,
-        [deletedAt, tenantId, namespace, key]);
-      await tx.run('UPDATE entry_keys SET live_id = NULL WHERE tenant_id = ? AND namespace = ? AND key = ?', [tenantId, namespace, key]);
-      return {
-        versions: changes, deletedAt, purgeAfter: deletedAt + this.opts.retentionDays * 86400,
-        removedIds: hidden.map((r) => r.id),
-      };
-    }, { lane: laneOf(tenantId) });
+      // The visible versions (ids from the (key, version) index alone). Rows of a write in progress
+      // with a higher version become visible after this delete; those below are hidden with the rest.
+      const hidden = await tx.all<{ id: number; version: number }>(
+        `SELECT id, version FROM entries e WHERE tenant_id = ? AND namespace = ? AND key = ? AND version > ?
+           AND deleted_at IS NULL AND ${notStaged('e')}`,
+        [tenantId, namespace, key, k.hidden_through]);
+      const through = hidden.reduce((m, r) => Math.max(m, r.version), k.hidden_through);
+      await tx.run('UPDATE entry_keys SET live_id = NULL, hidden_through = ?, hidden_at = ? WHERE tenant_id = ? AND namespace = ? AND key = ?',
+        [through, deletedAt, tenantId, namespace, key]);
+      return { versions: hidden.length, deletedAt, removedIds: hidden.map((r) => r.id) };
+    }, { lane, cost: 2 });
     this.cache.invalidate(RowCache.id(tenantId, namespace, key));
     this.emit({ tenantId, namespace, key, removedIds: result.removedIds });
-    return { versions: result.versions, deletedAt: result.deletedAt, purgeAfter: result.purgeAfter };
+    // The delete took effect above; a stamping that fails is finished by the next start.
+    await this.stampDeleted('e.tenant_id = ? AND e.namespace = ? AND e.key = ?', [tenantId, namespace, key], lane)
+      .catch((err: unknown) => this.opts.log.error({ err }, 'could not stamp the versions a delete hid; the next start will'));
+    return { versions: result.versions, deletedAt: result.deletedAt, purgeAfter: result.deletedAt + this.opts.retentionDays * 86400 };
+  }
+
+  /**
+   * Stamp deleted_at (the key's hidden_at) on the rows its delete hid, for the keys matching `cond`
+   * (over entries `e`), in transactions within the writer's budget (rewriting a row costs its pages).
+   */
+  private async stampDeleted(cond: string, params: Array<string | number>, lane: string): Promise<void> {
+    const rows = await this.db.all<{ id: number; at: number; metadataBytes: number }>(
+      `SELECT e.id, k.hidden_at AS at, length(CAST(e.metadata AS BLOB)) AS metadataBytes
+       FROM entry_keys k JOIN entries e ON e.tenant_id = k.tenant_id AND e.namespace = k.namespace AND e.key = k.key
+       WHERE ${cond} AND k.hidden_through > 0 AND e.version <= k.hidden_through AND e.deleted_at IS NULL`, params);
+    for (const chunk of chunksByCost(rows, (r) => rowCost(r.metadataBytes))) {
+      await this.db.write(async (tx) => {
+        for (const r of chunk.items) await tx.run('UPDATE entries SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL', [r.at, r.id]);
+      }, { lane, cost: chunk.cost });
+    }
   }
 
   // -------------------------------------------------------------------------------------------
@@ -490,7 +519,9 @@ export class EntryService {
         `SELECT e.* FROM entry_keys k JOIN entries e ON e.id = k.live_id
          WHERE k.tenant_id = ? AND k.namespace = ? AND k.key = ?`, [tenantId, namespace, key])
       : await this.db.get<EntryRow>(
-        `SELECT * FROM entries WHERE tenant_id = ? AND namespace = ? AND key = ? AND version = ? AND deleted_at IS NULL AND ${VISIBLE}`,
+        `SELECT e.* FROM entries e JOIN entry_keys k ON k.tenant_id = e.tenant_id AND k.namespace = e.namespace AND k.key = e.key
+         WHERE e.tenant_id = ? AND e.namespace = ? AND e.key = ? AND e.version = ? AND e.version > k.hidden_through
+           AND e.deleted_at IS NULL AND ${notStaged('e')}`,
         [tenantId, namespace, key, version]);
     if (row) this.cache.set(id, gen, row, version === undefined);
     return row;
@@ -576,7 +607,13 @@ export class EntryService {
   async purgeTenant(tenantId: string): Promise<number> {
     const removedIds: number[] = [];
     const n = await this.purgeWhere('tenant_id = ?', [tenantId], removedIds);
-    await this.db.write((tx) => tx.run('DELETE FROM entry_keys WHERE tenant_id = ?', [tenantId]), { lane: laneOf(tenantId) });
+    // Key rows are small and neighbours: KEY_ROWS_PER_TX of them a transaction (a tenant may hold millions).
+    for (let changes = KEY_ROWS_PER_TX; changes === KEY_ROWS_PER_TX;) {
+      ({ changes } = await this.db.write((tx) => tx.run(
+        `DELETE FROM entry_keys WHERE (tenant_id, namespace, key) IN
+           (SELECT tenant_id, namespace, key FROM entry_keys WHERE tenant_id = ? LIMIT ${KEY_ROWS_PER_TX})`, [tenantId]),
+      { lane: laneOf(tenantId), cost: KEY_ROWS_PER_TX / 16 }));
+    }
     this.cache.clear();
     this.emit({ tenantId, removedIds });
     return n;

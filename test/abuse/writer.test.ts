@@ -12,7 +12,7 @@ import { ENTRY_MIGRATIONS } from '../../src/entries/migrations.js';
 import { resolveTarget } from '../../src/entries/oracle.js';
 import { EntryService, type CoresInput } from '../../src/entries/service.js';
 import { BlobStore } from '../../src/store/blobs.js';
-import { Database } from '../../src/store/db.js';
+import { Database, WRITE_COST_BUDGET } from '../../src/store/db.js';
 import { http, startServer, type TestServer } from '../helpers/server.js';
 import { tenantHeaders, type CreatedTenant } from '../helpers/tenants.js';
 import { booksOf, tenant, underAttack, VICTIM_WORST_MS } from './harness.js';
@@ -86,7 +86,7 @@ describe('abuse: the database writer under the worst legal put_cores_batch', fun
   });
 });
 
-describe('abuse: a batch written in pieces is all or nothing (entries service, no HTTP)', function () {
+describe('abuse: writes in pieces stay all or nothing (entries service, no HTTP)', function () {
   this.timeout(60_000);
   const silent = { info() {}, warn() {}, error() {} };
   const TENANT = 't1';
@@ -177,6 +177,46 @@ describe('abuse: a batch written in pieces is all or nothing (entries service, n
     expect((await svc.find(TENANT, 'default', 'e0', 1))!.source).to.equal('put_cores');
     expect((await svc.list(TENANT, 'default', '', 10, 0)).total).to.equal(6);
     expect(await count('SELECT COUNT(*) AS n FROM entry_staged')).to.equal(0);
+  });
+
+  it('a delete hides every version at once (30 of 64 KiB metadata each), then stamps them in transactions within the budget', async () => {
+    for (let v = 0; v < 30; v++) await svc.putCores(TENANT, 'default', [entries(1, () => 'many')[0]!]);
+    const costs: number[] = [];
+    db.write = ((fn, opts) => {
+      costs.push(opts?.cost ?? 1);
+      return realWrite(fn, opts);
+    }) as Database['write'];
+    const del = await svc.delete(TENANT, 'default', 'many');
+    db.write = realWrite;
+    expect(del.versions).to.equal(30);
+    for (const v of [1, 15, 30]) expect(await svc.find(TENANT, 'default', 'many', v)).to.equal(undefined);
+    expect(costs.length).to.be.greaterThan(2); // the hiding step, then the stamping in pieces
+    expect(Math.max(...costs)).to.be.at.most(WRITE_COST_BUDGET);
+    expect(await count(`SELECT COUNT(*) AS n FROM entries WHERE deleted_at = ${del.deletedAt}`)).to.equal(30);
+    expect(await svc.compact(del.deletedAt + 31 * 86400)).to.equal(30);
+    expect(await count('SELECT COUNT(*) AS n FROM entry_metadata')).to.equal(0);
+  });
+
+  it('a delete whose stamping a crash interrupted is stamped at the next start; its versions stay hidden meanwhile', async () => {
+    for (let v = 0; v < 3; v++) await svc.putCores(TENANT, 'default', [entries(1, () => 'k')[0]!]);
+    let writes = 0;
+    beforeTenantWrite(async () => {
+      if (++writes > 1) throw new Error('the process died'); // the hiding step commits, the stamping does not
+    });
+    const del = await svc.delete(TENANT, 'default', 'k');
+    db.write = realWrite;
+    expect(del.versions).to.equal(3);
+    expect(await count('SELECT COUNT(*) AS n FROM entries WHERE deleted_at IS NULL')).to.equal(3);
+    expect(await svc.find(TENANT, 'default', 'k', 2)).to.equal(undefined);
+    svc.stop();
+    await db.close();
+    await open();
+    expect(await count(`SELECT COUNT(*) AS n FROM entries WHERE deleted_at = ${del.deletedAt}`)).to.equal(3);
+    // a later put continues the numbering and is the live version; the hidden ones stay hidden
+    const next = await svc.putCores(TENANT, 'default', [entries(1, () => 'k')[0]!]);
+    expect(next[0]!.version).to.equal(4);
+    expect((await svc.find(TENANT, 'default', 'k'))!.version).to.equal(4);
+    expect(await svc.find(TENANT, 'default', 'k', 3)).to.equal(undefined);
   });
 
   it('the invisible rows of a batch a crash interrupted are removed at the next start, and their bytes with them', async () => {
