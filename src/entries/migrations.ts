@@ -87,6 +87,13 @@ export const ENTRY_MIGRATIONS: Migration[] = [
       -- deleted_at (hidden_at, compaction's clock) are stamped after it in bounded transactions.
       ALTER TABLE entry_keys ADD COLUMN hidden_through INTEGER NOT NULL DEFAULT 0;
       ALTER TABLE entry_keys ADD COLUMN hidden_at REAL;
+      -- Keys deleted before: a delete hid every version there was, so the newest deleted one bounds them.
+      UPDATE entry_keys SET (hidden_through, hidden_at) = (
+        SELECT MAX(e.version), MAX(e.deleted_at) FROM entries e
+        WHERE e.tenant_id = entry_keys.tenant_id AND e.namespace = entry_keys.namespace AND e.key = entry_keys.key
+          AND e.deleted_at IS NOT NULL)
+      WHERE EXISTS (SELECT 1 FROM entries e WHERE e.tenant_id = entry_keys.tenant_id AND e.namespace = entry_keys.namespace
+          AND e.key = entry_keys.key AND e.deleted_at IS NOT NULL);
     `,
   },
 ];

@@ -470,11 +470,12 @@ export class EntryService {
         'SELECT live_id, hidden_through FROM entry_keys WHERE tenant_id = ? AND namespace = ? AND key = ?', [tenantId, namespace, key]);
       if (!k || k.live_id === null) throw notFound(`no entry ${JSON.stringify(key)} in namespace ${namespace}`);
       const deletedAt = this.now();
-      // The visible versions (ids from the (key, version) index alone). Rows of a write in progress
-      // with a higher version become visible after this delete; those below are hidden with the rest.
+      // The visible versions: above the last delete's hidden_through, not staged. Read from the
+      // (key, version) index alone: a row's deleted_at sits behind its metadata's overflow pages.
+      // Rows of a write in progress with a higher version become visible after this delete; those
+      // below are hidden with the rest.
       const hidden = await tx.all<{ id: number; version: number }>(
-        `SELECT id, version FROM entries e WHERE tenant_id = ? AND namespace = ? AND key = ? AND version > ?
-           AND deleted_at IS NULL AND ${notStaged('e')}`,
+        `SELECT id, version FROM entries e WHERE tenant_id = ? AND namespace = ? AND key = ? AND version > ? AND ${notStaged('e')}`,
         [tenantId, namespace, key, k.hidden_through]);
       const through = hidden.reduce((m, r) => Math.max(m, r.version), k.hidden_through);
       await tx.run('UPDATE entry_keys SET live_id = NULL, hidden_through = ?, hidden_at = ? WHERE tenant_id = ? AND namespace = ? AND key = ?',
