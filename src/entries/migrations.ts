@@ -84,12 +84,15 @@ export const ENTRY_MIGRATIONS: Migration[] = [
       -- of 100 rows among 100,000 keys held the writer for about 2 s.
       CREATE INDEX entry_keys_live ON entry_keys (live_id) WHERE live_id IS NOT NULL;
       -- A delete hides every version up to hidden_through at once, in the key row alone; the rows'
-      -- deleted_at (hidden_at, compaction's clock) are stamped after it in bounded transactions.
+      -- deleted_at (compaction's clock) are stamped after it in bounded transactions, and hidden_at
+      -- (the delete's time) stays set until they all are.
       ALTER TABLE entry_keys ADD COLUMN hidden_through INTEGER NOT NULL DEFAULT 0;
       ALTER TABLE entry_keys ADD COLUMN hidden_at REAL;
-      -- Keys deleted before: a delete hid every version there was, so the newest deleted one bounds them.
-      UPDATE entry_keys SET (hidden_through, hidden_at) = (
-        SELECT MAX(e.version), MAX(e.deleted_at) FROM entries e
+      CREATE INDEX entry_keys_stamping ON entry_keys (hidden_at) WHERE hidden_at IS NOT NULL;
+      -- Keys deleted before (their rows all stamped): a delete hid every version there was, so the
+      -- newest deleted one bounds them.
+      UPDATE entry_keys SET hidden_through = (
+        SELECT MAX(e.version) FROM entries e
         WHERE e.tenant_id = entry_keys.tenant_id AND e.namespace = entry_keys.namespace AND e.key = entry_keys.key
           AND e.deleted_at IS NOT NULL)
       WHERE EXISTS (SELECT 1 FROM entries e WHERE e.tenant_id = entry_keys.tenant_id AND e.namespace = entry_keys.namespace

@@ -485,24 +485,33 @@ export class EntryService {
     this.cache.invalidate(RowCache.id(tenantId, namespace, key));
     this.emit({ tenantId, namespace, key, removedIds: result.removedIds });
     // The delete took effect above; a stamping that fails is finished by the next start.
-    await this.stampDeleted('e.tenant_id = ? AND e.namespace = ? AND e.key = ?', [tenantId, namespace, key], lane)
+    await this.stampDeleted('k.tenant_id = ? AND k.namespace = ? AND k.key = ?', [tenantId, namespace, key], lane)
       .catch((err: unknown) => this.opts.log.error({ err }, 'could not stamp the versions a delete hid; the next start will'));
     return { versions: result.versions, deletedAt: result.deletedAt, purgeAfter: result.deletedAt + this.opts.retentionDays * 86400 };
   }
 
   /**
-   * Stamp deleted_at (the key's hidden_at) on the rows its delete hid, for the keys matching `cond`
-   * (over entries `e`), in transactions within the writer's budget (rewriting a row costs its pages).
+   * Stamp deleted_at (the key's hidden_at) on the rows a delete hid, for the keys matching `cond`
+   * (over entry_keys `k`) whose stamping is unfinished (hidden_at set), in transactions within the
+   * writer's budget (rewriting a row costs its pages); a key whose rows are all stamped is marked done.
    */
   private async stampDeleted(cond: string, params: Array<string | number>, lane: string): Promise<void> {
-    const rows = await this.db.all<{ id: number; at: number; metadataBytes: number }>(
-      `SELECT e.id, k.hidden_at AS at, length(CAST(e.metadata AS BLOB)) AS metadataBytes
-       FROM entry_keys k JOIN entries e ON e.tenant_id = k.tenant_id AND e.namespace = k.namespace AND e.key = k.key
-       WHERE ${cond} AND k.hidden_through > 0 AND e.version <= k.hidden_through AND e.deleted_at IS NULL`, params);
-    for (const chunk of chunksByCost(rows, (r) => rowCost(r.metadataBytes))) {
-      await this.db.write(async (tx) => {
-        for (const r of chunk.items) await tx.run('UPDATE entries SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL', [r.at, r.id]);
-      }, { lane, cost: chunk.cost });
+    const keys = await this.db.all<{ tenant_id: string; namespace: string; key: string; hidden_through: number; hidden_at: number }>(
+      `SELECT tenant_id, namespace, key, hidden_through, hidden_at FROM entry_keys k WHERE ${cond} AND hidden_at IS NOT NULL`, params);
+    for (const k of keys) {
+      const where = [k.tenant_id, k.namespace, k.key];
+      const rows = await this.db.all<{ id: number; metadataBytes: number }>(
+        `SELECT id, length(CAST(metadata AS BLOB)) AS metadataBytes FROM entries
+         WHERE tenant_id = ? AND namespace = ? AND key = ? AND version <= ? AND deleted_at IS NULL`, [...where, k.hidden_through]);
+      for (const chunk of chunksByCost(rows, (r) => rowCost(r.metadataBytes))) {
+        await this.db.write(async (tx) => {
+          for (const r of chunk.items) await tx.run('UPDATE entries SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL', [k.hidden_at, r.id]);
+        }, { lane, cost: chunk.cost });
+      }
+      // Done, unless another delete of the key started a stamping of its own meanwhile.
+      await this.db.write((tx) => tx.run(
+        'UPDATE entry_keys SET hidden_at = NULL WHERE tenant_id = ? AND namespace = ? AND key = ? AND hidden_at = ?', [...where, k.hidden_at]),
+      { lane });
     }
   }
 

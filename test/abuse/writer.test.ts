@@ -211,6 +211,7 @@ describe('abuse: writes in pieces stay all or nothing (entries service, no HTTP)
     expect(costs.length).to.be.greaterThan(2); // the hiding step, then the stamping in pieces
     expect(Math.max(...costs)).to.be.at.most(WRITE_COST_BUDGET);
     expect(await count(`SELECT COUNT(*) AS n FROM entries WHERE deleted_at = ${del.deletedAt}`)).to.equal(30);
+    expect(await count('SELECT COUNT(*) AS n FROM entry_keys WHERE hidden_at IS NOT NULL')).to.equal(0); // stamping done
     expect(await svc.compact(del.deletedAt + 31 * 86400)).to.equal(30);
     expect(await count('SELECT COUNT(*) AS n FROM entry_metadata')).to.equal(0);
   });
@@ -226,10 +227,12 @@ describe('abuse: writes in pieces stay all or nothing (entries service, no HTTP)
     expect(del.versions).to.equal(3);
     expect(await count('SELECT COUNT(*) AS n FROM entries WHERE deleted_at IS NULL')).to.equal(3);
     expect(await svc.find(TENANT, 'default', 'k', 2)).to.equal(undefined);
+    expect(await count('SELECT COUNT(*) AS n FROM entry_keys WHERE hidden_at IS NOT NULL')).to.equal(1); // stamping unfinished
     svc.stop();
     await db.close();
     await open();
     expect(await count(`SELECT COUNT(*) AS n FROM entries WHERE deleted_at = ${del.deletedAt}`)).to.equal(3);
+    expect(await count('SELECT COUNT(*) AS n FROM entry_keys WHERE hidden_at IS NOT NULL')).to.equal(0);
     // a later put continues the numbering and is the live version; the hidden ones stay hidden
     const next = await svc.putCores(TENANT, 'default', [entries(1, () => 'k')[0]!]);
     expect(next[0]!.version).to.equal(4);
