@@ -151,6 +151,21 @@ describe('storage quota', () => {
     expect((await call(t, 'POST', '/v1/put_cores', { key: 'two', cores: [core(1)] })).status).to.equal(402);
   });
 
+  it('a simulation whose outputs would pass the quota fails with storage_quota_exceeded and stores nothing', async () => {
+    const t = await tenantWithQuota(100);
+    const sub = await call(t, 'POST', '/v1/simulation/submit', { solver: 'poisson_2d', output_key_prefix: 'sim', params: { n_bits: 9 } });
+    expect(sub.status, sub.text).to.equal(202);
+    let job = sub.body;
+    for (const t0 = Date.now(); job.status !== 'completed' && job.status !== 'failed' && Date.now() - t0 < 120_000;) {
+      await new Promise((r) => setTimeout(r, 100));
+      job = (await call(t, 'GET', `/v1/simulation/status/${job.job_id}`)).body;
+    }
+    expect(job.status, JSON.stringify(job)).to.equal('failed');
+    expect(job.error.code).to.equal('storage_quota_exceeded');
+    expect((await usage(t)).stored_bytes).to.equal(0);
+    expect(await keys(t)).to.equal(0);
+  });
+
   it('a deleted version counts until compaction purges it; then its bytes are free again', async () => {
     const t = await tenantWithQuota(2000);
     expect((await call(t, 'POST', '/v1/put', { key: 'a', data_b64: blob(1000) })).status).to.equal(200);
