@@ -6,9 +6,9 @@ export const KiB = 1024;
 export const MiB = 1024 * KiB;
 
 /**
- * A JSON body apart from the base64 of its array data: the whole of a body without one (serve, the
- * queries but topk_vector, simulation submit, admin), and of one that carries data_b64 everything
- * but the plain characters of its strings (syntax, numbers, escapes), so that it parses as fast.
+ * A JSON body without array data (serve, the queries but topk_vector, simulation submit, admin); and
+ * the part of one that carries data_b64 beyond its entries' metadata that is not the plain characters
+ * of strings (syntax, numbers, escapes), so that such a body parses about as fast as its size says.
  */
 export const JSON_BODY_BYTES = 1 * MiB;
 
@@ -23,6 +23,9 @@ export const METADATA_MAX_BYTES = 64 * KiB;
 
 /** Top-level names of an entry's metadata (each becomes a row of the metadata index). */
 export const METADATA_MAX_KEYS = 256;
+
+/** Entries of one put_cores_batch. */
+export const MAX_BATCH_ENTRIES = 1000;
 
 /** Levels of objects and arrays in metadata and filters; the top-level object is level 1. */
 export const JSON_MAX_DEPTH = 32;
@@ -58,6 +61,15 @@ export type BodyLimit = 'small' | 'payload';
 /** The byte limit of a JSON body of kind `limit`. */
 export function jsonBodyBytes(limit: BodyLimit, maxPayloadBytes: number): number {
   return limit === 'small' ? JSON_BODY_BYTES : payloadBodyBytes(maxPayloadBytes);
+}
+
+/**
+ * Bytes of a JSON body of kind `limit` that may be other than the plain characters of strings: all of
+ * a small body; of a payload body, 1 MiB plus the largest metadata of a whole batch (every entry's
+ * metadata may be made of short names and numbers).
+ */
+export function jsonStructureBytes(limit: BodyLimit): number {
+  return limit === 'small' ? JSON_BODY_BYTES : JSON_BODY_BYTES + MAX_BATCH_ENTRIES * METADATA_MAX_BYTES;
 }
 
 /** The size of `bytes` in words, for messages and the API reference (1 MiB, 64 KiB, 1000 bytes). */

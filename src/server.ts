@@ -28,6 +28,7 @@ import { VERSION } from './version.js';
 import { BufferPool } from './buffer-pool.js';
 // gate: tenants, keys, rate limits, metering; admin routes
 import { createGate, gateMigrations } from './gate/index.js';
+import { effectiveStorageQuota } from './gate/plans.js';
 import { TenantPurger } from './gate/purge.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerStorageRoutes } from './routes/storage.js';
@@ -108,7 +109,11 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const dbFile = path.join(config.dataDir, 'ttstore.db');
   const db = await Database.open(dbFile, migrations);
 
-  // storage: blob files under <dataDir>/blobs; start() sweeps orphans and runs compaction (then hourly)
+  // gate: registry + limiter + meter; tenantGate goes first on every /v1 route
+  const gate = await createGate({ db, config, log, metrics: metrics.registry });
+
+  // storage: blob files under <dataDir>/blobs; start() sweeps orphans and runs compaction (then hourly).
+  // Storage quotas come from the tenant's plan (gate/plans.ts); a tenant unknown to the registry has none.
   const blobDir = path.join(config.dataDir, 'blobs');
   const blobs = await BlobStore.open(blobDir);
   const engineAdmission = new EngineAdmission({ slots: ENGINE_SLOTS, tenantInflight: config.tenantInflight });
@@ -116,12 +121,13 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     db, blobs, engine, log, admission: engineAdmission,
     compressionThresholdBytes: config.compressionThresholdBytes,
     retentionDays: config.retentionDays,
+    storageQuota: (tenantId) => {
+      const t = gate.registry.get(tenantId);
+      return t ? effectiveStorageQuota(t, config) : null;
+    },
   });
   await entries.start();
   releaseGpuCoresOnRemoval(entries, engine.gpu);
-
-  // gate: registry + limiter + meter; tenantGate goes first on every /v1 route
-  const gate = await createGate({ db, config, log, metrics: metrics.registry });
   const jobStore = new JobStore(db);
   const purger = new TenantPurger(gate.registry, async (tenantId) => {
     await jobStore.purgeTenant(tenantId);
@@ -152,7 +158,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     bodyReader(ep, { maxPayloadBytes: config.maxPayloadBytes, pool: buffers, admission: ep.auth === 'tenant' ? admission : undefined }),
   ]);
   registerHealthRoutes(api, { db, engine, version: VERSION, startedAt });
-  registerAdminRoutes(api, gate);
+  registerAdminRoutes(api, gate, entries.storage);
   registerMetricsRoute(api, metrics.registry);
   registerReferenceRoutes(api);
   registerStorageRoutes(api, { entries, engine, config, buffers, admission });

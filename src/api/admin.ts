@@ -23,6 +23,10 @@ const rateLimit = s.object({
   window_s: s.integer(1, MAX_RATE_LIMIT_WINDOW_S),
 }, { required: ['requests', 'window_s'], description: 'Custom limit (plan enterprise only).' });
 const monthlyQuota = s.number({ minimum: 0, maximum: MAX_MONTHLY_QUOTA, description: 'Custom monthly quota in CU (plan enterprise only).' });
+const storageQuotaBytes = s.integer(0, Number.MAX_SAFE_INTEGER, {
+  description: 'Custom storage quota in bytes (plan enterprise only; absent: SVC_GATE_ENTERPRISE_STORAGE_QUOTA_BYTES). '
+    + 'Counts the bytes stored for live and deleted-but-unpurged versions (core bytes, or data bytes when uncompressed).',
+});
 
 export const createBody = s.object({
   tenant_id: tenantId,
@@ -35,24 +39,43 @@ export const createBody = s.object({
     invalid: (_v, field) => badRequest('email must be an email address', { field }) }),
   rate_limit: rateLimit,
   monthly_quota: monthlyQuota,
+  storage_quota_bytes: storageQuotaBytes,
 }, { required: ['tenant_id'], title: 'CreateTenantRequest' });
 
 export const tenantOnlyBody = s.object({ tenant_id: tenantId }, { required: ['tenant_id'] });
 export const addNamespaceBody = s.object({ tenant_id: tenantId, namespace: namespaceName }, { required: ['tenant_id', 'namespace'] });
-export const updateTierBody = s.object({ tenant_id: tenantId, plan, rate_limit: rateLimit, monthly_quota: monthlyQuota },
-  { required: ['tenant_id', 'plan'], title: 'UpdateTierRequest' });
+export const updateTierBody = s.object({
+  tenant_id: tenantId, plan, rate_limit: rateLimit, monthly_quota: monthlyQuota, storage_quota_bytes: storageQuotaBytes,
+}, { required: ['tenant_id', 'plan'], title: 'UpdateTierRequest' });
 export const reloadBody = s.object({});
 export const periodQuery = {
   period: s.string({ pattern: PERIOD_RE, description: 'A month, YYYY-MM (default: the current UTC month).',
     invalid: (_v, field) => badRequest('period must be a month shaped like YYYY-MM', { field }) }),
 };
 
-const limits = { monthly_quota: s.number(), rate_limit: s.object({ requests: s.integer(1, MAX_RATE_LIMIT_REQUESTS), window_s: s.integer(1, MAX_RATE_LIMIT_WINDOW_S) }) };
+/** A storage quota in a response: bytes, or null for unlimited. */
+const storageQuotaShown = s.any({
+  description: 'Storage quota in bytes (integer), or null when unlimited: starter 1 GiB, builder 100 GiB, pro 1 TiB, '
+    + 'enterprise its storage_quota_bytes or SVC_GATE_ENTERPRISE_STORAGE_QUOTA_BYTES (-1: unlimited).',
+});
+const limits = {
+  monthly_quota: s.number(),
+  rate_limit: s.object({ requests: s.integer(1, MAX_RATE_LIMIT_REQUESTS), window_s: s.integer(1, MAX_RATE_LIMIT_WINDOW_S) }),
+  storage_quota_bytes: storageQuotaShown,
+};
 const tenant = s.object({
   tenant_id: s.string(), plan, namespaces: s.array(s.string()), active: s.boolean(), email: s.string(), ...limits,
   created_at: s.number(), deactivated_at: s.number(), purge_after: s.number(),
 }, { title: 'Tenant' });
-const usage = { cus_used: s.number(), monthly_quota: s.number(), utilization: s.number() };
+const usage = {
+  cus_used: s.number({ description: 'CU used in the period: an exact sum of thousandths of a CU.' }),
+  monthly_quota: s.number(), utilization: s.number(),
+  stored_bytes: s.integer(0, Number.MAX_SAFE_INTEGER, {
+    description: 'Bytes stored now (whatever the period asked): live and deleted-but-unpurged versions, '
+      + 'core bytes or data bytes when uncompressed, simulation outputs included.',
+  }),
+  storage_quota_bytes: storageQuotaShown,
+};
 
 const ADMIN = 'admin';
 const OPS = 'operations';
@@ -88,6 +111,9 @@ export const ADMIN_ENDPOINTS = {
   update_tier: {
     id: 'update_tier', method: 'post', path: '/gate/onboard/update-tier', tag: ADMIN, auth: 'admin',
     summary: 'Change a tenant\'s plan (and custom limits, enterprise only)',
+    description: 'rate_limit, monthly_quota and storage_quota_bytes are enterprise terms (400 with another plan); '
+      + 'a field left out follows the SVC_GATE_* default. A storage quota below the bytes already stored refuses further '
+      + 'writes (402 storage_quota_exceeded) until deletes are purged.',
     body: { json: updateTierBody, limit: 'small', required: true },
     answers: { 200: { description: 'The limits now in force.', schema: s.object({ tenant_id: s.string(), plan, ...limits }) } },
     problems: [...BODY_ERRORS, 404],

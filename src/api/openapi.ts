@@ -1,7 +1,9 @@
 // The OpenAPI 3.1 document, built from the endpoint descriptions the router is built from.
 import { toJsonSchema, type JsonSchema } from '../schema/json-schema.js';
 import { SPECS } from '../config.js';
-import { BODY_MAX_DEPTH, JSON_BODY_BYTES, MAX_HEADER_BYTES, NPY_MAX_HEADER_BYTES, payloadBodyBytes, sizeText } from '../input-limits.js';
+import {
+  BODY_MAX_DEPTH, JSON_BODY_BYTES, jsonStructureBytes, MAX_BATCH_ENTRIES, MAX_HEADER_BYTES, NPY_MAX_HEADER_BYTES, payloadBodyBytes, sizeText,
+} from '../input-limits.js';
 import { VERSION } from '../version.js';
 import { ADMIN_ENDPOINTS } from './admin.js';
 import { problem } from './common.js';
@@ -20,7 +22,8 @@ const PROBLEM_TEXT: Record<number, string> = {
   304: 'Not modified',
   400: 'Invalid request (invalid_request, or a code of its own: grid_too_small, grid_too_large, unknown_solver, shape_mismatch)',
   401: 'missing_api_key or invalid_api_key (WWW-Authenticate: Bearer realm="ttstore")',
-  402: 'quota_exceeded: the operation would pass the monthly quota',
+  402: 'quota_exceeded: the operation would pass the monthly quota; storage_quota_exceeded (writes): the bytes stored would '
+    + 'pass the storage quota (storage_quota_bytes, stored_bytes and requested_bytes fields; nothing is stored, no CU)',
   403: 'namespace_forbidden (tenant endpoints) or admin_only (a tenant key on an admin endpoint)',
   404: 'not_found',
   409: 'tenant_exists or not_compressed',
@@ -62,7 +65,8 @@ function bodyLimitText(body: NonNullable<Endpoint['body']>): string {
     ? `The JSON body is at most ${sizeText(JSON_BODY_BYTES)}.`
     : `The JSON body is at most the base64 of the largest payload (SVC_GATE_MAX_PAYLOAD_BYTES plus an .npy header of at most `
       + `${sizeText(NPY_MAX_HEADER_BYTES)}) plus ${sizeText(JSON_BODY_BYTES)}: ${payloadBodyBytes(DEFAULT_MAX_PAYLOAD_BYTES)} bytes `
-      + `by default; apart from the plain characters of its strings (syntax, numbers and escapes) at most ${sizeText(JSON_BODY_BYTES)}.`];
+      + `by default; apart from the plain characters of its strings (syntax, numbers and escapes) at most `
+      + `${sizeText(jsonStructureBytes('payload'))} (${sizeText(JSON_BODY_BYTES)} plus ${MAX_BATCH_ENTRIES} entries' metadata).`];
   if (body.raw) parts.push(`A raw body is at most SVC_GATE_MAX_PAYLOAD_BYTES (an .npy: plus its header, at most ${sizeText(NPY_MAX_HEADER_BYTES)}).`);
   parts.push(`Larger: 413, answered from Content-Length before the body is read. Objects and arrays nest at most ${BODY_MAX_DEPTH} levels `
     + 'in the whole body (400). A Content-Encoding other than identity: 415.');

@@ -2,6 +2,7 @@
 import { DTYPES } from '../engine/types.js';
 import { badRequest } from '../errors.js';
 import { s } from '../schema/types.js';
+import { MAX_BATCH_ENTRIES } from '../input-limits.js';
 import type { Endpoint } from './endpoint.js';
 import {
   dataB64, domain, dtypeSchema, key, layoutSchema, maxRank, metadata, namespace, prefix, putResponse, getResponse,
@@ -11,7 +12,6 @@ import {
 export const LIST_DEFAULT_LIMIT = 1000;
 export const LIST_MAX_LIMIT = 10000;
 export const DEVICE_RE = /^cuda:(0|[1-9]\d{0,8})$/;
-export const MAX_BATCH_ENTRIES = 1000;
 
 const STORAGE = 'storage';
 // 503 overloaded: the bytes the request would hold (its body, a dense result) are not free in time.
@@ -95,7 +95,9 @@ export const STORAGE_ENDPOINTS = {
   put_cores_batch: {
     id: 'put_cores_batch', method: 'post', path: '/v1/put_cores_batch', tag: STORAGE, auth: 'tenant', cu: 2,
     summary: 'Store up to 1000 trains at once, all or nothing',
-    description: 'The first invalid entry gives 400 with `index`.',
+    description: 'The first invalid entry gives 400 with `index`. The bytes of all the cores are checked against the '
+      + 'storage quota at once (402 storage_quota_exceeded stores none). A large batch is written in pieces that stay '
+      + 'invisible until one final step makes every entry visible together.',
     body: { json: putCoresBatchBody, limit: 'payload', required: true },
     answers: {
       200: {

@@ -4,15 +4,16 @@
 import { badRequest, payloadTooLarge, ProblemError } from '../errors.js';
 import { decodeBase64 } from '../codec/base64.js';
 import { decodeNpy, MAX_DIMS } from '../codec/npy.js';
-import { base64Length, NPY_MAX_HEADER_BYTES } from '../input-limits.js';
+import { base64Length, MAX_BATCH_ENTRIES, NPY_MAX_HEADER_BYTES } from '../input-limits.js';
 import { DTYPES, ITEM_SIZE, type DType, type Engine, type LayoutName, type TensorTrain } from '../engine/types.js';
 import { validateKey } from './identifiers.js';
 import { resolveTarget } from './oracle.js';
 import { validateMetadata } from './metadata.js';
 import type { CoresInput } from './service.js';
 
-export const MAX_BATCH_ENTRIES = 1000;
 const YIELD_EVERY = 1 << 22;
+/** Validating a batch gives the event loop back this often (a batch of 1000 entries takes hundreds of ms). */
+const BATCH_SLICE_MS = 5;
 
 export interface CoresLimits {
   maxPayloadBytes: number;
@@ -135,7 +136,12 @@ export async function parseCoresBatch(entries: unknown, namespace: string, engin
     throw badRequest(`entries must be a list of 1 to ${MAX_BATCH_ENTRIES} put_cores bodies`);
   }
   const out: CoresInput[] = [];
+  let sliceStart = performance.now();
   for (const [index, e] of entries.entries()) {
+    if (performance.now() - sliceStart > BATCH_SLICE_MS) {
+      await new Promise((r) => setImmediate(r));
+      sliceStart = performance.now();
+    }
     try {
       const ns = (e as { namespace?: unknown } | null)?.namespace;
       if (ns !== undefined && ns !== null && ns !== namespace) {

@@ -183,7 +183,8 @@ export class Meter {
            ON CONFLICT (tenant_id, period, bucket) DO UPDATE SET cu_milli = cu_milli + excluded.cu_milli`,
           [tenantId, period, bucket, milli]);
       }
-    });
+      // Its own writer lane: a flush waits for the transaction in progress, never behind a tenant's queue.
+    }, { lane: 'meter', cost: Math.max(1, this.pending.size) });
     this.flushing = job;
     job.catch((err) => {
       if (this.flushing === job) this.flushing = null;

@@ -1,7 +1,16 @@
 // The gate's Prometheus families: what it admitted and refused, and the CU it charged. Tenants are
 // never a label (a scrape must not grow with the customer list); the tenant count is a gauge.
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { MILLI } from './meter.js';
 import type { TenantRegistry } from './registry.js';
+
+/**
+ * CU charged by operation, kept as integer thousandths of a CU and divided only when a scrape reads
+ * them, so a total is the exact sum of its charges (three lists show 0.3, never 0.30000000000000004).
+ */
+export interface CuChargedCounter {
+  add(operation: string, milli: number): void;
+}
 
 export interface GateMetrics {
   /** Requests that reached the tenant gate: admitted, rate_limited or unauthenticated. */
@@ -9,7 +18,7 @@ export interface GateMetrics {
   /** Admitted requests refused by the namespace ACL or the monthly quota. */
   denied: Counter<'reason'>;
   /** CU charged (2xx responses only), by operation. */
-  cuCharged: Counter<'operation'>;
+  cuCharged: CuChargedCounter;
 }
 
 export type GateOutcome = 'admitted' | 'rate_limited' | 'unauthenticated';
@@ -29,12 +38,7 @@ export function createGateMetrics(registry: Registry, tenants: TenantRegistry): 
       labelNames: ['reason'] as const,
       registers: [registry],
     }),
-    cuCharged: new Counter({
-      name: 'ttstore_gate_cu_charged_total',
-      help: 'Compute units charged since this process started, by operation.',
-      labelNames: ['operation'] as const,
-      registers: [registry],
-    }),
+    cuCharged: cuChargedCounter(registry),
   };
   // Zero series exist from the start, so rate() over them works before the first event.
   for (const outcome of ['admitted', 'rate_limited', 'unauthenticated'] satisfies GateOutcome[]) metrics.requests.inc({ outcome }, 0);
@@ -52,5 +56,24 @@ export function createGateMetrics(registry: Registry, tenants: TenantRegistry): 
     },
   });
   return metrics;
+}
+
+function cuChargedCounter(registry: Registry): CuChargedCounter {
+  const milliByOperation = new Map<string, number>();
+  new Counter({
+    name: 'ttstore_gate_cu_charged_total',
+    help: 'Compute units charged since this process started, by operation.',
+    labelNames: ['operation'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [operation, milli] of milliByOperation) this.inc({ operation }, milli / MILLI);
+    },
+  });
+  return {
+    add(operation, milli) {
+      milliByOperation.set(operation, (milliByOperation.get(operation) ?? 0) + milli);
+    },
+  };
 }
 

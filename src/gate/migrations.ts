@@ -32,4 +32,10 @@ export const gateMigrations: Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    component: 'gate',
+    version: 2,
+    // NULL: the plan's storage quota (enterprise: SVC_GATE_ENTERPRISE_STORAGE_QUOTA_BYTES).
+    sql: 'ALTER TABLE gate_tenants ADD COLUMN storage_quota_bytes INTEGER;',
+  },
 ];

@@ -7,7 +7,7 @@ import type { Logger } from '../log.js';
 import type { Database, Tx } from '../store/db.js';
 import { PLANS, type Plan } from './context.js';
 import { API_KEY_RE, generateApiKey, sha256Hex } from './keys.js';
-import { limitsForPlan, type RateLimit } from './plans.js';
+import { limitsForPlan, type CustomLimits, type RateLimit } from './plans.js';
 
 /** One tenant as the gate knows it. Immutable: a change replaces the object. */
 export interface TenantRecord {
@@ -21,6 +21,7 @@ export interface TenantRecord {
   /** Stored limits; null: see plans.ts (effectiveRateLimit, effectiveQuota). */
   readonly rateLimit: RateLimit | null;
   readonly monthlyQuota: number | null;
+  readonly storageQuotaBytes: number | null;
   readonly createdAt: number;
   readonly keyRotatedAt: number | null;
   readonly deactivatedAt: number | null;
@@ -37,6 +38,7 @@ interface TenantRow {
   rate_limit_requests: number | null;
   rate_limit_window_s: number | null;
   monthly_quota: number | null;
+  storage_quota_bytes: number | null;
   created_at: number;
   key_rotated_at: number | null;
   deactivated_at: number | null;
@@ -44,7 +46,8 @@ interface TenantRow {
 }
 
 const SELECT = `SELECT tenant_id, plan, namespaces, email, active, key_hash, rate_limit_requests,
-  rate_limit_window_s, monthly_quota, created_at, key_rotated_at, deactivated_at, purge_after FROM gate_tenants`;
+  rate_limit_window_s, monthly_quota, storage_quota_bytes, created_at, key_rotated_at, deactivated_at, purge_after
+  FROM gate_tenants`;
 
 function toRecord(row: TenantRow): TenantRecord {
   if (!(PLANS as readonly string[]).includes(row.plan)) throw new Error(`unknown plan "${row.plan}"`);
@@ -65,6 +68,7 @@ function toRecord(row: TenantRow): TenantRecord {
     keyHash: Buffer.from(row.key_hash, 'hex'),
     rateLimit: hasLimit ? { requests: Math.floor(row.rate_limit_requests!), window_s: Math.floor(row.rate_limit_window_s!) } : null,
     monthlyQuota: row.monthly_quota,
+    storageQuotaBytes: row.storage_quota_bytes,
     createdAt: row.created_at,
     keyRotatedAt: row.key_rotated_at,
     deactivatedAt: row.deactivated_at,
@@ -76,13 +80,11 @@ function isUniqueViolation(err: unknown): boolean {
   return /SQLITE_CONSTRAINT/.test(String((err as Error)?.message ?? err));
 }
 
-export interface CreateTenantInput {
+export interface CreateTenantInput extends CustomLimits {
   tenantId: string;
   plan: Plan;
   namespaces: string[];
   email: string | null;
-  rateLimit?: RateLimit;
-  monthlyQuota?: number;
 }
 
 const nowS = (): number => Date.now() / 1000;
@@ -149,9 +151,10 @@ export class TenantRegistry {
       row = await this.db.write(async (tx) => {
         await tx.run(
           `INSERT INTO gate_tenants (tenant_id, plan, namespaces, email, active, key_hash, rate_limit_requests,
-             rate_limit_window_s, monthly_quota, created_at) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?)`,
+             rate_limit_window_s, monthly_quota, storage_quota_bytes, created_at) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)`,
           [input.tenantId, input.plan, JSON.stringify(input.namespaces), input.email, sha256Hex(apiKey),
-            limits.rateLimit?.requests ?? null, limits.rateLimit?.window_s ?? null, limits.monthlyQuota, nowS()],
+            limits.rateLimit?.requests ?? null, limits.rateLimit?.window_s ?? null, limits.monthlyQuota,
+            limits.storageQuotaBytes, nowS()],
         );
         return readRow(tx, input.tenantId);
       });
@@ -187,11 +190,13 @@ export class TenantRegistry {
   }
 
   /** Change the plan; its limits apply to the next request (custom values: enterprise only). */
-  async updateTier(tenantId: string, plan: Plan, custom: { rateLimit?: RateLimit; monthlyQuota?: number }): Promise<TenantRecord> {
+  async updateTier(tenantId: string, plan: Plan, custom: CustomLimits): Promise<TenantRecord> {
     const limits = limitsForPlan(plan, custom);
     const row = await this.mutateActive(tenantId, (tx) => tx.run(
-      'UPDATE gate_tenants SET plan = ?, rate_limit_requests = ?, rate_limit_window_s = ?, monthly_quota = ? WHERE tenant_id = ?',
-      [plan, limits.rateLimit?.requests ?? null, limits.rateLimit?.window_s ?? null, limits.monthlyQuota, tenantId],
+      `UPDATE gate_tenants SET plan = ?, rate_limit_requests = ?, rate_limit_window_s = ?, monthly_quota = ?,
+         storage_quota_bytes = ? WHERE tenant_id = ?`,
+      [plan, limits.rateLimit?.requests ?? null, limits.rateLimit?.window_s ?? null, limits.monthlyQuota,
+        limits.storageQuotaBytes, tenantId],
     ));
     return this.install(row);
   }

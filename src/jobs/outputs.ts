@@ -12,9 +12,10 @@ import type { SimField } from './runner.js';
 
 /** What the writer needs of the entry service (EntryService has it). */
 export interface OutputStore {
-  prepare(input: Omit<PutInput, 'tenantId' | 'namespace'>): Promise<PreparedEntry>;
+  /** Reserves the output's stored bytes against the tenant's storage quota (402 when they do not fit). */
+  prepare(input: Omit<PutInput, 'namespace'>): Promise<PreparedEntry>;
   /** A field the solver produced as a train: stored as put_cores stores cores (verdict exact). */
-  prepareCores(input: CoresInput): Promise<PreparedEntry>;
+  prepareCores(tenantId: string, input: CoresInput): Promise<PreparedEntry>;
   commitPrepared(tenantId: string, namespace: string, items: PreparedEntry[], also?: (tx: Tx) => Promise<void>): Promise<EntryRow[]>;
   discard(items: PreparedEntry[]): Promise<void>;
 }
@@ -119,7 +120,7 @@ export class JobOutputs {
       };
       if (field.tt) {
         // QTT-native solvers: the cores are the field (a 512^3 field is never made dense here).
-        this.prepared.push(await this.store.prepareCores({
+        this.prepared.push(await this.store.prepareCores(this.job.tenantId, {
           key,
           tt: field.tt,
           shape: [...field.shape],
@@ -132,6 +133,7 @@ export class JobOutputs {
       }
       const data = field.data;
       this.prepared.push(await this.store.prepare({
+        tenantId: this.job.tenantId,
         key,
         payload: {
           kind: 'array',

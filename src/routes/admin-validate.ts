@@ -2,14 +2,26 @@
 // Everything else about admin bodies is in the schemas of src/api/admin.ts.
 import { badRequest } from '../errors.js';
 import type { Plan } from '../gate/context.js';
-import type { RateLimit } from '../gate/plans.js';
+import type { CustomLimits, RateLimit } from '../gate/plans.js';
 
-export function customLimits(p: Plan, body: { rate_limit?: RateLimit; monthly_quota?: number }): { rateLimit?: RateLimit; monthlyQuota?: number } {
+export interface CustomLimitFields {
+  rate_limit?: RateLimit;
+  monthly_quota?: number;
+  storage_quota_bytes?: number;
+}
+
+export function customLimits(p: Plan, body: CustomLimitFields): CustomLimits {
   const rl = body.rate_limit;
   const q = body.monthly_quota;
-  if ((rl !== undefined || q !== undefined) && p !== 'enterprise') {
-    throw badRequest(`rate_limit and monthly_quota can be set only with plan enterprise (the ${p} plan fixes them)`,
-      { field: rl !== undefined ? 'rate_limit' : 'monthly_quota' });
+  const sq = body.storage_quota_bytes;
+  const given = (['rate_limit', 'monthly_quota', 'storage_quota_bytes'] as const).find((f) => body[f] !== undefined);
+  if (given !== undefined && p !== 'enterprise') {
+    throw badRequest(`rate_limit, monthly_quota and storage_quota_bytes can be set only with plan enterprise (the ${p} plan fixes them)`,
+      { field: given });
   }
-  return { ...(rl !== undefined ? { rateLimit: rl } : {}), ...(q !== undefined ? { monthlyQuota: q } : {}) };
+  return {
+    ...(rl !== undefined ? { rateLimit: rl } : {}),
+    ...(q !== undefined ? { monthlyQuota: q } : {}),
+    ...(sq !== undefined ? { storageQuotaBytes: sq } : {}),
+  };
 }

@@ -5,25 +5,32 @@ import { notFound } from '../errors.js';
 import type { Gate } from '../gate/index.js';
 import type { Plan } from '../gate/context.js';
 import { periodOf } from '../gate/meter.js';
-import { effectiveQuota, effectiveRateLimit, type RateLimit } from '../gate/plans.js';
+import { effectiveQuota, effectiveRateLimit, effectiveStorageQuota } from '../gate/plans.js';
 import type { TenantRecord } from '../gate/registry.js';
 import { ADMIN_ENDPOINTS as EP, addNamespaceBody, createBody, periodQuery, reloadBody, tenantOnlyBody, updateTierBody } from '../api/admin.js';
 import type { Api } from '../api/endpoint.js';
 import { parseBody, parseParams } from '../schema/validate.js';
-import { customLimits } from './admin-validate.js';
+import { customLimits, type CustomLimitFields } from './admin-validate.js';
 
 const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 
-interface Limits {
-  rate_limit?: RateLimit;
-  monthly_quota?: number;
+type Limits = CustomLimitFields;
+
+/** What the admin routes read of storage: a tenant's stored bytes now (the entries service has it). */
+export interface StoredBytes {
+  storedBytes(tenantId: string): number;
 }
 
-export function registerAdminRoutes(api: Api, gate: Gate): void {
+export function registerAdminRoutes(api: Api, gate: Gate, storage: StoredBytes): void {
   const { registry, meter, config } = gate;
   const limits = (t: TenantRecord) => ({
     monthly_quota: effectiveQuota(t, config),
     rate_limit: effectiveRateLimit(t, config),
+    storage_quota_bytes: effectiveStorageQuota(t, config),
+  });
+  const storageUsage = (t: TenantRecord) => ({
+    stored_bytes: storage.storedBytes(t.tenantId),
+    storage_quota_bytes: effectiveStorageQuota(t, config),
   });
   const mustExist = (id: string): TenantRecord => {
     const t = registry.get(id);
@@ -112,7 +119,10 @@ export function registerAdminRoutes(api: Api, gate: Gate): void {
       tenants: registry.list().map((t) => {
         const quota = effectiveQuota(t, config);
         const cus = used.get(t.tenantId) ?? 0;
-        return { tenant_id: t.tenantId, active: t.active, cus_used: cus, monthly_quota: quota, utilization: utilization(cus, quota) };
+        return {
+          tenant_id: t.tenantId, active: t.active, cus_used: cus, monthly_quota: quota, utilization: utilization(cus, quota),
+          ...storageUsage(t),
+        };
       }),
     };
   });
@@ -130,6 +140,7 @@ export function registerAdminRoutes(api: Api, gate: Gate): void {
       monthly_quota: quota,
       utilization: utilization(u.cusUsed, quota),
       breakdown: u.breakdown,
+      ...storageUsage(t),
     };
   });
 }

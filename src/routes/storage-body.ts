@@ -10,7 +10,7 @@ import type { Context, Middleware, Next } from 'koa';
 import type { Endpoint } from '../api/endpoint.js';
 import { checkJsonText, parseJsonObject } from '../codec/json.js';
 import { badRequest, excerpt, payloadTooLarge, unsupportedMediaType } from '../errors.js';
-import { BODY_MAX_DEPTH, JSON_BODY_BYTES, jsonBodyBytes } from '../input-limits.js';
+import { BODY_MAX_DEPTH, jsonBodyBytes, jsonStructureBytes } from '../input-limits.js';
 import type { BufferPool } from '../buffer-pool.js';
 import type { RequestAdmission, RouteAdmission } from './admission.js';
 
@@ -71,7 +71,7 @@ export function bodyReader(ep: Endpoint, opts: BodyOptions): Middleware {
     if (opts.admission) await opts.admission.holdBody(ctx, limit);
     const bytes = await readRawBody(ctx, limit, opts.pool, undefined, held);
     try {
-      checkJsonText(bytes, { maxDepth: BODY_MAX_DEPTH, maxStructureBytes: JSON_BODY_BYTES });
+      checkJsonText(bytes, { maxDepth: BODY_MAX_DEPTH, maxStructureBytes: jsonStructureBytes(body.limit) });
       ctx.request.body = parseJsonObject(bytes);
     } finally {
       opts.pool.release(bytes);

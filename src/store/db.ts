@@ -3,6 +3,11 @@
 // connection, so every write goes through write(): jobs queued while a transaction commits are
 // combined into the next BEGIN IMMEDIATE ... COMMIT (one fsync for many requests), each job isolated
 // by a SAVEPOINT so one failing job does not undo the others.
+//
+// Isolation between writers (CONTRACT.md section 8): each job names a lane (its owner: a tenant, the
+// meter) and a cost (roughly the rows and pages it writes). A transaction takes jobs round-robin
+// across lanes up to WRITE_COST_BUDGET, so one owner's many or large jobs never make a transaction
+// long, and another owner's job waits at most for the transaction in progress and its own.
 import { open as openFile } from 'node:fs/promises';
 import sqlite3 from 'sqlite3';
 
@@ -23,10 +28,25 @@ export interface Migration {
   sql: string;
 }
 
+/** Whose a write is and what it costs; see WRITE_COST_BUDGET. */
+export interface WriteOptions {
+  /** Jobs of one lane commit in order, and lanes take turns (default: the shared lane ''). */
+  lane?: string;
+  /** Rows and pages the job writes, roughly (default 1). */
+  cost?: number;
+  /**
+   * false: the job's writes need not survive a power loss on their own (rows a later durable
+   * transaction makes visible), so a transaction of such jobs only commits without an fsync. Default true.
+   */
+  durable?: boolean;
+}
+
 interface Job {
   fn: (tx: Tx) => Promise<unknown>;
   resolve(value: unknown): void;
   reject(err: unknown): void;
+  cost: number;
+  durable: boolean;
 }
 
 function open(file: string, mode: number): Promise<sqlite3.Database> {
@@ -66,8 +86,26 @@ function connectionApi(db: sqlite3.Database): Tx & { exec(sql: string): Promise<
 
 const MAX_BATCH = 512;
 
+/**
+ * Cost one transaction may take on (in write()'s units, about one B-tree row or 4 KiB page written
+ * each) before it commits and lets the next one start. Measured on the test host, the largest legal
+ * entry (256 metadata names in 64 KiB: about 300 units) held the writer for about 11 ms in one
+ * transaction, so 128 units are about 4 ms; entries split their writes to fit (entries/write-pieces.ts).
+ */
+export const WRITE_COST_BUDGET = 128;
+
+/**
+ * A job costing more than this is committed on its own: small jobs (a metering flush, a put without
+ * much metadata) that would share its transaction would wait for it for nothing.
+ */
+const SHARED_JOB_COST = WRITE_COST_BUDGET / 4;
+
 export class Database {
-  private readonly queue: Job[] = [];
+  /** Queued jobs by lane; the Map's order is the lanes' turn order (a lane served moves to the back). */
+  private readonly lanes = new Map<string, Job[]>();
+  private queued = 0;
+  /** The writer connection's PRAGMA synchronous: FULL (true) or NORMAL. */
+  private syncFull = true;
   private draining = false;
   private closed = false;
 
@@ -104,12 +142,17 @@ export class Database {
 
   /**
    * Run `fn` inside a write transaction; resolves with its result once the transaction has committed
-   * (durably). `fn` must only issue statements on `tx`: no other I/O, no long computation.
+   * (durably). `fn` must only issue statements on `tx`: no other I/O, no long computation. Work
+   * that may exceed WRITE_COST_BUDGET is split by its caller into several writes (entries do so).
    */
-  write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+  write<T>(fn: (tx: Tx) => Promise<T>, opts: WriteOptions = {}): Promise<T> {
     if (this.closed) return Promise.reject(new Error('database is closed'));
+    const lane = opts.lane ?? '';
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      let q = this.lanes.get(lane);
+      if (!q) this.lanes.set(lane, (q = []));
+      q.push({ fn, resolve: resolve as (v: unknown) => void, reject, cost: Math.max(0, opts.cost ?? 1), durable: opts.durable ?? true });
+      this.queued++;
       if (!this.draining) void this.drain();
     });
   }
@@ -117,7 +160,7 @@ export class Database {
   /** Wait for queued writes, then close both connections. */
   async close(): Promise<void> {
     this.closed = true;
-    while (this.draining || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5));
+    while (this.draining || this.queued > 0) await new Promise((r) => setTimeout(r, 5));
     await this.reader.close();
     await this.writer.close();
   }
@@ -131,13 +174,50 @@ export class Database {
   private async drain(): Promise<void> {
     this.draining = true;
     try {
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, MAX_BATCH);
-        await this.commitBatch(batch);
-      }
+      while (this.queued > 0) await this.commitBatch(this.take());
     } finally {
       this.draining = false;
     }
+  }
+
+  /**
+   * The jobs of the next transaction: rounds over the lanes in turn order, one job of each lane a
+   * round, while the cost stays within WRITE_COST_BUDGET; the first job is taken whatever its cost,
+   * and one over SHARED_JOB_COST only as the first. A lane that gave a job goes to the back of the
+   * order, so the next transaction starts elsewhere.
+   */
+  private take(): Job[] {
+    const out: Job[] = [];
+    let cost = 0;
+    for (let progress = true; progress && out.length < MAX_BATCH;) {
+      progress = false;
+      for (const [lane, q] of [...this.lanes]) {
+        const job = q[0]!;
+        if (out.length > 0 && (job.cost > SHARED_JOB_COST || out[0]!.cost > SHARED_JOB_COST
+          || cost + job.cost > WRITE_COST_BUDGET || out.length >= MAX_BATCH)) continue;
+        q.shift();
+        out.push(job);
+        cost += job.cost;
+        progress = true;
+        this.lanes.delete(lane);
+        if (q.length > 0) this.lanes.set(lane, q);
+      }
+    }
+    this.queued -= out.length;
+    return out;
+  }
+
+  /**
+   * BEGIN IMMEDIATE, after setting the durability the jobs need. In WAL mode a commit with
+   * synchronous=NORMAL is written but not fsynced; the next FULL commit's fsync covers it too.
+   */
+  private async begin(batch: Job[]): Promise<void> {
+    const full = batch.some((j) => j.durable);
+    if (full !== this.syncFull) {
+      await this.writer.exec(`PRAGMA synchronous = ${full ? 'FULL' : 'NORMAL'}`);
+      this.syncFull = full;
+    }
+    await this.writer.exec('BEGIN IMMEDIATE');
   }
 
   private async commitBatch(batch: Job[]): Promise<void> {
@@ -145,7 +225,7 @@ export class Database {
     const w = this.writer;
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; err: unknown }> = [];
     try {
-      await w.exec('BEGIN IMMEDIATE');
+      await this.begin(batch);
     } catch (err) {
       for (const job of batch) job.reject(err);
       return;
@@ -182,7 +262,7 @@ export class Database {
   private async commitOne(job: Job): Promise<void> {
     const w = this.writer;
     try {
-      await w.exec('BEGIN IMMEDIATE');
+      await this.begin([job]);
     } catch (err) {
       job.reject(err);
       return;

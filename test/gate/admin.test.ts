@@ -157,13 +157,19 @@ describe('gate: admin and onboarding endpoints (CONTRACT.md section 6)', () => {
       const t = await createTenant(server, { plan: 'starter' });
       const up = await admin(server, 'POST', '/gate/onboard/update-tier', { tenant_id: t.tenant_id, plan: 'pro' });
       expect(up.status).to.equal(200);
-      expect(up.body).to.deep.equal({ tenant_id: t.tenant_id, plan: 'pro', monthly_quota: 500_000, rate_limit: { requests: 1000, window_s: 60 } });
+      expect(up.body).to.deep.equal({
+        tenant_id: t.tenant_id, plan: 'pro', monthly_quota: 500_000, rate_limit: { requests: 1000, window_s: 60 }, storage_quota_bytes: 1024 ** 4,
+      });
       const ent = await admin(server, 'POST', '/gate/onboard/update-tier', {
         tenant_id: t.tenant_id, plan: 'enterprise', rate_limit: { requests: 5000, window_s: 10 }, monthly_quota: 2e6,
       });
-      expect(ent.body).to.deep.equal({ tenant_id: t.tenant_id, plan: 'enterprise', monthly_quota: 2e6, rate_limit: { requests: 5000, window_s: 10 } });
+      expect(ent.body).to.deep.equal({
+        tenant_id: t.tenant_id, plan: 'enterprise', monthly_quota: 2e6, rate_limit: { requests: 5000, window_s: 10 }, storage_quota_bytes: null,
+      });
       const plain = await admin(server, 'POST', '/gate/onboard/update-tier', { tenant_id: t.tenant_id, plan: 'enterprise' });
-      expect(plain.body).to.deep.equal({ tenant_id: t.tenant_id, plan: 'enterprise', monthly_quota: 1_234_567, rate_limit: { requests: 100, window_s: 60 } });
+      expect(plain.body).to.deep.equal({
+        tenant_id: t.tenant_id, plan: 'enterprise', monthly_quota: 1_234_567, rate_limit: { requests: 100, window_s: 60 }, storage_quota_bytes: null,
+      });
       expect((await admin(server, 'POST', '/gate/onboard/update-tier', { tenant_id: t.tenant_id, plan: 'builder', monthly_quota: 9 })).status).to.equal(400);
       expect((await admin(server, 'POST', '/gate/onboard/update-tier', { tenant_id: t.tenant_id })).status).to.equal(400);
       const tenants = await admin(server, 'GET', '/gate/admin/tenants');
@@ -207,8 +213,9 @@ describe('gate: admin and onboarding endpoints (CONTRACT.md section 6)', () => {
       expect(ids).to.deep.equal([...ids].sort());
       for (const t of r.body.tenants) {
         expect(t).to.have.keys(t.active
-          ? ['tenant_id', 'plan', 'namespaces', 'active', 'monthly_quota', 'rate_limit', 'created_at', ...(t.email ? ['email'] : [])]
-          : ['tenant_id', 'plan', 'namespaces', 'active', 'monthly_quota', 'rate_limit', 'created_at', 'deactivated_at', 'purge_after', ...(t.email ? ['email'] : [])]);
+          ? ['tenant_id', 'plan', 'namespaces', 'active', 'monthly_quota', 'rate_limit', 'storage_quota_bytes', 'created_at', ...(t.email ? ['email'] : [])]
+          : ['tenant_id', 'plan', 'namespaces', 'active', 'monthly_quota', 'rate_limit', 'storage_quota_bytes', 'created_at', 'deactivated_at',
+            'purge_after', ...(t.email ? ['email'] : [])]);
       }
     });
 

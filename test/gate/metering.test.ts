@@ -83,6 +83,25 @@ describe('gate: metering and quotas', () => {
     expect(over.headers.get('x-ratelimit-limit')).to.equal('1000');
   });
 
+  it('CU are exact sums of thousandths: three lists are 0.3 CU in usage, in /gate/metrics and in the request log', async () => {
+    const t = await createTenant(server);
+    const metricOf = (text: string, op: string): string | undefined =>
+      new RegExp(`^ttstore_gate_cu_charged_total\\{operation="${op}"\\} (\\S+)$`, 'm').exec(text)?.[1];
+    const before = metricOf((await admin(server, 'GET', '/gate/metrics')).text, 'list') ?? '0';
+    for (let i = 0; i < 3; i++) expect((await call(t, 'GET', '/v1/list/default')).status).to.equal(200);
+    const u = await usage(t);
+    expect(u.cus_used).to.equal(0.3);
+    expect(u.breakdown.list).to.equal(0.3);
+    // This server charged lists before (other tests): the scraped total is exact whatever it holds.
+    const after = metricOf((await admin(server, 'GET', '/gate/metrics')).text, 'list');
+    expect(after, 'a list series').to.be.a('string');
+    expect(after).to.match(/^\d+(\.\d{1,3})?$/);
+    expect(Math.round(Number(after) * 1000) - Math.round(Number(before) * 1000)).to.equal(300);
+    const lines = server.logs.filter((l) => l.includes('"msg":"request"') && l.includes(`"tenant_id":"${t.tenant_id}"`));
+    expect(lines.length).to.equal(3);
+    for (const l of lines) expect(l).to.include('"cu":0.1,');
+  });
+
   it('usage survives a restart, and the quota still counts it', async () => {
     const t = await createTenant(server, { monthly_quota: 3 });
     for (let i = 0; i < 3; i++) {

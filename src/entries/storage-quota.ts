@@ -1,0 +1,103 @@
+// The storage quota (CONTRACT.md section 8): the bytes a tenant stores for live and hidden-but-unpurged
+// versions (core bytes, or data bytes for an uncompressed entry; simulation outputs included), summed
+// once at start and kept in memory, with reservations so that concurrent writes can never together
+// pass the quota. A write reserves its exact stored bytes once its representation is known and before
+// its blob is written; the commit turns the reservation into stored bytes, a failure releases it, and
+// compaction and tenant purges give bytes back.
+import { ProblemError } from '../errors.js';
+import type { Database } from '../store/db.js';
+import type { EntryRow } from './entry.js';
+
+/** The bytes an entry stores, as SQL over a row of `entries` (the same rule as storedBytesOf). */
+export const STORED_BYTES_SQL = "(CASE WHEN blob_kind = 'cores' THEN stored_core_bytes ELSE original_bytes END)";
+
+/** The bytes an entry stores: its cores when compressed, else its data. */
+export function storedBytesOf(row: Pick<EntryRow, 'blob_kind' | 'stored_core_bytes' | 'original_bytes'>): number {
+  return row.blob_kind === 'cores' ? row.stored_core_bytes : row.original_bytes;
+}
+
+/** Bytes held for a write between its reservation and its commit or failure. */
+export interface StorageReservation {
+  readonly tenantId: string;
+  readonly bytes: number;
+  /** Set once committed or released, so a second settle is a no-op. */
+  settled: boolean;
+}
+
+/** A tenant's quota in bytes; null: unlimited. */
+export type StorageQuotaOf = (tenantId: string) => number | null;
+
+export class StorageLedger {
+  private readonly stored = new Map<string, number>();
+  private readonly reserved = new Map<string, number>();
+
+  constructor(private readonly quotaOf: StorageQuotaOf = () => null) {}
+
+  /** Sum every tenant's stored bytes from the database (start-up, before any write). */
+  async load(db: Database): Promise<void> {
+    const rows = await db.all<{ tenant_id: string; bytes: number }>(
+      `SELECT tenant_id, SUM(${STORED_BYTES_SQL}) AS bytes FROM entries GROUP BY tenant_id`);
+    this.stored.clear();
+    for (const r of rows) this.stored.set(r.tenant_id, r.bytes);
+  }
+
+  /** Committed bytes of a tenant (reservations not counted). */
+  storedBytes(tenantId: string): number {
+    return this.stored.get(tenantId) ?? 0;
+  }
+
+  quota(tenantId: string): number | null {
+    return this.quotaOf(tenantId);
+  }
+
+  /**
+   * 402 storage_quota_exceeded unless `bytes` more fit now (reaching the quota exactly is allowed).
+   * A cheap refusal before expensive work; only reserve() holds the bytes.
+   */
+  check(tenantId: string, bytes: number): void {
+    const quota = this.quotaOf(tenantId);
+    if (quota === null) return;
+    const stored = this.storedBytes(tenantId);
+    const held = stored + (this.reserved.get(tenantId) ?? 0);
+    if (held + bytes > quota) {
+      throw new ProblemError(402, 'storage_quota_exceeded',
+        `storing ${bytes} more bytes would take tenant ${tenantId} past its storage quota of ${quota} bytes `
+        + `(${stored} stored, ${held - stored} held by writes in progress)`,
+        { storage_quota_bytes: quota, stored_bytes: stored, requested_bytes: bytes });
+    }
+  }
+
+  /** Hold `bytes` for a write of `tenantId`; 402 as check() says. */
+  reserve(tenantId: string, bytes: number): StorageReservation {
+    this.check(tenantId, bytes);
+    this.reserved.set(tenantId, (this.reserved.get(tenantId) ?? 0) + bytes);
+    return { tenantId, bytes, settled: false };
+  }
+
+  /** The write committed: its bytes are stored. */
+  commit(r: StorageReservation): void {
+    if (!this.unhold(r)) return;
+    this.stored.set(r.tenantId, this.storedBytes(r.tenantId) + r.bytes);
+  }
+
+  /** The write failed or was discarded: its bytes are free again. */
+  release(r: StorageReservation): void {
+    this.unhold(r);
+  }
+
+  /** Committed bytes removed (compaction, tenant purge, a staged write rolled back at start). */
+  freed(tenantId: string, bytes: number): void {
+    const left = this.storedBytes(tenantId) - bytes;
+    if (left > 0) this.stored.set(tenantId, left);
+    else this.stored.delete(tenantId);
+  }
+
+  private unhold(r: StorageReservation): boolean {
+    if (r.settled) return false;
+    r.settled = true;
+    const left = (this.reserved.get(r.tenantId) ?? 0) - r.bytes;
+    if (left > 0) this.reserved.set(r.tenantId, left);
+    else this.reserved.delete(r.tenantId);
+    return true;
+  }
+}
