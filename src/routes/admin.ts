@@ -34,7 +34,13 @@ interface Limits {
   monthly_quota?: number;
 }
 
-export function registerAdminRoutes(api: Api, gate: Gate): void {
+/** What other features do when an admin route changes a tenant (wired by the composition root). */
+export interface AdminHooks {
+  /** After a deactivation committed (the tenant's simulation jobs are cancelled); not awaited. */
+  onDeactivated?(tenantId: string): void;
+}
+
+export function registerAdminRoutes(api: Api, gate: Gate, hooks: AdminHooks = {}): void {
   const { registry, meter, config } = gate;
   const limits = (t: TenantRecord) => ({
     monthly_quota: effectiveQuota(t, config),
@@ -93,6 +99,7 @@ export function registerAdminRoutes(api: Api, gate: Gate): void {
   api.mount(EP.deactivate, jsonBody, async (ctx) => {
     const { tenant_id: tenantId } = parseBody<{ tenant_id: string }>(tenantOnlyBody, ctx.request.body);
     const record = await registry.deactivate(tenantId, config.retentionDays);
+    hooks.onDeactivated?.(tenantId);
     ctx.body = {
       tenant_id: record.tenantId, active: false, deactivated_at: record.deactivatedAt, purge_after: record.purgeAfter,
     };
