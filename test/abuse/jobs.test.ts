@@ -62,6 +62,15 @@ async function simulationCu(server: TestServer, t: CreatedTenant): Promise<numbe
   return r.body.breakdown.simulation as number;
 }
 
+/** Another tenant's short job: how long after its submission it started, and how it ended. */
+async function shortJobOf(b: ReturnType<typeof jobsOf>): Promise<{ startWaitS: number; done: Job }> {
+  const submittedAt = Date.now() / 1000;
+  const id = (await b.submit(SHORT)).body.job_id as string;
+  const began = await b.until(id, (j) => j.started_at !== null, 10000, 'the other tenant\'s job to start');
+  const done = await b.until(id, ended, 20000, 'the other tenant\'s job to end');
+  return { startWaitS: began.started_at! - submittedAt, done };
+}
+
 describe('abuse: simulation jobs', function () {
   this.timeout(90000);
   let server: TestServer;
@@ -80,21 +89,22 @@ describe('abuse: simulation jobs', function () {
     await server.destroy();
   });
 
-  it('an endless navier_stokes_2d job takes turns: another tenant\'s job starts within about one quantum, the long one runs on paying for its run time, and is cancelled', async () => {
+  /** The attacker and another tenant with a job to run, each with its view of its jobs. */
+  const twoTenants = async () => {
     const attacker = await tenant(server);
     const other = await tenant(server);
-    const a = jobsOf(server, attacker);
-    const b = jobsOf(server, other);
+    return { attacker, other, a: jobsOf(server, attacker), b: jobsOf(server, other) };
+  };
+
+  it('an endless navier_stokes_2d job takes turns: another tenant\'s job starts within about one quantum, the long one runs on paying for its run time, and is cancelled', async () => {
+    const { attacker, other, a, b } = await twoTenants();
     const out = await underAttack(server, victim, async () => {
       const t0 = performance.now();
       const sub = await a.submit(ENDLESS);
       const submitMs = performance.now() - t0;
       const id = sub.body.job_id as string;
       const first = await a.until(id, (j) => j.status === 'running' && j.progress.steps_completed > 0, 20000, 'the long job to run');
-      const submittedAt = Date.now() / 1000;
-      const short = (await b.submit(SHORT)).body.job_id as string;
-      const began = await b.until(short, (j) => j.started_at !== null, 10000, 'the short job to start');
-      const shortDone = await b.until(short, ended, 20000, 'the short job to end');
+      const short = await shortJobOf(b);
       const resumed = await a.until(id, (j) => j.status === 'running' && j.progress.steps_completed > first.progress.steps_completed,
         10000, 'the long job to run on');
       // Past 10 s of run time, a second period of run time has been charged.
@@ -102,7 +112,7 @@ describe('abuse: simulation jobs', function () {
       const t1 = Date.now();
       expect((await a.cancel(id)).status).to.equal(200);
       const last = await a.until(id, ended, 5000, 'the cancel to take effect');
-      return { sub, submitMs, startWaitS: began.started_at! - submittedAt, shortDone, resumed, last, cancelMs: Date.now() - t1 };
+      return { sub, submitMs, startWaitS: short.startWaitS, shortDone: short.done, resumed, last, cancelMs: Date.now() - t1 };
     });
     const r = out.result;
     console.log(`      submit ${r.submitMs.toFixed(0)} ms; other tenant's job started after ${r.startWaitS.toFixed(2)} s; cancel ${r.cancelMs} ms;`
@@ -144,10 +154,7 @@ describe('abuse: simulation jobs', function () {
   });
 
   it('a tenant flooding the queue is held to 16 queued jobs (429 too_many_jobs, no CU), and another tenant\'s job still starts within about one quantum', async () => {
-    const attacker = await tenant(server);
-    const other = await tenant(server);
-    const a = jobsOf(server, attacker);
-    const b = jobsOf(server, other);
+    const { attacker, a, b } = await twoTenants();
     const out = await underAttack(server, victim, async () => {
       const first = (await a.submit(ENDLESS)).body.job_id as string;
       await a.until(first, (j) => j.status === 'running', 20000, 'the first job to run');
@@ -161,12 +168,9 @@ describe('abuse: simulation jobs', function () {
       }
       const cuAfterFlood = await simulationCu(server, attacker);
       const meteredAtFlood = a.metered;
-      const submittedAt = Date.now() / 1000;
-      const short = (await b.submit(SHORT)).body.job_id as string;
-      const began = await b.until(short, (j) => j.started_at !== null, 10000, 'the other tenant\'s job to start');
-      await b.until(short, ended, 20000, 'the other tenant\'s job to end');
+      const short = await shortJobOf(b);
       for (const id of ids) await a.cancel(id);
-      return { statuses, cuAfterFlood, meteredAtFlood, startWaitS: began.started_at! - submittedAt };
+      return { statuses, cuAfterFlood, meteredAtFlood, startWaitS: short.startWaitS, shortDone: short.done };
     });
     const r = out.result;
     expect(r.statuses.filter((s) => s === 202)).to.have.length(16);
@@ -176,6 +180,7 @@ describe('abuse: simulation jobs', function () {
     expect(runCu).to.be.closeTo(Math.round(runCu), 1e-6);
     expect(Math.round(runCu)).to.be.within(1, 2);
     expect(r.startWaitS).to.be.below(QUANTUM_S + 2);
+    expect(r.shortDone.status).to.equal('completed');
     expect(out.victim.failures).to.deep.equal([]);
     expect(out.victim.worstMs).to.be.below(VICTIM_WORST_MS);
     expect(out.memory.growthBytes).to.be.below(512 * MiB);
