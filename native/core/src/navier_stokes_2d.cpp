@@ -36,11 +36,11 @@ double f_shear(double y, double delta, double) {
 }
 
 // The range of reynolds: below it ν dt would have to be tiny beyond use; above it ν is below the
-// scheme's own dissipation. max_rank: a step costs O(r^3) per core and its products hold r² ranks
-// before rounding, so the cap bounds a step's time and memory (see max_rank in params()).
+// scheme's own dissipation. max_rank: a step's products cost O(r^4) per core, so the cap bounds a
+// step's time (decaying turbulence at rank 64 and 512² took 5-30 s a step on a loaded 2-core host).
 constexpr double kMinReynolds = 1e-3;
 constexpr double kMaxReynolds = 1e12;
-constexpr double kMaxRank = 256;
+constexpr double kMaxRank = 128;
 
 // The decaying_turbulence stream function ψ = Σ a cos(kx x + ky y + φ): 32 waves with |k| in
 // [1, 8], a = |k|^-2, phases from the seed.
@@ -253,7 +253,7 @@ void Stepper::velocity(const State& s, qtt::Mps& u, qtt::Mps& v) const {
   velocity(s, u, v, fine);
 }
 
-State Stepper::tendency(const State& s) const {
+State Stepper::tendency(const State& s, const std::function<void()>& poll) const {
   // The projected right-hand side P F(u), F = -(u·D) u + ν Δ_h u, in state form: (G curl F, Π F).
   // The viscous part is taken in that form directly: Δ_h commutes with D, G and Π (all circulant),
   // and curl u = -D·∇ ψ, so G curl(ν Δ_h u) = ν Δ_h ψ and Π ν Δ_h u = ν Δ_h (hu, hv) (ψ has no part
@@ -286,6 +286,7 @@ State Stepper::tendency(const State& s) const {
     };
     const qtt::Mps ax = product(u, nu, wx), ay = product(v, nv, wy);
     f[comp] = qtt::combine({-1.0, -1.0}, {&ax, &ay}, round_);
+    if (poll) poll();
   }
   const qtt::Mps fvx = qtt::apply(dx_, f[1], round_), fuy = qtt::apply(dy_, f[0], round_);
   // The curl of an F that is nearly a gradient cancels to a small part of its terms: rounded
@@ -301,7 +302,9 @@ State Stepper::tendency(const State& s) const {
   SvdOptions inv = round_;
   const double cn = norm(curl);
   if (cn > 0) inv.tol = std::min(1e-2, std::max(c_.tol, eps / cn));
+  if (poll) poll();
   const qtt::Mps adv = qtt::apply(inverse_, curl, inv);
+  if (poll) poll();
   // Δ_h ψ to ψ's rounding noise magnified by the Laplacian (tol ||ψ|| / h²), as the derivatives of
   // the velocity are to eps / h.
   const qtt::Mps visc = qtt::round_to(qtt::apply(lap_, s.psi, round_), c_.tol * norm(s.psi) / (h * h), c_.max_rank);
@@ -330,11 +333,9 @@ void Stepper::step(State& s, const std::function<void()>& poll) const {
   const double dt = c_.dt;
   // SSP-RK3 (Shu-Osher) on the projected equation: every stage is divergence-free by construction,
   // as the velocity scheme projected after each stage would make it.
-  const State s1 = combine(1.0, s, 0.0, nullptr, dt, tendency(s));
-  if (poll) poll();
-  const State s2 = combine(0.75, s, 0.25, &s1, 0.25 * dt, tendency(s1));
-  if (poll) poll();
-  s = combine(1.0 / 3, s, 2.0 / 3, &s2, 2.0 / 3 * dt, tendency(s2));
+  const State s1 = combine(1.0, s, 0.0, nullptr, dt, tendency(s, poll));
+  const State s2 = combine(0.75, s, 0.25, &s1, 0.25 * dt, tendency(s1, poll));
+  s = combine(1.0 / 3, s, 2.0 / 3, &s2, 2.0 / 3 * dt, tendency(s2, poll));
 }
 
 double Stepper::kinetic_energy(const State& s) const {

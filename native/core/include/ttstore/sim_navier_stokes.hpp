@@ -78,8 +78,8 @@ State initial_state(const Config& c);
 class Stepper {
  public:
   explicit Stepper(const Config& c);
-  // One SSP-RK3 step of size c.dt; `poll` is called between its stages (it may throw, e.g.
-  // Cancelled; s is then unchanged).
+  // One SSP-RK3 step of size c.dt; `poll` is called several times within each stage (it may
+  // throw, e.g. Cancelled; s is then unchanged).
   void step(State& s, const std::function<void()>& poll = {}) const;
   // The divergence-free part of (u, v) (the projection u - D p with D·∇p = D·u), as a state.
   State project(const qtt::Mps& u, const qtt::Mps& v) const;
@@ -91,7 +91,8 @@ class Stepper {
   double divergence_ratio(const State& s) const;
   qtt::Mps vorticity(const State& s) const;    // D_x v - D_y u
  private:
-  State tendency(const State& s) const;  // P F(u): the projected right-hand side, in state form
+  // P F(u): the projected right-hand side, in state form; `poll` between its costliest parts.
+  State tendency(const State& s, const std::function<void()>& poll) const;
   // a0 s0 + a1 s1 + b k, each part rounded once.
   State combine(double a0, const State& s0, double a1, const State* s1, double b, const State& k) const;
   double noise(const State& s) const;    // the velocity error a rounding of ψ can make
