@@ -329,10 +329,9 @@ export class JobScheduler {
     return n;
   }
 
-  /** Run time so far, seconds (slices before plus the current one while it runs). */
+  /** Run time so far, seconds: slices before, plus the current one while the job holds its slot (storing its outputs included). */
   private runTime(job: Job): number {
-    const current = job.phase === 'running' || job.phase === 'pausing' ? Math.max(0, this.now() - job.sliceStart) : 0;
-    return job.runBefore + current;
+    return job.runBefore + (holdsSlot(job) ? Math.max(0, this.now() - job.sliceStart) : 0);
   }
 
   private progressOf(job: Job): Progress {
@@ -472,7 +471,7 @@ export class JobScheduler {
 
   private tick(job: Job): void {
     job.timer = undefined;
-    if (job.phase !== 'running' && job.phase !== 'pausing') return;
+    if (!holdsSlot(job)) return;
     const ran = this.runTime(job);
     if (ran >= job.maxSeconds) {
       void this.stopJob(job, new ProblemError(422, 'time_limit',
@@ -485,7 +484,7 @@ export class JobScheduler {
       job.quantumUsed = true;
       this.preempt();
     }
-    if (job.phase === 'running' || job.phase === 'pausing') this.arm(job);
+    if (holdsSlot(job)) this.arm(job);
   }
 
   /** Charge the next period of run time; without room the job stops (quota_exceeded). False then. */
@@ -581,7 +580,7 @@ export class JobScheduler {
       await outputs.final(result.fields, finalStep, finiteOr(stats.t, null));
       if (this.stopping) throw new ShuttingDown();
       const finishedAt = this.now();
-      const progress = { steps_completed: job.done, steps_total: job.total, elapsed_s: job.runBefore };
+      const progress = this.progressOf(job);
       const keys = outputs.keys;
       await job.writes;
       await outputs.commit((tx) => store.markCompleted(tx, row.job_id, { finishedAt, progress, outputs: keys, stats }));
@@ -599,7 +598,7 @@ export class JobScheduler {
       }
       const stopped = stop instanceof ProblemError && (cancelled || err === stop);
       const problem = stopped ? stop.body() : this.problemOf(err, row);
-      const progress = { steps_completed: job.done, steps_total: job.total, elapsed_s: job.runBefore };
+      const progress = this.progressOf(job);
       const failed = { finishedAt: this.now(), progress, error: problem };
       let kept: string[] = [];
       if (stopped) {
@@ -619,13 +618,19 @@ export class JobScheduler {
     }
   }
 
-  /** The solver is done (or gone, a paused one woken by a cancel): run time stops counting. */
+  /**
+   * The solver is done (or gone, a paused one woken by a cancel): the job stores its outputs or its
+   * failure, its run time still counting (a paused one's from now).
+   */
   private endSlice(job: Job): void {
-    if (job.phase === 'running' || job.phase === 'pausing') job.runBefore = this.runTime(job);
+    if (job.phase === 'ending') return;
+    const wasPaused = !holdsSlot(job);
     this.unqueue(job);
     job.phase = 'ending';
-    clearTimeout(job.timer);
-    job.timer = undefined;
+    if (wasPaused) {
+      job.sliceStart = this.now();
+      this.arm(job);
+    }
   }
 
   /** The problem object a failed job shows: the engine's words for its own errors, nothing internal otherwise. */
@@ -645,6 +650,11 @@ export class JobScheduler {
 
 /** Thrown inside a run when the scheduler is stopping (the job goes back to the queue). */
 class ShuttingDown extends Error {}
+
+/** Running, pausing (still running) or ending (storing what it produced): the job holds a slot and its run time counts. */
+function holdsSlot(job: Job): boolean {
+  return job.phase === 'running' || job.phase === 'pausing' || job.phase === 'ending';
+}
 
 /** A job's stop reason as it is now (a read the compiler does not narrow from an earlier one). */
 function stopOf(job: Job): Job['stop'] {

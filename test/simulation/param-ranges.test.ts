@@ -86,7 +86,7 @@ describe('simulation: every param range is the engine\'s, and the schema agrees 
     expect(find('navier_stokes_2d', 'steps').maximum).to.equal(tables.limits.maxSteps);
     expect(find('navier_stokes_2d', 'reynolds').maximum).to.be.finite;
     expect(find('navier_stokes_2d', 'dt').maximum).to.be.at.most(1);
-    expect(find('navier_stokes_2d', 'max_rank').maximum).to.be.at.most(256);
+    expect(find('navier_stokes_2d', 'max_rank').maximum).to.be.at.most(128);
     expect(find('helmholtz_3d', 'max_rank').maximum).to.be.at.most(256);
     expect(find('poisson_2d', 'max_iters').maximum).to.equal(tables.limits.maxSteps);
   });
