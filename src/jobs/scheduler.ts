@@ -624,13 +624,13 @@ export class JobScheduler {
    */
   private endSlice(job: Job): void {
     if (job.phase === 'ending') return;
-    const wasPaused = !holdsSlot(job);
+    const from = job.phase;
     this.unqueue(job);
     job.phase = 'ending';
-    if (wasPaused) {
-      job.sliceStart = this.now();
-      this.arm(job);
-    }
+    if (from === 'running' || from === 'pausing') return;
+    job.sliceStart = this.now();
+    // A job that never started (refused before its solver ran) has no run time to meter.
+    if (from === 'paused') this.arm(job);
   }
 
   /** The problem object a failed job shows: the engine's words for its own errors, nothing internal otherwise. */

@@ -241,6 +241,19 @@ describe('simulation: turns across tenants, cancel, budgets and charges (no HTTP
     expect(charges).to.have.length(3); // nothing after the end
   });
 
+  it('a job refused before its solver starts (deactivated tenant, missing solver) is charged no run time', async () => {
+    const charges: string[] = [];
+    const charger: JobCharger = { periodS: 0.1, async charge(t) { charges.push(t); } };
+    await open({ charger, tenantActive: (t) => t !== B });
+    const gone = await submit(B);
+    expect((await settled(B, gone)).error).to.include({ code: 'cancelled' });
+    const missing = await submit(A, { solver: 'helmholtz_3d' });
+    expect((await settled(A, missing)).error).to.include({ code: 'solver_unavailable' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(charges).to.deep.equal([]);
+    expect(rig.runner.runs).to.have.length(0);
+  });
+
   it('a job fails with quota_exceeded when a charge finds no room, keeping its snapshots; no charge, no run', async () => {
     let room = 2;
     const charger: JobCharger = {
