@@ -105,6 +105,8 @@ interface Job {
   end: () => void;
   /** The job's pause/resume writes, in order. */
   writes: Promise<unknown>;
+  /** Its run time is final (its end is being written): no timer any more. */
+  final: boolean;
 }
 
 export function newJobId(): string {
@@ -288,7 +290,7 @@ export class JobScheduler {
     const job: Job = {
       row, phase: 'queued', run: null, runBefore: 0, sliceStart: 0, quantumUsed: false, charged: 0,
       maxSeconds: maxSecondsOf(params), done: 0, total: row.steps_total, timer: undefined, stop: null,
-      ended, end, writes: Promise.resolve(),
+      ended, end, writes: Promise.resolve(), final: false,
     };
     this.jobs.set(row.job_id, job);
     return job;
@@ -460,6 +462,7 @@ export class JobScheduler {
   /** One timer per running job, for the nearest of: its quantum, its next charge, its budget. */
   private arm(job: Job): void {
     clearTimeout(job.timer);
+    if (job.final) return;
     const ran = this.runTime(job);
     const period = this.opts.charger?.periodS;
     const toCharge = period ? job.charged * period - ran : Infinity;
@@ -471,7 +474,7 @@ export class JobScheduler {
 
   private tick(job: Job): void {
     job.timer = undefined;
-    if (!holdsSlot(job)) return;
+    if (!holdsSlot(job) || job.final) return;
     const ran = this.runTime(job);
     if (ran >= job.maxSeconds) {
       void this.stopJob(job, new ProblemError(422, 'time_limit',
@@ -580,7 +583,8 @@ export class JobScheduler {
       await outputs.final(result.fields, finalStep, finiteOr(stats.t, null));
       if (this.stopping) throw new ShuttingDown();
       const finishedAt = this.now();
-      const progress = this.progressOf(job);
+      const progress = this.closeRunTime(job);
+      await this.settleCharges(job, progress.elapsed_s);
       const keys = outputs.keys;
       await job.writes;
       await outputs.commit((tx) => store.markCompleted(tx, row.job_id, { finishedAt, progress, outputs: keys, stats }));
@@ -598,7 +602,8 @@ export class JobScheduler {
       }
       const stopped = stop instanceof ProblemError && (cancelled || err === stop);
       const problem = stopped ? stop.body() : this.problemOf(err, row);
-      const progress = this.progressOf(job);
+      const progress = this.closeRunTime(job);
+      await this.settleCharges(job, progress.elapsed_s);
       const failed = { finishedAt: this.now(), progress, error: problem };
       let kept: string[] = [];
       if (stopped) {
@@ -631,6 +636,33 @@ export class JobScheduler {
     job.sliceStart = this.now();
     // A job that never started (refused before its solver ran) has no run time to meter.
     if (from === 'paused') this.arm(job);
+  }
+
+  /** The job's progress with its run time made final: from here on no timer meters or stops it. */
+  private closeRunTime(job: Job): Progress {
+    const progress = this.progressOf(job);
+    job.final = true;
+    clearTimeout(job.timer);
+    job.timer = undefined;
+    return progress;
+  }
+
+  /**
+   * At a started job's end, before its end is written: the periods its final run time started that
+   * no timer charged (one that fired late), so the bill is one charge per started period of `elapsed`.
+   */
+  private async settleCharges(job: Job, elapsed: number): Promise<void> {
+    const charger = this.opts.charger;
+    if (!charger || job.run === null) return;
+    while (job.charged * charger.periodS <= elapsed) {
+      job.charged++;
+      try {
+        await charger.charge(job.row.tenant_id);
+      } catch (err) {
+        this.opts.log.warn({ err, job_id: job.row.job_id }, 'the last run time of an ended job could not be charged');
+        return;
+      }
+    }
   }
 
   /** The problem object a failed job shows: the engine's words for its own errors, nothing internal otherwise. */
