@@ -37,7 +37,9 @@ import { releaseGpuCoresOnRemoval } from './routes/storage-read.js';
 // simulation: job table, scheduler (solvers run on the engine's threads), routes
 import { JOB_MIGRATIONS } from './jobs/migrations.js';
 import { JobStore } from './jobs/store.js';
-import { JobScheduler } from './jobs/scheduler.js';
+import { JobScheduler, type JobCharger } from './jobs/scheduler.js';
+import { SIMULATION_RUN_SECONDS } from './gate/operations.js';
+import { effectiveQuota } from './gate/plans.js';
 import { registerSimulationRoutes } from './routes/simulation.js';
 // query: similarity, top-K, metadata search on the stored cores
 import { registerQueryRoutes } from './routes/query.js';
@@ -135,9 +137,22 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   }, log);
   purger.start();
 
-  // simulation: queued and interrupted jobs resume now (after the blob sweep above)
+  // simulation: queued and interrupted jobs resume now (after the blob sweep above). Run time is
+  // charged through the gate's meter, as a request's CU are (the jobs layer knows nothing of the gate).
+  const charger: JobCharger = {
+    periodS: SIMULATION_RUN_SECONDS,
+    async charge(tenantId) {
+      const tenant = gate.registry.get(tenantId);
+      if (!tenant) throw new ProblemError(404, 'not_found', `no tenant ${tenantId}`);
+      const reservation = gate.meter.reserve(tenant, 'simulation_run', effectiveQuota(tenant, config));
+      gate.metrics.cuCharged.add('simulation_run', reservation.milli);
+      await gate.meter.charge([reservation]);
+    },
+  };
   const scheduler = new JobScheduler({
-    store: jobStore, outputs: entries, runner: engine, concurrency: config.simConcurrency, log,
+    store: jobStore, outputs: entries, runner: engine, concurrency: config.simConcurrency, log, charger,
+    quantumS: config.jobQuantumS,
+    queuedPerTenant: config.jobsQueuedPerTenant,
     tenantActive: (tenantId) => gate.registry.get(tenantId)?.active === true,
     // A cancelled solver settles in milliseconds; one that does not is re-queued at the next start.
     stopTimeoutMs: Math.max(1000, config.shutdownGraceS * 1000),
@@ -158,7 +173,11 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     bodyReader(ep, { maxPayloadBytes: config.maxPayloadBytes, pool: buffers, admission: ep.auth === 'tenant' ? admission : undefined }),
   ]);
   registerHealthRoutes(api, { db, engine, version: VERSION, startedAt });
-  registerAdminRoutes(api, gate, entries.storage);
+  registerAdminRoutes(api, gate, entries.storage, {
+    onDeactivated: (tenantId) => {
+      scheduler.cancelTenant(tenantId).catch((err) => log.error({ err, tenant_id: tenantId }, 'cancelling a deactivated tenant\'s jobs failed'));
+    },
+  });
   registerMetricsRoute(api, metrics.registry);
   registerReferenceRoutes(api);
   registerStorageRoutes(api, { entries, engine, config, buffers, admission });

@@ -32,6 +32,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   Export<Round>(env, exports, "round");
   Export<Solvers>(env, exports, "solvers");
   Export<Simulate>(env, exports, "simulate");
+  Export<CheckSimulation>(env, exports, "checkSimulation");
+  Export<SolverParams>(env, exports, "solverParams");
   RegisterOperandPool(env, exports);
   RegisterGpu(env, exports);
   return exports;

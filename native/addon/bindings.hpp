@@ -25,8 +25,11 @@ Napi::Value DotBatch(const Napi::CallbackInfo& info);     // (q, candidates[])
 Napi::Value Round(const Napi::CallbackInfo& info);        // (tt, {tolerance, maxRank?})
 
 Napi::Value Solvers(const Napi::CallbackInfo& info);      // () -> string[]
-// (solver, params, onProgress?, onSnapshot?) -> {result, cancel}; runs on a thread of its own
+// (solver, params, onProgress?, onSnapshot?, onPaused?) -> {result, cancel, pause, resume}; runs on
+// a thread of its own
 Napi::Value Simulate(const Napi::CallbackInfo& info);
+Napi::Value CheckSimulation(const Napi::CallbackInfo& info);  // (solver, params) -> undefined, or throws
+Napi::Value SolverParams(const Napi::CallbackInfo& info);     // () -> {solvers: {name: [spec]}, limits}
 
 // exports.OperandPool: query operands in native memory under numeric ids (operand_pool.cpp).
 void RegisterOperandPool(Napi::Env env, Napi::Object exports);

@@ -1,5 +1,6 @@
-// simulate(solver, params, onProgress?, onSnapshot?) -> {result: Promise<SimOutput>, cancel()} and
-// solvers() -> string[].
+// simulate(solver, params, onProgress?, onSnapshot?, onPaused?) -> {result: Promise<SimOutput>,
+// cancel(), pause(), resume()}, checkSimulation(solver, params), solvers() -> string[] and
+// solverParams() -> {solver: [param spec]}.
 //
 // A simulation can run for hours, so it never takes one of libuv's pool threads (those serve SQLite,
 // file I/O and the engine's short calls): each run gets a std::thread of its own, owned here, and
@@ -8,6 +9,9 @@
 //   none is pending, so the queue never holds more than one, and the callback always reads the latest;
 // - snapshots are copied and queued, at most kSnapshotsInFlight at a time (the solver waits for the
 //   main thread beyond that, so a slow consumer cannot pile up copies of the grid);
+// - pause() makes the thread wait at its next poll of `cancelled` (between steps, or between blocks
+//   of a long step) with its state in memory, and queue one Paused message once it waits;
+//   resume() lets it go on; cancel() also wakes a paused run, which then ends as cancelled;
 // - completion is always queued last, and settles the Promise.
 // The ThreadSafeFunction holds the event loop open while the run lives (like any pending request)
 // and is released by the thread when it ends, cancelled or not. Its finalizer (main thread) joins
@@ -43,7 +47,7 @@ constexpr const char* kCancelledCode = "ERR_TTS_CANCELLED";
 constexpr int kSnapshotsInFlight = 2;
 
 struct Message {
-  enum class Kind { Progress, Snapshot, Done };
+  enum class Kind { Progress, Snapshot, Paused, Done };
   explicit Message(Kind k) : kind(k) {}
   Message(int64_t s, double time, std::vector<tts::sim::Field> f)
       : kind(Kind::Snapshot), step(s), t(time), fields(std::move(f)) {}
@@ -124,9 +128,9 @@ class SimRun {
     if (thread_.joinable()) thread_.detach();  // never reached in practice: the finalizer joins
   }
 
-  // Main thread: starts the thread; returns {result, cancel}.
+  // Main thread: starts the thread; returns {result, cancel, pause, resume}.
   static Napi::Object Start(Napi::Env env, std::shared_ptr<SimRun> run, Napi::Value on_progress,
-                            Napi::Value on_snapshot);
+                            Napi::Value on_snapshot, Napi::Value on_paused);
 
   void Cancel() {
     {
@@ -136,10 +140,21 @@ class SimRun {
     cv_.notify_all();
   }
 
+  void Pause() { pause_.store(true); }
+
+  void Resume() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      pause_.store(false);
+    }
+    cv_.notify_all();
+  }
+
   void Deliver(Napi::Env env, Message& m);  // main thread
 
  private:
   void Body();  // the run's own thread
+  void WaitWhilePaused();  // the run's own thread
   tts::sim::Hooks MakeHooks();
   void Queue(Message* m);
   void Settle(Napi::Env env);
@@ -147,12 +162,13 @@ class SimRun {
   const std::string solver_;
   const tts::sim::Params params_;
   Napi::Promise::Deferred deferred_;
-  Napi::FunctionReference on_progress_, on_snapshot_;
+  Napi::FunctionReference on_progress_, on_snapshot_, on_paused_;
   Napi::Reference<Napi::Value> callback_error_;  // what a JS hook threw; ends the run
   Tsfn tsfn_;
   std::thread thread_;
 
   std::atomic<bool> cancel_{false};
+  std::atomic<bool> pause_{false};
   std::atomic<int64_t> done_{0}, total_{0};
   std::atomic<bool> progress_queued_{false};
   std::mutex mu_;
@@ -186,9 +202,20 @@ void SimRun::Queue(Message* m) {
   }
 }
 
+void SimRun::WaitWhilePaused() {
+  Queue(new Message(Message::Kind::Paused));
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return !pause_.load() || cancel_.load(); });
+}
+
 tts::sim::Hooks SimRun::MakeHooks() {
   tts::sim::Hooks h;
-  h.cancelled = [this] { return cancel_.load(std::memory_order_relaxed); };
+  // Solvers poll this outside any parallel region, so the thread may wait here with the run's
+  // whole state where it is.
+  h.cancelled = [this] {
+    if (pause_.load(std::memory_order_relaxed) && !cancel_.load()) WaitWhilePaused();
+    return cancel_.load(std::memory_order_relaxed);
+  };
   if (!on_progress_.IsEmpty()) {
     h.progress = [this](int64_t done, int64_t total) {
       done_.store(done);
@@ -271,6 +298,9 @@ void SimRun::Deliver(Napi::Env env, Message& m) {
         }
         break;
       }
+      case Message::Kind::Paused:
+        if (callback_error_.IsEmpty() && !on_paused_.IsEmpty()) on_paused_.Call({});
+        break;
       case Message::Kind::Done:
         Settle(env);
         break;
@@ -324,9 +354,10 @@ void SimRun::Settle(Napi::Env env) {
 }
 
 Napi::Object SimRun::Start(Napi::Env env, std::shared_ptr<SimRun> run, Napi::Value on_progress,
-                           Napi::Value on_snapshot) {
+                           Napi::Value on_snapshot, Napi::Value on_paused) {
   if (on_progress.IsFunction()) run->on_progress_ = Napi::Persistent(on_progress.As<Napi::Function>());
   if (on_snapshot.IsFunction()) run->on_snapshot_ = Napi::Persistent(on_snapshot.As<Napi::Function>());
+  if (on_paused.IsFunction()) run->on_paused_ = Napi::Persistent(on_paused.As<Napi::Function>());
   // The finalizer owns one reference; it runs on the main thread once the thread has released the
   // function and every queued message has been delivered (or dropped at teardown).
   auto* keep = new std::shared_ptr<SimRun>(run);
@@ -353,6 +384,18 @@ Napi::Object SimRun::Start(Napi::Env env, std::shared_ptr<SimRun> run, Napi::Val
                         return info.Env().Undefined();
                       },
                       "cancel"));
+  o.Set("pause", Napi::Function::New(
+                     env, [run](const Napi::CallbackInfo& info) -> Napi::Value {
+                       run->Pause();
+                       return info.Env().Undefined();
+                     },
+                     "pause"));
+  o.Set("resume", Napi::Function::New(
+                      env, [run](const Napi::CallbackInfo& info) -> Napi::Value {
+                        run->Resume();
+                        return info.Env().Undefined();
+                      },
+                      "resume"));
   return o;
 }
 
@@ -405,14 +448,64 @@ Napi::Value Simulate(const Napi::CallbackInfo& info) {
   if (!info[0].IsString()) ThrowTypeError(env, "solver must be a string");
   const std::string solver = info[0].As<Napi::String>().Utf8Value();
   tts::sim::Params params = ToParams(env, info[1]);
-  for (int k = 2; k <= 3; ++k) {
+  const char* hooks[] = {"onProgress", "onSnapshot", "onPaused"};
+  for (int k = 2; k <= 4; ++k) {
     if (!info[k].IsUndefined() && !info[k].IsNull() && !info[k].IsFunction()) {
-      ThrowTypeError(env, std::string(k == 2 ? "onProgress" : "onSnapshot") + " must be a function");
+      ThrowTypeError(env, std::string(hooks[k - 2]) + " must be a function");
     }
   }
   tts::sim::validate(solver, params);  // InvalidArgument -> RangeError ERR_TTS_INVALID (addon.cpp)
   auto run = std::make_shared<SimRun>(env, solver, std::move(params));
-  return SimRun::Start(env, run, info[2], info[3]);
+  return SimRun::Start(env, run, info[2], info[3], info[4]);
+}
+
+Napi::Value CheckSimulation(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString()) ThrowTypeError(env, "solver must be a string");
+  tts::sim::validate(info[0].As<Napi::String>().Utf8Value(), ToParams(env, info[1]));
+  return env.Undefined();
+}
+
+Napi::Value SolverParams(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  using Type = tts::sim::ParamSpec::Type;
+  Napi::Object all = Napi::Object::New(env);
+  for (const std::string& name : tts::sim::solvers()) {
+    const std::vector<tts::sim::ParamSpec>& table = tts::sim::solver(name).params();
+    Napi::Array list = Napi::Array::New(env, table.size());
+    for (uint32_t i = 0; i < table.size(); ++i) {
+      const tts::sim::ParamSpec& p = table[i];
+      Napi::Object o = Napi::Object::New(env);
+      o.Set("name", p.name);
+      o.Set("type", p.type == Type::Integer ? "integer" : p.type == Type::Number ? "number"
+                    : p.type == Type::Choice ? "choice" : "list");
+      o.Set("required", p.required);
+      o.Set("description", p.doc);
+      if (p.type == Type::Integer || p.type == Type::Number) {
+        o.Set("minimum", p.min);
+        o.Set("maximum", p.max);
+        o.Set("exclusiveMinimum", p.min_open);
+        o.Set("exclusiveMaximum", p.max_open);
+        if (p.fallback) o.Set("default", *p.fallback);
+      } else if (p.type == Type::Choice) {
+        Napi::Array choices = Napi::Array::New(env, p.choices.size());
+        for (uint32_t k = 0; k < p.choices.size(); ++k) choices.Set(k, p.choices[k]);
+        o.Set("choices", choices);
+        o.Set("default", p.choices.front());
+      } else {
+        o.Set("maxItems", p.max);
+      }
+      list.Set(i, o);
+    }
+    all.Set(name, list);
+  }
+  Napi::Object limits = Napi::Object::New(env);
+  limits.Set("maxSteps", static_cast<double>(tts::sim::kMaxSteps));
+  limits.Set("maxSnapshots", static_cast<double>(tts::sim::kMaxSnapshots));
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("solvers", all);
+  out.Set("limits", limits);
+  return out;
 }
 
 }  // namespace tts_addon

@@ -161,6 +161,31 @@ TEST(params_are_checked_by_name) {
   const Config c = parse(params({{"problem", std::string("riemann_config3")}}));
   CHECK_NEAR(c.t_end, 0.3, 0);
   CHECK_NEAR(c.cfl, 0.4, 0);
+  CHECK_THROWS(tts::InvalidArgument, s.validate(params({{"steps", 1e6 + 1}})), "steps");
+  // A t_end is held to the steps it implies at the initial wave speeds (1e6 at most): the vortex at
+  // 512² takes steps of about 1.4e-3 at cfl 0.4.
+  CHECK_THROWS(tts::InvalidArgument, s.validate(params({{"t_end", 1e4}})), "t_end of euler_2d must be at most");
+  s.validate(params({{"t_end", 1e3}}));
+  CHECK_THROWS(tts::InvalidArgument, s.validate(params({{"steps", 2000.0}, {"snapshot_every", 1.0}})), "snapshot_every");
+  s.validate(params({{"steps", 2000.0}, {"snapshot_every", 2.0}}));
+}
+
+TEST(a_run_to_t_end_takes_at_most_1000_snapshots) {
+  Config c;
+  c.n_bits = 4;
+  c.problem = Problem::SodX;
+  c.t_end = 20;
+  c.snapshot_every = 1;
+  int64_t snaps = 0, last = 0;
+  Hooks h;
+  h.snapshot = [&](int64_t step, double, const std::vector<Field>&) {
+    ++snaps;
+    last = step;
+  };
+  const Output out = solve(c, h);
+  CHECK(out.stats.at("steps") > static_cast<double>(kMaxSnapshots));
+  CHECK_EQ(snaps, kMaxSnapshots);
+  CHECK_EQ(last, kMaxSnapshots);
 }
 
 TEST(progress_reaches_the_step_count_and_cancel_stops_the_run) {

@@ -1,9 +1,10 @@
-// The simulation endpoints (CONTRACT.md section 6) and their schemas: one params object per solver,
-// with the contract's defaults, so the document lists every solver's params and the validator fills
-// them in from the same description.
+// The simulation endpoints (CONTRACT.md sections 6 and 8) and their schemas: one params object per
+// solver, built from the engine's param tables (the ranges and defaults the solvers check), so the
+// document lists every solver's params and the validator fills them in from the same description.
 import { MAX_KEY_BYTES, NAMESPACE_RE } from '../entries/identifiers.js';
 import { badRequest, ProblemError, quoteValue } from '../errors.js';
 import { JOB_STATUSES } from '../jobs/job.js';
+import { MAX_SECONDS, paramTable, type SimParamSpec } from '../jobs/params.js';
 import { s, type ObjectSchema, type Schema } from '../schema/types.js';
 import type { Endpoint } from './endpoint.js';
 import { key, namespace } from './common.js';
@@ -13,20 +14,7 @@ export type Solver = (typeof SOLVERS)[number];
 
 /** Every solver: grids of at least 2^9 points per axis (SPEC.md). */
 export const MIN_N_BITS = 9;
-/** Largest n_bits per solver (CONTRACT.md section 6; SPEC.md's grid sizes). */
-export const MAX_N_BITS: Readonly<Record<Solver, number>> = {
-  poisson_2d: 14,
-  navier_stokes_2d: 12,
-  euler_2d: 13,
-  helmholtz_3d: 14,
-};
 
-/** Bounds that keep one job finite; larger values are a 400. */
-export const MAX_STEPS = 1_000_000;
-export const MAX_ITERS = 10_000_000;
-export const MAX_SEED = 2 ** 32 - 1;
-export const MAX_RANK = 4096;
-export const MAX_MODES = 64;
 /**
  * Longest output_key_prefix in bytes: room for "/<field>/step_<n>" so that every output key stays a
  * valid key (at most 1024 bytes).
@@ -38,10 +26,9 @@ export const LIST_MAX_LIMIT = 1000;
 const invalid = (field: string, detail: string): ProblemError => badRequest(detail, { field });
 
 /** n_bits: below MIN_N_BITS is grid_too_small, above the solver's largest grid_too_large (own codes). */
-function nBits(solver: Solver): Schema {
-  const max = MAX_N_BITS[solver];
+function nBits(solver: Solver, max: number, description: string): Schema {
   return s.integer(MIN_N_BITS, max, {
-    description: `log2 of the grid points per axis: ${MIN_N_BITS} (512) to ${max} (${2 ** max}).`,
+    description,
     invalid(v, field, generic) {
       if (typeof v !== 'number' || !Number.isSafeInteger(v)) return generic;
       if (v < MIN_N_BITS) {
@@ -56,43 +43,39 @@ function nBits(solver: Solver): Schema {
   });
 }
 
-/** Params every solver takes. */
-const common = {
-  seed: s.integer(0, MAX_SEED, { default: 0, description: 'Seed of the random parts of the set-up.' }),
-  snapshot_every: s.integer(1, MAX_STEPS, { description: 'Also store every field each this many steps ({prefix}/{field}/step_{n}).' }),
-};
-const positive = (description: string) => s.number({ exclusiveMinimum: 0, description });
+/** A param of the engine's table as a schema: the same type, range and default the solver checks. */
+function paramSchema(solver: Solver, p: SimParamSpec): Schema {
+  const description = p.description;
+  switch (p.type) {
+    case 'integer':
+      if (p.name === 'n_bits') return nBits(solver, p.maximum, description);
+      return s.integer(p.minimum, p.maximum, { description, ...(p.default !== undefined ? { default: p.default } : {}) });
+    case 'number':
+      return s.number({
+        description,
+        ...(p.exclusiveMinimum ? { exclusiveMinimum: p.minimum } : { minimum: p.minimum }),
+        ...(p.exclusiveMaximum ? { exclusiveMaximum: p.maximum } : { maximum: p.maximum }),
+        ...(p.default !== undefined ? { default: p.default } : {}),
+      });
+    case 'choice':
+      return s.enum(p.choices, { description, default: p.default });
+    case 'list':
+      // helmholtz_3d `modes`, the one list param: [[kx, ky, kz, amplitude], ...] (the engine checks the numbers).
+      return s.array(s.array(s.number(), { minItems: 4, maxItems: 4, itemsText: 'numbers' }), {
+        minItems: 1, maxItems: p.maxItems, itemsText: 'lists of 4 numbers', docDefault: [[1, 1, 1, 1.0]], description,
+      });
+  }
+}
 
-const params = (properties: Record<string, Schema>, required: string[], o: Partial<ObjectSchema> = {}): ObjectSchema =>
-  s.object(properties, { required: ['n_bits', ...required], ...o });
+/** The job system's own param, beside the solver's. */
+const maxSeconds = s.integer(MAX_SECONDS.minimum, MAX_SECONDS.maximum, {
+  default: MAX_SECONDS.default,
+  description: 'Run-time budget in seconds (time running, not queued or paused); past it the job fails with code time_limit, keeping its snapshots.',
+});
 
-export const SOLVER_PARAMS: Readonly<Record<Solver, ObjectSchema>> = {
-  poisson_2d: params({
-    n_bits: nBits('poisson_2d'),
-    rhs: s.enum(['manufactured', 'gaussians', 'dipole'], { default: 'manufactured', description: 'manufactured: f = 2π² sin πx sin πy.' }),
-    tol: s.number({ exclusiveMinimum: 0, exclusiveMaximum: 1, default: 1e-8, description: 'Relative residual at which CG stops.' }),
-    max_iters: s.integer(1, MAX_ITERS, { description: 'Cap on CG iterations (default: the solver\'s).' }),
-    preconditioner: s.enum(['multigrid', 'none'], { default: 'multigrid' }),
-    ...common,
-  }, [], { title: 'poisson_2d params' }),
-  navier_stokes_2d: params({
-    n_bits: nBits('navier_stokes_2d'),
-    reynolds: positive('Reynolds number.'),
-    steps: s.integer(1, MAX_STEPS, { description: 'Time steps.' }),
-    dt: positive('Time step.'),
-    max_rank: s.integer(1, MAX_RANK, { default: 64, description: 'Rank cap of the QTT fields.' }),
-    initial: s.enum(['taylor_green', 'shear_layer', 'decaying_turbulence'], { default: 'taylor_green' }),
-    ...common,
-  }, ['reynolds', 'steps', 'dt'], { title: 'navier_stokes_2d params' }),
-  euler_2d: params({
-    n_bits: nBits('euler_2d'),
-    problem: s.enum(['isentropic_vortex', 'sod_x', 'riemann_config3', 'kelvin_helmholtz'], { default: 'isentropic_vortex' }),
-    t_end: positive('End time (give t_end or steps, not both).'),
-    steps: s.integer(1, MAX_STEPS, { description: 'Time steps (give t_end or steps, not both).' }),
-    cfl: s.number({ exclusiveMinimum: 0, maximum: 1, default: 0.4 }),
-    ...common,
-  }, [], {
-    title: 'euler_2d params',
+/** Rules between params that a schema cannot state, beside the engine's own checks at submission. */
+const REFINE: Partial<Record<Solver, Partial<ObjectSchema>>> = {
+  euler_2d: {
     refine(p, field) {
       const tEnd = p.t_end !== undefined;
       const steps = p.steps !== undefined;
@@ -100,40 +83,37 @@ export const SOLVER_PARAMS: Readonly<Record<Solver, ObjectSchema>> = {
       if (!tEnd && !steps) throw invalid(`${field}.t_end`, `${field}.t_end (a number > 0) or ${field}.steps (an integer >= 1) is required`);
       return p;
     },
-  }),
-  helmholtz_3d: params({
-    n_bits: nBits('helmholtz_3d'),
-    nu: positive('Diffusion coefficient.'),
-    dt: positive('Time step (implicit).'),
-    steps: s.integer(1, MAX_STEPS, { description: 'Time steps.' }),
-    boundary: s.enum(['periodic', 'dirichlet'], { default: 'periodic' }),
-    initial: s.enum(['modes', 'gaussian'], { default: 'modes' }),
-    modes: s.array(s.array(s.number(), {
-      minItems: 4, maxItems: 4, itemsText: 'numbers',
-      refine(t, field) {
-        const [kx, ky, kz] = t as number[];
-        if (![kx, ky, kz].every((k) => Number.isSafeInteger(k) && k! >= 1)) {
-          throw invalid(field, `${field} needs integer wave numbers kx, ky, kz >= 1 ([kx, ky, kz, amplitude])`);
-        }
-        return t;
-      },
-    }), {
-      minItems: 1, maxItems: MAX_MODES, itemsText: 'lists of 4 numbers', docDefault: [[1, 1, 1, 1.0]],
-      description: 'With initial "modes": [[kx, ky, kz, amplitude], ...].',
-    }),
-    source: s.enum(['none', 'gaussian'], { default: 'none', description: 'A constant source s in (I - ν dt Δ) u⁺ = u + dt s; gaussian: the initial gaussian.' }),
-    max_rank: s.integer(1, MAX_RANK, { description: 'Rank cap of the QTT field.' }),
-    tol: s.number({ exclusiveMinimum: 0, exclusiveMaximum: 1, description: 'Rounding tolerance.' }),
-    ...common,
-  }, ['nu', 'dt', 'steps'], {
-    title: 'helmholtz_3d params',
+  },
+  helmholtz_3d: {
     refine(p, field) {
       if (p.initial === 'modes') p.modes ??= [[1, 1, 1, 1.0]];
       else if (p.modes !== undefined) throw invalid(`${field}.modes`, `${field}.modes applies only to initial "modes"`);
       return p;
     },
-  }),
+  },
 };
+
+function solverSchema(solver: Solver): ObjectSchema {
+  const table = paramTable(solver);
+  const properties: Record<string, Schema> = {};
+  for (const p of table) properties[p.name] = paramSchema(solver, p);
+  properties[MAX_SECONDS.name] = maxSeconds;
+  return s.object(properties, {
+    required: table.filter((p) => p.required).map((p) => p.name),
+    title: `${solver} params`,
+    ...REFINE[solver],
+  });
+}
+
+/** Each solver's params schema, built from the engine's table (so the edge and the solver agree). */
+export const SOLVER_PARAMS: Readonly<Record<Solver, ObjectSchema>> =
+  Object.fromEntries(SOLVERS.map((solver) => [solver, solverSchema(solver)])) as Record<Solver, ObjectSchema>;
+
+/** Largest n_bits per solver (CONTRACT.md section 6; SPEC.md's grid sizes), from the same tables. */
+export const MAX_N_BITS: Readonly<Record<Solver, number>> = Object.fromEntries(SOLVERS.map((solver) => {
+  const n = SOLVER_PARAMS[solver].properties.n_bits as { maximum: number };
+  return [solver, n.maximum];
+})) as Record<Solver, number>;
 
 export const submitBody = s.object({
   solver: s.enum(SOLVERS, {
@@ -163,7 +143,7 @@ const progress = s.object({ steps_completed: s.integer(0, Number.MAX_SAFE_INTEGE
 export const jobResponse = s.object({
   job_id: s.string(), status: s.enum(JOB_STATUSES), solver: s.enum(SOLVERS), namespace: s.string(), output_key_prefix: s.string(),
   params: s.json(), progress, created_at: s.number(), started_at: s.number(), finished_at: s.number(),
-  outputs: s.array(s.string(), { description: 'Output keys (completed jobs).' }),
+  outputs: s.array(s.string(), { description: 'Output keys (completed jobs; a failed job that kept snapshots lists them).' }),
   stats: s.json({ description: 'Scalar facts of the run (completed jobs).' }),
   error: s.json({ description: 'A problem object (failed jobs).' }),
 }, { title: 'Job' });
@@ -174,6 +154,11 @@ export const SIMULATION_ENDPOINTS = {
   simulation_submit: {
     id: 'simulation_submit', method: 'post', path: '/v1/simulation/submit', tag: SIMULATION, auth: 'tenant', cu: 5,
     summary: 'Queue a simulation job; its output fields are stored as entries',
+    description: 'Every param is checked here, as the solver checks it (a job never fails for a param this accepted). '
+      + 'Jobs run in fair turns across tenants: a job that has run for SVC_GATE_JOB_QUANTUM_S while another tenant\'s job '
+      + 'waits goes back to `queued` with its progress kept and resumes in its next turn. A job costs 5 CU here plus 1 CU '
+      + 'for each started 10 s of run time, charged as it runs (it fails with quota_exceeded when the monthly quota runs out). '
+      + 'A tenant holds at most SVC_GATE_JOBS_QUEUED_PER_TENANT queued jobs (429 too_many_jobs).',
     body: { json: submitBody, limit: 'small', required: true },
     answers: {
       202: {
@@ -185,7 +170,7 @@ export const SIMULATION_ENDPOINTS = {
         }),
       },
     },
-    problems: [400, 402, 403, 415, 503],
+    problems: [400, 402, 403, 415, 429, 503],
   },
   simulation_status: {
     id: 'simulation_status', method: 'get', path: '/v1/simulation/status/{job_id}', tag: SIMULATION, auth: 'tenant', cu: 0.1,
@@ -193,6 +178,15 @@ export const SIMULATION_ENDPOINTS = {
     pathParams: { job_id: s.string({ description: 'As submit returned it.' }) },
     answers: { 200: { description: 'The job.', schema: jobResponse } },
     problems: [402, 404],
+  },
+  simulation_cancel: {
+    id: 'simulation_cancel', method: 'post', path: '/v1/simulation/cancel/{job_id}', tag: SIMULATION, auth: 'tenant', cu: 0.1,
+    summary: 'Cancel a job of the tenant',
+    description: 'A queued job fails at once; a running or paused one within 5 s. Either ends `failed` with error code '
+      + '`cancelled`, keeping the snapshots it stored (listed in `outputs`). A job already completed or failed: 409 job_finished.',
+    pathParams: { job_id: s.string({ description: 'As submit returned it.' }) },
+    answers: { 200: { description: 'The job, as status shows it after the cancel.', schema: jobResponse } },
+    problems: [402, 404, 409],
   },
   simulation_list: {
     id: 'simulation_list', method: 'get', path: '/v1/simulation/list', tag: SIMULATION, auth: 'tenant', cu: 0.1,

@@ -5,7 +5,7 @@ import { loadAddon } from './load.js';
 import type { NativeAddon } from './native.js';
 import type {
   ArrayBytes, CompressOptions, CompressResult, DType, Engine, EngineInfo, Fingerprint, LayoutName, OperandPool,
-  SimHooks, SimParams, SimRun, TensorTrain,
+  SimHooks, SimParams, SimParamTables, SimRun, TensorTrain,
 } from './types.js';
 import { GpuPlacementError, type BackendChoice, type BackendSelection, type GpuPlacement } from './gpu.js';
 
@@ -27,6 +27,7 @@ export function isInvalidInput(err: unknown): err is EngineError {
 }
 
 let addon: NativeAddon | undefined;
+let paramTables: SimParamTables | undefined;
 
 /** The loaded addon (loaded on first use, so importing this module never fails on its own). */
 export function native(): NativeAddon {
@@ -113,10 +114,22 @@ export const engine: Engine = {
     try {
       const onProgress = hooks.onProgress?.bind(hooks);
       const onSnapshot = hooks.onSnapshot?.bind(hooks);
-      return native().simulate(solver, params, onProgress, onSnapshot);
+      const onPaused = hooks.onPaused?.bind(hooks);
+      return native().simulate(solver, params, onProgress, onSnapshot, onPaused);
     } catch (err) {
-      return { result: Promise.reject(err), cancel() {} };
+      return { result: Promise.reject(err), cancel() {}, pause() {}, resume() {} };
     }
+  },
+
+  /** simulate()'s param checks alone (the solver's table and its rules between params); microseconds. */
+  checkSimulation(solver: string, params: SimParams): void {
+    native().checkSimulation(solver, params);
+  },
+
+  /** The solvers' param tables, read once from the addon. */
+  solverParams(): SimParamTables {
+    paramTables ??= native().solverParams();
+    return paramTables;
   },
 
   /** A query operand pool in native memory; scores are O(d n r^3) per train pair, never a dense rebuild. */

@@ -1,7 +1,8 @@
 // The raw shape of the compiled addon (native/addon). Only src/engine talks to it; everything else
 // goes through `engine` (index.ts), which adds the types and turns synchronous throws into rejections.
 import type {
-  ArrayBytes, CompressResult, DType, EngineInfo, Fingerprint, LayoutName, OperandPool, SimField, SimOutput, SimParams, TensorTrain,
+  ArrayBytes, CompressResult, DType, EngineInfo, Fingerprint, LayoutName, OperandPool, SimField, SimOutput, SimParams, SimParamTables,
+  TensorTrain,
 } from './types.js';
 import type { BackendChoice, BackendSelection, GpuPlaced, GpuRefusal, GpuStats } from './gpu.js';
 
@@ -30,7 +31,11 @@ export interface NativeAddon {
     solver: string, params: SimParams,
     onProgress?: (done: number, total: number) => void,
     onSnapshot?: (step: number, t: number, fields: SimField[]) => void,
-  ): { result: Promise<SimOutput>; cancel(): void };
+    onPaused?: () => void,
+  ): { result: Promise<SimOutput>; cancel(): void; pause(): void; resume(): void };
+  /** Throws synchronously (RangeError, code ERR_TTS_INVALID) naming the first bad param. */
+  checkSimulation(solver: string, params: SimParams): void;
+  solverParams(): SimParamTables;
   OperandPool: new () => OperandPool;
   /** Throws (code ERR_TTS_GPU_UNAVAILABLE / ERR_TTS_GPU_UNSUPPORTED) for 'cuda' without a usable device. */
   setBackend(choice: BackendChoice): BackendSelection;

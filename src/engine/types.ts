@@ -140,16 +140,39 @@ export interface SimHooks {
   onProgress?(done: number, total: number): void;
   /** Every params.snapshot_every steps; the arrays are the caller's to keep. */
   onSnapshot?(step: number, t: number, fields: SimField[]): void;
+  /** The run stopped at a step boundary after pause() and holds its state until resume() or cancel(). */
+  onPaused?(): void;
 }
 
 /**
  * A simulation in flight on a thread of the addon's own (never libuv's pool). `result` rejects with
  * code ERR_TTS_INVALID for bad params, ERR_TTS_CANCELLED after cancel(), or with whatever a hook threw
- * (which stops the run). cancel() is a no-op once the run has ended.
+ * (which stops the run). cancel() is a no-op once the run has ended, and wakes a paused run. pause()
+ * stops the run at its next poll (between steps, or between blocks of a long step), which then
+ * calls onPaused; resume() lets it go on from where it stopped.
  */
 export interface SimRun {
   result: Promise<SimOutput>;
   cancel(): void;
+  pause(): void;
+  resume(): void;
+}
+
+/** One param of a solver as the engine checks it (its table, native/core): the HTTP schema is built from these. */
+export type SimParamSpec = {
+  name: string;
+  required: boolean;
+  description: string;
+} & (
+  | { type: 'integer' | 'number'; minimum: number; maximum: number; exclusiveMinimum: boolean; exclusiveMaximum: boolean; default?: number }
+  | { type: 'choice'; choices: string[]; default: string }
+  | { type: 'list'; maxItems: number }
+);
+
+/** Every solver's params, and the limits they share. */
+export interface SimParamTables {
+  solvers: Record<string, SimParamSpec[]>;
+  limits: { maxSteps: number; maxSnapshots: number };
 }
 
 export interface Engine {
@@ -196,6 +219,10 @@ export interface Engine {
   solvers(): string[];
   /** Starts a solver run; params are checked before anything runs (see SimRun for the outcomes). */
   simulate(solver: string, params: SimParams, hooks?: SimHooks): SimRun;
+  /** The checks simulate() makes, alone: throws a RangeError (ERR_TTS_INVALID) naming the param; synchronous, microseconds. */
+  checkSimulation(solver: string, params: SimParams): void;
+  /** The solvers' param tables (synchronous). */
+  solverParams(): SimParamTables;
   /** A new, empty operand pool for the query feature. */
   createOperandPool(): OperandPool;
   /** Backend choice at start (src/engine/gpu.ts); absent on engines without one. */

@@ -21,6 +21,12 @@ export const OPERATIONS = {
   simulation_submit: { cu: 5.0, bucket: 'simulation' },
   simulation_status: { cu: 0.1, bucket: 'simulation' },
   simulation_list: { cu: 0.1, bucket: 'simulation' },
+  simulation_cancel: { cu: 0.1, bucket: 'simulation' },
+  /** Run time of a job: charged as the job runs, once at the start of each SIMULATION_RUN_SECONDS. */
+  simulation_run: { cu: 1.0, bucket: 'simulation' },
 } as const satisfies Record<string, { cu: number; bucket: BreakdownKey }>;
 
 export type Operation = keyof typeof OPERATIONS;
+
+/** A job's run time is charged simulation_run per started period of this many seconds (CONTRACT.md section 8). */
+export const SIMULATION_RUN_SECONDS = 10;

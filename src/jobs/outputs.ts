@@ -1,8 +1,10 @@
 // A job's outputs on their way into storage. Each field goes through the same Oracle and compression
 // as a put (domain `simulation`) as soon as it exists, but stays invisible: its blob is durable, its
 // row is not. commit() makes every output visible in one transaction together with the job's
-// `completed` state; discard() removes the blobs of a job that failed or was cancelled. So a job
-// never leaves half of its outputs behind, and a crash leaves only orphan blobs (swept at start).
+// `completed` state; discard() removes the blobs of a job that failed. A job that was stopped (cancelled,
+// out of budget or quota) keeps the snapshots stored whole so far: keep() commits them with its
+// `failed` state. So a job never leaves half of a step's outputs behind, and a crash leaves only
+// orphan blobs (swept at start).
 import type { Tx } from '../store/db.js';
 import type { EntryRow } from '../entries/entry.js';
 import type { CoresInput, PreparedEntry, PutInput } from '../entries/service.js';
@@ -97,6 +99,17 @@ export class JobOutputs {
     return rows.map((r) => r.key);
   }
 
+  /**
+   * A stopped job's end: the snapshots stored whole so far become visible, with `also` (given their
+   * keys) in the same transaction; one still being stored is stopped at its next field and dropped.
+   */
+  async keep(also: (tx: Tx, keys: string[]) => Promise<void>): Promise<string[]> {
+    this.failure ??= new OutputsAborted();
+    await this.chain;
+    const keys = this.keys;
+    return this.commit((tx) => also(tx, keys));
+  }
+
   /** Remove what was prepared (after waiting for a snapshot still being stored). */
   async discard(): Promise<void> {
     this.failure ??= new OutputsAborted();
@@ -105,7 +118,19 @@ export class JobOutputs {
     await this.store.discard(items);
   }
 
+  /** Prepare every field of one step; they join `prepared` together or not at all. */
   private async prepareAll(fields: SimField[], step: number, t: number | null, snapshot: boolean): Promise<void> {
+    const group: PreparedEntry[] = [];
+    try {
+      await this.prepareFields(group, fields, step, t, snapshot);
+    } catch (err) {
+      await this.store.discard(group);
+      throw err;
+    }
+    this.prepared.push(...group);
+  }
+
+  private async prepareFields(group: PreparedEntry[], fields: SimField[], step: number, t: number | null, snapshot: boolean): Promise<void> {
     for (const field of fields) {
       if (this.aborted() || (snapshot && this.failure !== null)) throw this.failure ?? new OutputsAborted();
       const key = outputKey(this.job.prefix, checkField(field), snapshot ? step : undefined);
@@ -120,7 +145,7 @@ export class JobOutputs {
       };
       if (field.tt) {
         // QTT-native solvers: the cores are the field (a 512^3 field is never made dense here).
-        this.prepared.push(await this.store.prepareCores(this.job.tenantId, {
+        group.push(await this.store.prepareCores(this.job.tenantId, {
           key,
           tt: field.tt,
           shape: [...field.shape],
@@ -132,7 +157,7 @@ export class JobOutputs {
         continue;
       }
       const data = field.data;
-      this.prepared.push(await this.store.prepare({
+      group.push(await this.store.prepare({
         tenantId: this.job.tenantId,
         key,
         payload: {

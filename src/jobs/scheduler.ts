@@ -1,13 +1,27 @@
-// The job lifecycle: queued -> running -> completed | failed. At most `concurrency` jobs run at once,
-// started in submission order (FIFO over all tenants). The solver runs on the engine's own threads;
-// this class only reacts to its callbacks on the event loop. Progress is kept in memory while a job
-// runs and persisted at each transition. stop() cancels running jobs and leaves them queued, and
-// start() re-queues whatever a crash left running, so an accepted job always runs to an end.
+// The job lifecycle (CONTRACT.md sections 6 and 8): queued -> running -> completed | failed, and
+// running -> queued when a job is time-sliced. At most `concurrency` jobs run at once, in fair turns
+// across tenants:
+// - a free slot goes to the waiting tenant with the fewest jobs running, then to the one whose last
+//   turn is oldest; within a tenant, jobs go in submission order (a paused job before later ones);
+// - a job that has run for its quantum pauses when a tenant with fewer jobs running waits: the
+//   solver thread stops at its next poll with its state in memory, the job goes back to `queued`
+//   with its progress kept, and resumes where it stopped in its tenant's next turn;
+// - each job has a run-time budget (params.max_seconds) and is charged CU for each started period of
+//   run time, before that period runs; past the budget it fails with time_limit, without the CU with
+//   quota_exceeded;
+// - cancel (the tenant's, or a deactivation's) fails a queued job at once and stops a started one at
+//   the solver's next poll. Jobs stopped this way (cancel, budget, quota) keep the snapshots they
+//   stored; any other failure stores nothing.
+// The solver runs on the engine's own threads; this class only reacts to its callbacks on the event
+// loop. stop() cancels started jobs and leaves them queued, and start() re-queues whatever a crash
+// left running or paused (from the start: a paused run's state was in memory), so an accepted job
+// always runs to an end.
 import { randomBytes } from 'node:crypto';
 import { ProblemError } from '../errors.js';
-import { jobView, type JobParams, type JobRow, type JobView, type Progress } from './job.js';
+import { jobView, type JobRow, type JobView, type LiveState, type Progress } from './job.js';
 import { JobOutputs, OutputsAborted, type OutputStore } from './outputs.js';
-import { engineParams, errorCode, SIM_CANCELLED, SIM_INVALID, solverUnavailable, type SimRun, type SimRunner } from './runner.js';
+import { maxSecondsOf, solverParamsOf } from './params.js';
+import { errorCode, SIM_CANCELLED, SIM_INVALID, solverUnavailable, type SimRun, type SimRunner } from './runner.js';
 import type { JobStore, ListFilter } from './store.js';
 
 export interface SchedulerLogger {
@@ -16,12 +30,29 @@ export interface SchedulerLogger {
   error(obj: object, msg: string): void;
 }
 
+/** How the scheduler charges run time (the gate's meter behind it, wired by the composition root). */
+export interface JobCharger {
+  /** Seconds of run time one charge pays for. */
+  readonly periodS: number;
+  /**
+   * Charge one period to the tenant; resolves once durable. Rejects, charging nothing, when the
+   * tenant has no room left (a ProblemError: 402 quota_exceeded).
+   */
+  charge(tenantId: string): Promise<void>;
+}
+
 export interface JobSchedulerOptions {
   store: JobStore;
   outputs: OutputStore;
   runner: SimRunner;
   /** Jobs running at once (SVC_GATE_SIM_CONCURRENCY). */
   concurrency: number;
+  /** Seconds a job runs before it yields to a waiting tenant (SVC_GATE_JOB_QUANTUM_S). Default 10. */
+  quantumS?: number;
+  /** Queued jobs one tenant may hold, running ones not counted (SVC_GATE_JOBS_QUEUED_PER_TENANT). Default 16. */
+  queuedPerTenant?: number;
+  /** Run-time charging; absent: run time costs nothing. */
+  charger?: JobCharger;
   log: SchedulerLogger;
   /** Unix seconds (fractional); tests move the clock. */
   now?: () => number;
@@ -36,60 +67,138 @@ export interface SubmitInput {
   solver: string;
   namespace: string;
   outputKeyPrefix: string;
-  params: JobParams;
+  params: Record<string, unknown>;
 }
 
-interface Active {
+/** How long cancel() waits for a started job to end before it answers with its status as it is. */
+export const CANCEL_WAIT_MS = 5000;
+
+/**
+ * queued: waiting, never started; starting: given a slot, its solver not yet started; running;
+ * pausing: asked to pause, still running until the solver says it stopped; paused: waiting, its
+ * solver stopped with its state; ending: its solver done, outputs being stored or the failure
+ * written.
+ */
+type Phase = 'queued' | 'starting' | 'running' | 'pausing' | 'paused' | 'ending';
+
+/** A job this process holds that has not ended. */
+interface Job {
   row: JobRow;
+  phase: Phase;
   run: SimRun | null;
-  startedAt: number;
+  /** Run time of the slices before the current one, seconds. */
+  runBefore: number;
+  /** When the current slice started (unix seconds). */
+  sliceStart: number;
+  /** The current slice has run its quantum. */
+  quantumUsed: boolean;
+  /** Run-time periods charged so far. */
+  charged: number;
+  maxSeconds: number;
   done: number;
   total: number;
-  settled: Promise<void>;
+  timer: NodeJS.Timeout | undefined;
+  /** Why the job is being stopped (the problem it fails with), or 'shutdown' (it goes back to the queue). */
+  stop: ProblemError | 'shutdown' | null;
+  /** Settles when the job has ended (its row is final, or re-queued by a shutdown). */
+  ended: Promise<void>;
+  end: () => void;
+  /** The job's pause/resume writes, in order. */
+  writes: Promise<unknown>;
+  /** Its run time is final (its end is being written): no timer any more. */
+  final: boolean;
 }
-
-/** Thrown inside a run when the scheduler is stopping (the job goes back to the queue). */
-class ShuttingDown extends Error {}
 
 export function newJobId(): string {
   return `job_${randomBytes(12).toString('base64url')}`;
 }
 
+/** The problem of a cancelled job (CONTRACT.md section 8). */
+export function cancelledProblem(detail: string): ProblemError {
+  return new ProblemError(409, 'cancelled', detail);
+}
+
 export class JobScheduler {
-  private readonly queue: JobRow[] = [];
-  private readonly active = new Map<string, Active>();
+  /** Jobs waiting for a slot (never started, or paused), per tenant, in submission order. */
+  private readonly waiting = new Map<string, Job[]>();
+  /** Jobs holding a slot (starting, running, pausing, ending). */
+  private readonly running = new Set<Job>();
+  /** Every job not ended, by job_id. */
+  private readonly jobs = new Map<string, Job>();
+  /** Tenant -> the turn number of its last slot (round robin among equals). */
+  private readonly lastTurn = new Map<string, number>();
+  /** Tenant -> submissions between the cap check and the queue. */
+  private readonly submitting = new Map<string, number>();
+  private turns = 0;
   private readonly now: () => number;
+  private readonly quantumS: number;
+  private readonly queuedPerTenant: number;
   private stopping = false;
   private started = false;
 
   constructor(private readonly opts: JobSchedulerOptions) {
     this.now = opts.now ?? (() => Date.now() / 1000);
+    this.quantumS = opts.quantumS ?? 10;
+    this.queuedPerTenant = opts.queuedPerTenant ?? 16;
   }
 
-  /** Re-queue jobs left running by a crash, then start the queue (FIFO). */
+  /** Re-queue jobs left running or paused by a crash, then start the queue. */
   async start(): Promise<void> {
     const pending = await this.opts.store.recover();
-    this.queue.push(...pending);
+    for (const row of pending) this.enqueue(this.track(row));
     this.started = true;
     if (pending.length > 0) this.opts.log.info({ jobs: pending.length }, 'simulation jobs queued from the previous run');
     this.pump();
   }
 
-  /** Persist a queued job (durable when this resolves) and schedule it. */
+  /**
+   * The engine's own checks of a job's params (the solver's table and its rules between params), so
+   * that a job never fails for a param its submission accepted: 400 naming the param.
+   */
+  checkParams(solver: string, params: Record<string, unknown>): void {
+    try {
+      this.opts.runner.checkSimulation(solver, solverParamsOf(params));
+    } catch (err) {
+      if (errorCode(err) !== SIM_INVALID) throw err;
+      const message = (err as Error).message;
+      const param = /^param (\w+)/.exec(message)?.[1] ?? /^params (\w+)/.exec(message)?.[1] ?? /'(\w+)'/.exec(message)?.[1];
+      throw new ProblemError(400, 'invalid_request', message, param ? { field: `params.${param}` } : {});
+    }
+  }
+
+  /**
+   * Persist a queued job (durable when this resolves) and schedule it; 429 too_many_jobs when the
+   * tenant already holds its cap of queued jobs.
+   */
   async submit(input: SubmitInput): Promise<JobRow> {
     if (this.stopping) throw new ProblemError(503, 'service_unavailable', 'the server is shutting down; submit the job again shortly');
-    const steps = input.params.steps;
-    const row = await this.opts.store.insert({
-      jobId: newJobId(),
-      tenantId: input.tenantId,
-      solver: input.solver,
-      namespace: input.namespace,
-      outputKeyPrefix: input.outputKeyPrefix,
-      params: input.params,
-      stepsTotal: typeof steps === 'number' ? steps : 0,
-      createdAt: this.now(),
-    });
-    this.queue.push(row);
+    const { tenantId } = input;
+    const queued = (this.waiting.get(tenantId)?.length ?? 0) + (this.submitting.get(tenantId) ?? 0);
+    if (queued >= this.queuedPerTenant) {
+      throw new ProblemError(429, 'too_many_jobs',
+        `tenant ${tenantId} already has ${queued} queued simulation jobs, the most it may hold (running jobs not counted); submit again when one has started`,
+        { queued, limit: this.queuedPerTenant }, { 'Retry-After': String(this.quantumS) });
+    }
+    this.submitting.set(tenantId, (this.submitting.get(tenantId) ?? 0) + 1);
+    let row: JobRow;
+    try {
+      const steps = input.params.steps;
+      row = await this.opts.store.insert({
+        jobId: newJobId(),
+        tenantId,
+        solver: input.solver,
+        namespace: input.namespace,
+        outputKeyPrefix: input.outputKeyPrefix,
+        params: input.params,
+        stepsTotal: typeof steps === 'number' ? steps : 0,
+        createdAt: this.now(),
+      });
+    } finally {
+      const n = (this.submitting.get(tenantId) ?? 1) - 1;
+      if (n > 0) this.submitting.set(tenantId, n);
+      else this.submitting.delete(tenantId);
+    }
+    this.enqueue(this.track(row));
     this.opts.log.info({ job_id: row.job_id, tenant_id: row.tenant_id, solver: row.solver }, 'simulation job queued');
     this.pump();
     return row;
@@ -98,129 +207,461 @@ export class JobScheduler {
   /** The tenant's job with live progress; undefined for an unknown job or another tenant's. */
   async status(tenantId: string, jobId: string): Promise<JobView | undefined> {
     const row = await this.opts.store.get(tenantId, jobId);
-    return row ? jobView(row, this.liveProgress(row)) : undefined;
+    return row ? jobView(row, this.live(row)) : undefined;
   }
 
   /** The tenant's jobs, newest first, with live progress. */
   async list(tenantId: string, filter: ListFilter): Promise<JobView[]> {
     const rows = await this.opts.store.list(tenantId, filter);
-    return rows.map((row) => jobView(row, this.liveProgress(row)));
+    return rows.map((row) => jobView(row, this.live(row)));
+  }
+
+  /**
+   * Cancel the tenant's job: a queued one fails at once, a started one (running or paused) at its
+   * solver's next poll; resolves with its status once it ended, or after CANCEL_WAIT_MS as it is then.
+   * undefined: no such job of this tenant; 409 job_finished: it had already ended.
+   */
+  async cancel(tenantId: string, jobId: string): Promise<JobView | undefined> {
+    const row = await this.opts.store.get(tenantId, jobId);
+    if (!row) return undefined;
+    const job = this.jobs.get(jobId);
+    if (!job || row.status === 'completed' || row.status === 'failed') {
+      if (row.status === 'completed' || row.status === 'failed') {
+        throw new ProblemError(409, 'job_finished', `job ${jobId} has already ${row.status === 'completed' ? 'completed' : 'failed'}`,
+          { job_id: jobId, status: row.status });
+      }
+      // Not held here (the server is stopping): it fails now, as a queued job does.
+      await this.opts.store.markFailed(jobId, {
+        finishedAt: this.now(), progress: progressOf(row), error: cancelledProblem('cancelled by the tenant').body(),
+      });
+    } else {
+      await waitAtMost(this.stopJob(job, cancelledProblem('cancelled by the tenant')), CANCEL_WAIT_MS);
+    }
+    return this.status(tenantId, jobId);
+  }
+
+  /** Cancel every job of a tenant (deactivated): each fails with code cancelled; resolves when they ended. */
+  async cancelTenant(tenantId: string, detail = `tenant ${tenantId} was deactivated`): Promise<void> {
+    const mine = [...this.jobs.values()].filter((j) => j.row.tenant_id === tenantId);
+    if (mine.length > 0) this.opts.log.info({ tenant_id: tenantId, jobs: mine.length }, 'cancelling the simulation jobs of a tenant');
+    await Promise.all(mine.map((j) => this.stopJob(j, cancelledProblem(detail))));
   }
 
   /** Jobs running now (for tests and metrics). */
   get runningCount(): number {
-    return this.active.size;
+    return this.running.size;
   }
 
-  /** Jobs waiting to run (for metrics). */
+  /** Jobs waiting to run, paused ones included (for metrics). */
   get queuedCount(): number {
-    return this.queue.length;
+    let n = 0;
+    for (const list of this.waiting.values()) n += list.length;
+    return n;
   }
 
   /**
-   * Cancel every running job and leave it queued (it runs again from the start at the next start);
+   * Cancel every started job and leave it queued (it runs again from the start at the next start);
    * resolves when they settled, or after stopTimeoutMs (a job that did not settle is still marked
    * running in the database, and start() re-queues it).
    */
   async stop(): Promise<void> {
     this.stopping = true;
-    this.queue.length = 0;
-    const settling = [...this.active.values()].map((a) => {
-      a.run?.cancel();
-      return a.settled;
-    });
+    const settling: Promise<void>[] = [];
+    for (const job of this.jobs.values()) {
+      if (job.run === null && job.phase === 'queued') continue; // stays queued in the database
+      job.stop ??= 'shutdown';
+      job.run?.cancel();
+      settling.push(job.ended);
+    }
+    for (const job of [...this.jobs.values()]) if (job.phase === 'queued') this.forget(job);
     if (settling.length === 0) return;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), this.opts.stopTimeoutMs ?? 30000);
-    });
-    const outcome = await Promise.race([Promise.allSettled(settling), timeout]);
-    clearTimeout(timer);
-    if (outcome === 'timeout') this.opts.log.warn({ jobs: this.active.size }, 'simulation jobs did not stop in time; they are re-queued at the next start');
+    const outcome = await waitAtMost(Promise.allSettled(settling), this.opts.stopTimeoutMs ?? 30000);
+    if (outcome === 'timeout') this.opts.log.warn({ jobs: this.running.size }, 'simulation jobs did not stop in time; they are re-queued at the next start');
   }
 
-  private liveProgress(row: JobRow): Progress | undefined {
-    const a = this.active.get(row.job_id);
-    if (row.status !== 'running' || !a) return undefined;
-    return { steps_completed: a.done, steps_total: a.total, elapsed_s: Math.max(0, this.now() - a.startedAt) };
+  // ---- bookkeeping ---------------------------------------------------------------------------------
+
+  private track(row: JobRow): Job {
+    let end!: () => void;
+    const ended = new Promise<void>((resolve) => {
+      end = resolve;
+    });
+    const params = JSON.parse(row.params) as Record<string, unknown>;
+    const job: Job = {
+      row, phase: 'queued', run: null, runBefore: 0, sliceStart: 0, quantumUsed: false, charged: 0,
+      maxSeconds: maxSecondsOf(params), done: 0, total: row.steps_total, timer: undefined, stop: null,
+      ended, end, writes: Promise.resolve(), final: false,
+    };
+    this.jobs.set(row.job_id, job);
+    return job;
+  }
+
+  /** Into its tenant's waiting list, in submission order. */
+  private enqueue(job: Job): void {
+    const tenant = job.row.tenant_id;
+    let list = this.waiting.get(tenant);
+    if (!list) this.waiting.set(tenant, (list = []));
+    let i = list.length;
+    while (i > 0 && list[i - 1]!.row.seq > job.row.seq) i--;
+    list.splice(i, 0, job);
+  }
+
+  private unqueue(job: Job): void {
+    const tenant = job.row.tenant_id;
+    const list = this.waiting.get(tenant);
+    if (!list) return;
+    const i = list.indexOf(job);
+    if (i >= 0) list.splice(i, 1);
+    if (list.length === 0) this.waiting.delete(tenant);
+  }
+
+  /** The job has ended here: out of every structure, its waiters released. */
+  private forget(job: Job): void {
+    clearTimeout(job.timer);
+    job.timer = undefined;
+    this.unqueue(job);
+    this.running.delete(job);
+    this.jobs.delete(job.row.job_id);
+    job.end();
+  }
+
+  private runningOf(tenant: string, countPausing = true): number {
+    let n = 0;
+    for (const j of this.running) if (j.row.tenant_id === tenant && (countPausing || j.phase !== 'pausing')) n++;
+    return n;
+  }
+
+  /** Run time so far, seconds: slices before, plus the current one while the job holds its slot (storing its outputs included). */
+  private runTime(job: Job): number {
+    return job.runBefore + (holdsSlot(job) ? Math.max(0, this.now() - job.sliceStart) : 0);
+  }
+
+  private progressOf(job: Job): Progress {
+    return { steps_completed: job.done, steps_total: job.total, elapsed_s: this.runTime(job) };
+  }
+
+  /** What a started job held here shows beyond its row: its progress, and queued while paused. */
+  private live(row: JobRow): LiveState | undefined {
+    const job = this.jobs.get(row.job_id);
+    if (!job || job.run === null || (row.status !== 'running' && row.status !== 'queued')) return undefined;
+    const status = job.phase === 'paused' ? 'queued' : job.phase === 'ending' ? row.status : 'running';
+    return { status, progress: this.progressOf(job) };
+  }
+
+  // ---- turns ---------------------------------------------------------------------------------------
+
+  /** The waiting job whose turn is next: fewest running of its tenant, then oldest last turn, then oldest job. */
+  private pickNext(): Job | undefined {
+    let best: { job: Job; running: number; turn: number } | undefined;
+    for (const [tenant, list] of this.waiting) {
+      const job = list[0];
+      if (!job) continue;
+      const cand = { job, running: this.runningOf(tenant), turn: this.lastTurn.get(tenant) ?? 0 };
+      if (!best || cand.running < best.running || (cand.running === best.running
+        && (cand.turn < best.turn || (cand.turn === best.turn && job.row.seq < best.job.row.seq)))) {
+        best = cand;
+      }
+    }
+    return best?.job;
   }
 
   private pump(): void {
-    while (this.started && !this.stopping && this.active.size < this.opts.concurrency && this.queue.length > 0) {
-      const row = this.queue.shift()!;
-      const a: Active = { row, run: null, startedAt: this.now(), done: 0, total: row.steps_total, settled: Promise.resolve() };
-      this.active.set(row.job_id, a);
-      a.settled = this.execute(a)
-        .catch((err) => this.opts.log.error({ err, job_id: row.job_id }, 'simulation job bookkeeping failed'))
-        .finally(() => {
-          this.active.delete(row.job_id);
-          this.pump();
-        });
+    while (this.started && !this.stopping && this.running.size < this.opts.concurrency) {
+      const job = this.pickNext();
+      if (!job) break;
+      this.unqueue(job);
+      this.running.add(job);
+      this.lastTurn.set(job.row.tenant_id, ++this.turns);
+      if (job.run === null) {
+        job.phase = 'starting';
+        void this.execute(job)
+          .catch((err) => this.opts.log.error({ err, job_id: job.row.job_id }, 'simulation job bookkeeping failed'))
+          .finally(() => {
+            this.forget(job);
+            this.pump();
+          });
+      } else {
+        this.resumeSlice(job);
+      }
+    }
+    this.preempt();
+  }
+
+  /**
+   * Time slicing: a running job whose slice has run its quantum pauses when a tenant with fewer jobs
+   * running (a pausing job no longer counted) has a job waiting. One pause per such tenant.
+   */
+  private preempt(): void {
+    if (this.stopping) return;
+    const counts = new Map<string, number>();
+    for (const j of this.running) if (j.phase !== 'pausing') counts.set(j.row.tenant_id, (counts.get(j.row.tenant_id) ?? 0) + 1);
+    let inFlight = [...this.running].filter((j) => j.phase === 'pausing').length;
+    const claimants = [...this.waiting.keys()]
+      .map((tenant) => ({ tenant, running: counts.get(tenant) ?? 0, turn: this.lastTurn.get(tenant) ?? 0 }))
+      .sort((a, b) => a.running - b.running || a.turn - b.turn);
+    for (const c of claimants) {
+      if (inFlight > 0) {
+        // A slot already on its way goes to this tenant.
+        inFlight--;
+        counts.set(c.tenant, (counts.get(c.tenant) ?? 0) + 1);
+        continue;
+      }
+      let victim: Job | undefined;
+      for (const j of this.running) {
+        if (j.phase !== 'running' || !j.quantumUsed || j.row.tenant_id === c.tenant) continue;
+        const theirs = counts.get(j.row.tenant_id) ?? 0;
+        if (theirs <= (counts.get(c.tenant) ?? 0)) continue;
+        if (!victim || theirs > (counts.get(victim.row.tenant_id) ?? 0)
+          || (theirs === counts.get(victim.row.tenant_id) && j.sliceStart < victim.sliceStart)) victim = j;
+      }
+      if (!victim) continue;
+      this.pauseSlice(victim);
+      counts.set(victim.row.tenant_id, (counts.get(victim.row.tenant_id) ?? 1) - 1);
+      counts.set(c.tenant, (counts.get(c.tenant) ?? 0) + 1);
     }
   }
 
-  private async execute(a: Active): Promise<void> {
-    const { row } = a;
+  private pauseSlice(job: Job): void {
+    job.phase = 'pausing';
+    job.run!.pause();
+    this.opts.log.info({ job_id: job.row.job_id, tenant_id: job.row.tenant_id }, 'simulation job yields its turn');
+  }
+
+  /** The solver stopped after pause(): the job gives its slot back and waits for its next turn. */
+  private onPaused(job: Job): void {
+    if (job.phase !== 'pausing' || job.stop !== null) return;
+    job.runBefore = this.runTime(job);
+    job.phase = 'paused';
+    clearTimeout(job.timer);
+    job.timer = undefined;
+    this.running.delete(job);
+    this.enqueue(job);
+    const progress = this.progressOf(job);
+    job.writes = job.writes.then(() => this.opts.store.markPaused(job.row.job_id, progress))
+      .catch((err) => this.opts.log.error({ err, job_id: job.row.job_id }, 'could not record a paused job'));
+    this.pump();
+  }
+
+  private resumeSlice(job: Job): void {
+    job.writes = job.writes.then(() => this.opts.store.markResumed(job.row.job_id))
+      .catch((err) => this.opts.log.error({ err, job_id: job.row.job_id }, 'could not record a resumed job'));
+    this.beginSlice(job);
+    job.run!.resume();
+    this.opts.log.info({ job_id: job.row.job_id, tenant_id: job.row.tenant_id }, 'simulation job resumed');
+  }
+
+  private beginSlice(job: Job): void {
+    job.phase = 'running';
+    job.sliceStart = this.now();
+    job.quantumUsed = false;
+    this.arm(job);
+  }
+
+  // ---- run time: quantum, charges, budget ----------------------------------------------------------
+
+  /** One timer per running job, for the nearest of: its quantum, its next charge, its budget. */
+  private arm(job: Job): void {
+    clearTimeout(job.timer);
+    if (job.final) return;
+    const ran = this.runTime(job);
+    const period = this.opts.charger?.periodS;
+    const toCharge = period ? job.charged * period - ran : Infinity;
+    const toBudget = job.maxSeconds - ran;
+    const toQuantum = job.quantumUsed ? Infinity : job.sliceStart + this.quantumS - this.now();
+    const wait = Math.max(0, Math.min(toCharge, toBudget, toQuantum));
+    job.timer = setTimeout(() => this.tick(job), Math.ceil(wait * 1000) + 1);
+  }
+
+  private tick(job: Job): void {
+    job.timer = undefined;
+    if (!holdsSlot(job) || job.final) return;
+    const ran = this.runTime(job);
+    if (ran >= job.maxSeconds) {
+      void this.stopJob(job, new ProblemError(422, 'time_limit',
+        `the job ran for its budget of ${job.maxSeconds} s (params.max_seconds) and was stopped`, { max_seconds: job.maxSeconds }));
+      return;
+    }
+    const period = this.opts.charger?.periodS;
+    if (period && ran >= job.charged * period) void this.chargePeriod(job);
+    if (!job.quantumUsed && this.now() >= job.sliceStart + this.quantumS) {
+      job.quantumUsed = true;
+      this.preempt();
+    }
+    if (holdsSlot(job)) this.arm(job);
+  }
+
+  /** Charge the next period of run time; without room the job stops (quota_exceeded). False then. */
+  private async chargePeriod(job: Job): Promise<boolean> {
+    const charger = this.opts.charger;
+    if (!charger) return true;
+    job.charged++;
+    try {
+      await charger.charge(job.row.tenant_id);
+      return true;
+    } catch (err) {
+      const problem = err instanceof ProblemError ? err
+        : new ProblemError(500, 'internal_error', 'the run time of the job could not be metered; see the server log');
+      if (!(err instanceof ProblemError)) this.opts.log.error({ err, job_id: job.row.job_id }, 'metering a job\'s run time failed');
+      void this.stopJob(job, problem);
+      return false;
+    }
+  }
+
+  /**
+   * Stop a job for `reason`: a job that never started fails now; a started one is cancelled (a
+   * paused one woken) and fails when its solver stops. Resolves when it has ended.
+   */
+  private stopJob(job: Job, reason: ProblemError): Promise<void> {
+    if (job.stop === null) job.stop = reason;
+    if (job.phase === 'queued') {
+      this.unqueue(job);
+      job.phase = 'ending';
+      const problem = job.stop === 'shutdown' ? reason : job.stop;
+      void this.opts.store.markFailed(job.row.job_id, {
+        finishedAt: this.now(), progress: progressOf(job.row), error: problem.body(),
+      }).catch((err) => this.opts.log.error({ err, job_id: job.row.job_id }, 'could not record a cancelled job'))
+        .finally(() => {
+          this.opts.log.info({ job_id: job.row.job_id, code: problem.code }, 'simulation job failed before it started');
+          this.forget(job);
+        });
+    } else {
+      job.run?.cancel();
+    }
+    return job.ended;
+  }
+
+  // ---- one job from its first turn to its end -----------------------------------------------------
+
+  private async execute(job: Job): Promise<void> {
+    const { row } = job;
     const { store, log } = this.opts;
-    a.startedAt = this.now();
-    if (!(await store.markRunning(row.job_id, a.startedAt))) return;
-    if (this.stopping) {
+    const startedAt = this.now();
+    if (!(await store.markRunning(row.job_id, startedAt))) return;
+    if (this.stopping || job.stop === 'shutdown') {
       await store.requeue(row.job_id);
       return;
     }
     log.info({ job_id: row.job_id, tenant_id: row.tenant_id, solver: row.solver }, 'simulation job started');
-    const params = JSON.parse(row.params) as JobParams;
+    const params = JSON.parse(row.params) as Record<string, unknown>;
     let writeError: unknown = null;
     const outputs = new JobOutputs(this.opts.outputs, {
       jobId: row.job_id, tenantId: row.tenant_id, solver: row.solver, namespace: row.namespace, prefix: row.output_key_prefix, params,
-    }, () => this.stopping, (err) => {
+    }, () => this.stopping || job.stop !== null, (err) => {
       writeError = err;
-      a.run?.cancel();
+      job.run?.cancel();
     });
     try {
       if (this.opts.tenantActive && !this.opts.tenantActive(row.tenant_id)) {
-        throw new ProblemError(401, 'invalid_api_key', `tenant ${row.tenant_id} was deactivated before the job ran`);
+        throw cancelledProblem(`tenant ${row.tenant_id} was deactivated before the job ran`);
       }
       if (!this.opts.runner.solvers().includes(row.solver)) throw solverUnavailable(row.solver, this.opts.runner.solvers());
-      a.run = this.opts.runner.simulate(row.solver, engineParams(params), {
+      // The first period of run time is paid before the solver starts (a failed charge stops the job).
+      if (job.stop === null) await this.chargePeriod(job);
+      const stop = stopOf(job); // read again: it may have been set while the charge was written
+      if (stop === 'shutdown') throw new ShuttingDown();
+      if (stop !== null) throw stop;
+      job.run = this.opts.runner.simulate(row.solver, solverParamsOf(params), {
         onProgress: (done, total) => {
-          a.done = done;
-          a.total = total;
+          job.done = done;
+          job.total = total;
         },
         onSnapshot: (step, t, fields) => outputs.snapshot(step, t, fields),
+        onPaused: () => this.onPaused(job),
       });
+      this.beginSlice(job);
       let result;
       try {
-        result = await a.run.result;
+        result = await job.run.result;
       } catch (err) {
         // A cancel we asked for because a snapshot could not be stored: that error is the cause.
         throw errorCode(err) === SIM_CANCELLED && writeError !== null ? writeError : err;
       }
+      this.endSlice(job);
       if (this.stopping) throw new ShuttingDown();
       const stats = result.stats ?? {};
-      const finalStep = finiteOr(stats.steps, a.done);
+      const finalStep = finiteOr(stats.steps, job.done);
       await outputs.final(result.fields, finalStep, finiteOr(stats.t, null));
       if (this.stopping) throw new ShuttingDown();
       const finishedAt = this.now();
-      const progress = { steps_completed: a.done, steps_total: a.total, elapsed_s: finishedAt - a.startedAt };
+      const progress = this.closeRunTime(job);
+      await this.settleCharges(job, progress.elapsed_s);
       const keys = outputs.keys;
+      await job.writes;
       await outputs.commit((tx) => store.markCompleted(tx, row.job_id, { finishedAt, progress, outputs: keys, stats }));
-      log.info({ job_id: row.job_id, outputs: keys.length, elapsed_s: progress.elapsed_s }, 'simulation job completed');
+      log.info({ job_id: row.job_id, outputs: keys.length, run_s: progress.elapsed_s }, 'simulation job completed');
     } catch (err) {
-      await outputs.discard();
-      if (this.stopping && (err instanceof ShuttingDown || err instanceof OutputsAborted || errorCode(err) === SIM_CANCELLED)) {
+      this.endSlice(job);
+      await job.writes;
+      const cancelled = errorCode(err) === SIM_CANCELLED || err instanceof OutputsAborted;
+      const stop = stopOf(job);
+      if (stop === 'shutdown' || (stop === null && this.stopping && (err instanceof ShuttingDown || cancelled))) {
+        await outputs.discard();
         await store.requeue(row.job_id);
         log.info({ job_id: row.job_id }, 'simulation job cancelled by shutdown; queued for the next start');
         return;
       }
-      const problem = this.problemOf(err, row);
-      const finishedAt = this.now();
-      await store.markFailed(row.job_id, {
-        finishedAt,
-        progress: { steps_completed: a.done, steps_total: a.total, elapsed_s: finishedAt - a.startedAt },
-        error: problem,
-      });
-      log.warn({ job_id: row.job_id, code: problem.code, detail: problem.detail }, 'simulation job failed');
+      const stopped = stop instanceof ProblemError && (cancelled || err === stop);
+      const problem = stopped ? stop.body() : this.problemOf(err, row);
+      const progress = this.closeRunTime(job);
+      await this.settleCharges(job, progress.elapsed_s);
+      const failed = { finishedAt: this.now(), progress, error: problem };
+      let kept: string[] = [];
+      if (stopped) {
+        // Stopped by the tenant, its budget or its quota: the snapshots it stored are kept.
+        try {
+          kept = await outputs.keep((tx, keys) => store.markFailed(row.job_id, { ...failed, outputs: keys }, tx));
+        } catch (keepErr) {
+          log.warn({ err: keepErr, job_id: row.job_id }, 'the snapshots of a stopped job could not be kept');
+          await outputs.discard();
+          await store.markFailed(row.job_id, failed);
+        }
+      } else {
+        await outputs.discard();
+        await store.markFailed(row.job_id, failed);
+      }
+      log.warn({ job_id: row.job_id, code: problem.code, detail: problem.detail, kept: kept.length }, 'simulation job failed');
+    }
+  }
+
+  /**
+   * The solver is done (or gone, a paused one woken by a cancel): the job stores its outputs or its
+   * failure, its run time still counting (a paused one's from now).
+   */
+  private endSlice(job: Job): void {
+    if (job.phase === 'ending') return;
+    const from = job.phase;
+    this.unqueue(job);
+    job.phase = 'ending';
+    if (from === 'running' || from === 'pausing') return;
+    job.sliceStart = this.now();
+    // A job that never started (refused before its solver ran) has no run time to meter.
+    if (from === 'paused') this.arm(job);
+  }
+
+  /** The job's progress with its run time made final: from here on no timer meters or stops it. */
+  private closeRunTime(job: Job): Progress {
+    const progress = this.progressOf(job);
+    job.final = true;
+    clearTimeout(job.timer);
+    job.timer = undefined;
+    return progress;
+  }
+
+  /**
+   * At a started job's end, before its end is written: the periods its final run time started that
+   * no timer charged (one that fired late), so the bill is one charge per started period of `elapsed`.
+   */
+  private async settleCharges(job: Job, elapsed: number): Promise<void> {
+    const charger = this.opts.charger;
+    if (!charger || job.run === null) return;
+    while (job.charged * charger.periodS <= elapsed) {
+      job.charged++;
+      try {
+        await charger.charge(job.row.tenant_id);
+      } catch (err) {
+        this.opts.log.warn({ err, job_id: job.row.job_id }, 'the last run time of an ended job could not be charged');
+        return;
+      }
     }
   }
 
@@ -239,6 +680,36 @@ export class JobScheduler {
   }
 }
 
+/** Thrown inside a run when the scheduler is stopping (the job goes back to the queue). */
+class ShuttingDown extends Error {}
+
+/** Running, pausing (still running) or ending (storing what it produced): the job holds a slot and its run time counts. */
+function holdsSlot(job: Job): boolean {
+  return job.phase === 'running' || job.phase === 'pausing' || job.phase === 'ending';
+}
+
+/** A job's stop reason as it is now (a read the compiler does not narrow from an earlier one). */
+function stopOf(job: Job): Job['stop'] {
+  return job.stop;
+}
+
+function progressOf(row: JobRow): Progress {
+  return { steps_completed: row.steps_completed, steps_total: row.steps_total, elapsed_s: row.elapsed_s };
+}
+
 function finiteOr<T>(v: unknown, fallback: T): number | T {
   return typeof v === 'number' && Number.isFinite(v) ? v : fallback;
+}
+
+/** `p`, or 'timeout' after `ms` (the timer never outlives the wait). */
+async function waitAtMost<T>(p: Promise<T>, ms: number): Promise<T | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), ms);
+  });
+  try {
+    return await Promise.race([p, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -14,6 +14,14 @@ export interface NewJob {
   createdAt: number;
 }
 
+export interface FailedAt {
+  finishedAt: number;
+  progress: Progress;
+  error: Record<string, unknown>;
+  /** Snapshots the job keeps (committed in the same transaction). */
+  outputs?: string[];
+}
+
 export interface ListFilter {
   namespace?: string;
   status?: JobStatus;
@@ -55,22 +63,36 @@ export class JobStore {
   }
 
   /**
-   * Start-up: jobs that were running when the server stopped go back to queued (their outputs were
-   * never committed); returns every queued job in FIFO order.
+   * Start-up: jobs that were running or paused when the server stopped go back to queued from the
+   * start (their state was in memory; their outputs were never committed); returns every queued job
+   * in FIFO order.
    */
   async recover(): Promise<JobRow[]> {
     await this.db.write((tx) => tx.run(
       `UPDATE sim_jobs SET status = 'queued', started_at = NULL, steps_completed = 0, elapsed_s = 0
-       WHERE status = 'running'`));
+       WHERE status = 'running' OR (status = 'queued' AND started_at IS NOT NULL)`));
     return this.db.all<JobRow>(`SELECT * FROM sim_jobs WHERE status IN ('queued', 'running') ORDER BY seq`);
   }
 
-  /** queued -> running; false when the job is no longer queued. */
+  /** queued -> running, a first start; false when the job is no longer queued. */
   async markRunning(jobId: string, startedAt: number): Promise<boolean> {
     const { changes } = await this.db.write((tx) => tx.run(
       `UPDATE sim_jobs SET status = 'running', started_at = ?, attempts = attempts + 1, steps_completed = 0, elapsed_s = 0
        WHERE job_id = ? AND status = 'queued'`, [startedAt, jobId]));
     return changes === 1;
+  }
+
+  /** running -> queued, time-sliced: its progress (and started_at) kept. */
+  async markPaused(jobId: string, progress: Progress): Promise<void> {
+    await this.db.write((tx) => tx.run(
+      `UPDATE sim_jobs SET status = 'queued', steps_completed = ?, steps_total = ?, elapsed_s = ?
+       WHERE job_id = ? AND status = 'running'`,
+      [progress.steps_completed, progress.steps_total, progress.elapsed_s, jobId]));
+  }
+
+  /** queued -> running, a paused job's next turn. */
+  async markResumed(jobId: string): Promise<void> {
+    await this.db.write((tx) => tx.run(`UPDATE sim_jobs SET status = 'running' WHERE job_id = ? AND status = 'queued'`, [jobId]));
   }
 
   /** running -> completed, inside the transaction that commits the outputs. */
@@ -83,19 +105,26 @@ export class JobStore {
         JSON.stringify(at.outputs), JSON.stringify(at.stats), jobId]);
   }
 
-  /** running -> failed with a problem object. */
-  async markFailed(jobId: string, at: { finishedAt: number; progress: Progress; error: Record<string, unknown> }): Promise<void> {
-    await this.db.write((tx) => tx.run(
-      `UPDATE sim_jobs SET status = 'failed', finished_at = ?, steps_completed = ?, steps_total = ?, elapsed_s = ?, error = ?
-       WHERE job_id = ? AND status = 'running'`,
-      [at.finishedAt, at.progress.steps_completed, at.progress.steps_total, at.progress.elapsed_s, JSON.stringify(at.error), jobId]));
+  /**
+   * queued or running -> failed with a problem object, in `tx` (the transaction that commits the
+   * snapshots it keeps, `outputs`) or a write of its own.
+   */
+  async markFailed(jobId: string, at: FailedAt, tx?: Tx): Promise<void> {
+    const update = (t: Tx) => t.run(
+      `UPDATE sim_jobs SET status = 'failed', finished_at = ?, steps_completed = ?, steps_total = ?, elapsed_s = ?, error = ?,
+         outputs = ?
+       WHERE job_id = ? AND status IN ('queued', 'running')`,
+      [at.finishedAt, at.progress.steps_completed, at.progress.steps_total, at.progress.elapsed_s, JSON.stringify(at.error),
+        at.outputs && at.outputs.length > 0 ? JSON.stringify(at.outputs) : null, jobId]);
+    if (tx) await update(tx);
+    else await this.db.write(update);
   }
 
-  /** running -> queued (cancelled by a shutdown; it runs again from the start at the next start). */
+  /** running or paused -> queued from the start (cancelled by a shutdown; it runs again at the next start). */
   async requeue(jobId: string): Promise<void> {
     await this.db.write((tx) => tx.run(
       `UPDATE sim_jobs SET status = 'queued', started_at = NULL, steps_completed = 0, elapsed_s = 0
-       WHERE job_id = ? AND status = 'running'`, [jobId]));
+       WHERE job_id = ? AND status IN ('queued', 'running')`, [jobId]));
   }
 
   /** Remove every job of a tenant (after its retention period; its outputs go with its entries). */

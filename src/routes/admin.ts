@@ -21,7 +21,13 @@ export interface StoredBytes {
   storedBytes(tenantId: string): number;
 }
 
-export function registerAdminRoutes(api: Api, gate: Gate, storage: StoredBytes): void {
+/** What other features do when an admin route changes a tenant (wired by the composition root). */
+export interface AdminHooks {
+  /** After a deactivation committed (the tenant's simulation jobs are cancelled); not awaited. */
+  onDeactivated?(tenantId: string): void;
+}
+
+export function registerAdminRoutes(api: Api, gate: Gate, storage: StoredBytes, hooks: AdminHooks = {}): void {
   const { registry, meter, config } = gate;
   const limits = (t: TenantRecord) => ({
     monthly_quota: effectiveQuota(t, config),
@@ -85,6 +91,7 @@ export function registerAdminRoutes(api: Api, gate: Gate, storage: StoredBytes):
   api.mount(EP.deactivate, async (ctx) => {
     const { tenant_id: tenantId } = parseBody<{ tenant_id: string }>(tenantOnlyBody, ctx.request.body);
     const record = await registry.deactivate(tenantId, config.retentionDays);
+    hooks.onDeactivated?.(tenantId);
     ctx.body = {
       tenant_id: record.tenantId, active: false, deactivated_at: record.deactivatedAt, purge_after: record.purgeAfter,
     };

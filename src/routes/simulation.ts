@@ -1,11 +1,13 @@
-// The simulation routes (CONTRACT.md section 6), each behind the gate's tenantGate: validate
-// (simulation-validate.ts), authorize (ACL 403 on the output namespace, quota 402), then hand the job
-// to the scheduler. Job ids are opaque: an unknown id and another tenant's id are the same 404.
+// The simulation routes (CONTRACT.md sections 6 and 8), each behind the gate's tenantGate: validate
+// (simulation-validate.ts, then the solver's own checks), authorize (ACL 403 on the output namespace,
+// quota 402), then hand the job to the scheduler. Job ids are opaque: an unknown id and another
+// tenant's id are the same 404.
 import type { Context, Middleware } from 'koa';
 import type { Api } from '../api/endpoint.js';
 import { SIMULATION_ENDPOINTS as EP } from '../api/simulation.js';
 import { notFound } from '../errors.js';
 import type { GateState } from '../gate/context.js';
+import type { JobView } from '../jobs/job.js';
 import type { JobScheduler } from '../jobs/scheduler.js';
 import { solverUnavailable, type SimRunner } from '../jobs/runner.js';
 import { parseListQuery, parseSubmit } from './simulation-validate.js';
@@ -24,7 +26,8 @@ function gateOf(ctx: Context): GateState {
 
 export function registerSimulationRoutes(api: Api, deps: SimulationDeps): void {
   api.mount(EP.simulation_submit, submitHandler(deps));
-  api.mount(EP.simulation_status, statusHandler(deps));
+  api.mount(EP.simulation_status, jobHandler('simulation_status', (t, id) => deps.scheduler.status(t, id)));
+  api.mount(EP.simulation_cancel, jobHandler('simulation_cancel', (t, id) => deps.scheduler.cancel(t, id)));
   api.mount(EP.simulation_list, listHandler(deps));
 }
 
@@ -32,8 +35,10 @@ function submitHandler(deps: SimulationDeps): Middleware {
   return async function submit(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
     const req = parseSubmit(ctx.request.body);
-    gate.authorize(req.namespace, 'simulation_submit');
     const available = deps.runner.solvers();
+    // The solver's own checks, before anything is charged or stored.
+    if (available.includes(req.solver)) deps.scheduler.checkParams(req.solver, req.params);
+    gate.authorize(req.namespace, 'simulation_submit');
     if (!available.includes(req.solver)) throw solverUnavailable(req.solver, available);
     const row = await deps.scheduler.submit({
       tenantId: tenant.tenantId,
@@ -56,12 +61,17 @@ function submitHandler(deps: SimulationDeps): Middleware {
   };
 }
 
-function statusHandler(deps: SimulationDeps): Middleware {
-  return async function status(ctx: Context): Promise<void> {
+/**
+ * A route on one job of the tenant (status, cancel): `act` gives the job's view, or undefined for an
+ * unknown id or another tenant's job (the same 404).
+ */
+function jobHandler(op: 'simulation_status' | 'simulation_cancel',
+  act: (tenantId: string, jobId: string) => Promise<JobView | undefined>): Middleware {
+  return async function oneJob(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
     const jobId = String(ctx.params.job_id ?? '');
-    gate.authorize(null, 'simulation_status');
-    const view = jobId.length <= MAX_JOB_ID_LENGTH ? await deps.scheduler.status(tenant.tenantId, jobId) : undefined;
+    gate.authorize(null, op);
+    const view = jobId.length <= MAX_JOB_ID_LENGTH ? await act(tenant.tenantId, jobId) : undefined;
     if (!view) throw notFound(`no simulation job ${JSON.stringify(jobId)}`);
     ctx.body = view;
   };

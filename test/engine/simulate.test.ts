@@ -113,7 +113,7 @@ describe('engine: simulate', function () {
 
   it('hands snapshots of u to onSnapshot every snapshot_every iterations', async function () {
     const steps: number[] = [];
-    const out = await engine.simulate('poisson_2d', { n_bits: 9, rhs: 'dipole', snapshot_every: 2 }, {
+    const out = await engine.simulate('poisson_2d', { n_bits: 9, rhs: 'dipole', snapshot_every: 2, max_iters: 2000 }, {
       onSnapshot(step, t, fields) {
         steps.push(step);
         expect(t).to.equal(0);
@@ -145,6 +145,47 @@ describe('engine: simulate', function () {
     await new Promise((r) => setTimeout(r, 50));
     expect(calls).to.equal(after);  // nothing more once settled
     run.cancel();  // a no-op once ended
+  });
+
+  it('pause() holds a run at its next poll with its state, resume() goes on to the same result, cancel() ends a paused run', async function () {
+    this.timeout(60000);
+    const params = { n_bits: 10, rhs: 'dipole', preconditioner: 'none', tol: 1e-14, max_iters: 300 };
+    const whole = await engine.simulate('poisson_2d', params).result;
+    let done = 0;
+    let pausedAt = -1;
+    let onPaused: () => void = () => {};
+    const paused = new Promise<void>((r) => { onPaused = r; });
+    const run = engine.simulate('poisson_2d', params, {
+      onProgress(d) {
+        done = d;
+        if (d >= 20 && pausedAt < 0) {
+          pausedAt = 0;
+          run.pause();
+        }
+      },
+      onPaused() {
+        pausedAt = done;
+        onPaused();
+      },
+    });
+    await paused;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(done, 'no step while paused').to.equal(pausedAt);
+    expect(pausedAt).to.be.within(20, 299);
+    run.resume();
+    const out = await run.result;
+    expect(out.stats.iterations).to.equal(whole.stats.iterations);
+    expect(out.stats.residual).to.equal(whole.stats.residual);
+    expect(Buffer.compare(Buffer.from(out.fields[0]!.data.buffer), Buffer.from(whole.fields[0]!.data.buffer))).to.equal(0);
+
+    let onPaused2: () => void = () => {};
+    const paused2 = new Promise<void>((r) => { onPaused2 = r; });
+    const held = engine.simulate('poisson_2d', params, { onProgress(d) { if (d >= 5) held.pause(); }, onPaused: () => onPaused2() });
+    await paused2;
+    const t0 = performance.now();
+    held.cancel();
+    expect((await rejection(held.result)).code).to.equal(ENGINE_CANCELLED);
+    expect(performance.now() - t0).to.be.below(1000);
   });
 
   it('the process exits by itself once a run has finished, and soon after a run in flight is cancelled', async function () {

@@ -28,7 +28,7 @@ describe('simulation: submit, poll, list and serve (poisson_2d and euler_2d, n_b
 
     const done = await waitCompleted(c, jobId);
     expect(done).to.include({ job_id: jobId, status: 'completed', solver: 'poisson_2d', namespace: 'sims', output_key_prefix: 'runs/p9' });
-    expect(done.params).to.deep.equal({ n_bits: 9, rhs: 'manufactured', tol: 1e-8, preconditioner: 'multigrid', seed: 0 });
+    expect(done.params).to.deep.equal({ n_bits: 9, rhs: 'manufactured', tol: 1e-8, preconditioner: 'multigrid', seed: 0, max_seconds: 3600 });
     expect(done.outputs).to.have.members(['runs/p9/u', 'runs/p9/f']);
     expect(done.progress.steps_completed).to.be.above(0);
     expect(done.progress.steps_completed).to.equal(done.progress.steps_total);
@@ -109,7 +109,7 @@ describe('simulation: submit, poll, list and serve (poisson_2d and euler_2d, n_b
   it('runs euler_2d (isentropic vortex, 512 x 512) and serves rho, u, v and p as entries', async () => {
     const job = await submit(c, { solver: 'euler_2d', namespace: 'sims', output_key_prefix: 'vortex', params: { n_bits: 9, steps: 2 } });
     const done = await waitCompleted(c, job.job_id);
-    expect(done.params).to.deep.equal({ n_bits: 9, problem: 'isentropic_vortex', steps: 2, cfl: 0.4, seed: 0 });
+    expect(done.params).to.deep.equal({ n_bits: 9, problem: 'isentropic_vortex', steps: 2, cfl: 0.4, seed: 0, max_seconds: 3600 });
     expect(done.outputs).to.have.members(['vortex/rho', 'vortex/u', 'vortex/v', 'vortex/p']);
     expect(done.progress.steps_completed).to.equal(2);
     expect(done.stats!.t).to.be.above(0);

@@ -6,7 +6,7 @@ import { engine } from '../../src/engine/index.js';
 import { SOLVERS } from '../../src/routes/simulation-validate.js';
 import type { TestServer } from '../helpers/server.js';
 import { admin } from '../helpers/tenants.js';
-import { startSimServer, submit, tenantClient, type Client } from './helpers.js';
+import { startSimServer, submit, tenantClient, waitCompleted, type Client } from './helpers.js';
 
 describe('simulation: refused requests', () => {
   let server: TestServer;
@@ -101,7 +101,7 @@ describe('simulation: refused requests', () => {
     if (!missing) this.skip();
     const params: Record<string, Record<string, unknown>> = {
       poisson_2d: { n_bits: 9 },
-      navier_stokes_2d: { n_bits: 9, reynolds: 100, steps: 1, dt: 0.01 },
+      navier_stokes_2d: { n_bits: 9, reynolds: 100, steps: 1, dt: 0.003 },
       euler_2d: { n_bits: 9, steps: 1 },
       helmholtz_3d: { n_bits: 9, nu: 0.1, dt: 0.01, steps: 1 },
     };
@@ -119,9 +119,14 @@ describe('simulation: refused requests', () => {
     await c.call('GET', `/v1/simulation/status/${jobOfA}`);
     expect(await usage()).to.equal(0);
     const job = await submit(c, { solver: 'poisson_2d', params: { n_bits: 9 } });
-    expect(await usage()).to.be.closeTo(5.0, 1e-9);
+    await waitCompleted(c, job.job_id);
+    // 5 CU at submission, 1 CU for the first started 10 s of run time, 0.1 for each status poll.
+    const before = await usage();
+    const polls = Math.round((before - 6.0) * 10);
+    expect(polls).to.be.at.least(1);
+    expect(before).to.be.closeTo(6.0 + polls / 10, 1e-9);
     expect((await c.call('GET', `/v1/simulation/status/${job.job_id}`)).status).to.equal(200);
     expect((await c.call('GET', '/v1/simulation/list')).status).to.equal(200);
-    expect(await usage()).to.be.closeTo(5.2, 1e-9);
+    expect(await usage()).to.be.closeTo(before + 0.2, 1e-9);
   });
 });

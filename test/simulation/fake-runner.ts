@@ -1,10 +1,18 @@
 // A SimRunner the test drives by hand: each simulate() call becomes a FakeRun whose progress,
 // snapshots and ending the test decides. cancel() settles the run with ERR_TTS_CANCELLED, as the
-// engine does, on a later tick.
+// engine does, on a later tick; pause() is acknowledged (onPaused) on a later tick, as at the
+// engine's next poll, unless the test holds polls back (`polls = false`); resume() lets it go on.
 import type { SimField, SimHooks, SimOutput, SimParams, SimRun, SimRunner } from '../../src/jobs/runner.js';
 
 export class FakeRun {
   cancelled = false;
+  /** Between onPaused and resume(). */
+  paused = false;
+  pauses = 0;
+  resumes = 0;
+  /** False: the run does not reach a poll (a long step), so a pause is not acknowledged yet. */
+  polls = true;
+  private pauseAsked = false;
   readonly result: Promise<SimOutput>;
   private resolve!: (o: SimOutput) => void;
   private reject!: (e: unknown) => void;
@@ -37,12 +45,33 @@ export class FakeRun {
     this.reject(Object.assign(new Error(message), code ? { code } : {}));
   }
 
+  /** The run reaches a poll: a pause asked for takes effect. */
+  poll(): void {
+    if (!this.pauseAsked || this.paused || this.settled || this.cancelled) return;
+    this.paused = true;
+    this.pauses++;
+    this.hooks.onPaused?.();
+  }
+
+  get ended(): boolean {
+    return this.settled;
+  }
+
   handle(): SimRun {
     return {
       result: this.result,
       cancel: () => {
         this.cancelled = true;
         setImmediate(() => this.fail('ERR_TTS_CANCELLED', 'cancelled'));
+      },
+      pause: () => {
+        this.pauseAsked = true;
+        if (this.polls) setImmediate(() => this.poll());
+      },
+      resume: () => {
+        this.pauseAsked = false;
+        if (this.paused) this.resumes++;
+        this.paused = false;
       },
     };
   }
@@ -57,6 +86,14 @@ export class FakeRunner implements SimRunner {
 
   solvers(): string[] {
     return this.offered;
+  }
+
+  /** The engine's param checks; tests that need a refusal set `refuse`. */
+  refuse: ((solver: string, params: SimParams) => string | null) | null = null;
+
+  checkSimulation(solver: string, params: SimParams): void {
+    const why = this.refuse?.(solver, params);
+    if (why) throw Object.assign(new RangeError(why), { code: 'ERR_TTS_INVALID' });
   }
 
   simulate(solver: string, params: SimParams, hooks: SimHooks = {}): SimRun {

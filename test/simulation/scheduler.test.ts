@@ -1,67 +1,39 @@
 // The job scheduler without HTTP, on a temporary database with the real entry service, and a solver
-// runner the test drives by hand: FIFO under the concurrency cap, transitions, outputs committed all
-// at once, failures leaving nothing behind, shutdown and crash recovery.
+// runner the test drives by hand: FIFO under the concurrency cap (one tenant), transitions, outputs
+// committed all at once, failures leaving nothing behind, shutdown and crash recovery. Turns across
+// tenants, cancel, budgets and charges: turns.test.ts.
 import { expect } from 'chai';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Database } from '../../src/store/db.js';
-import { BlobStore } from '../../src/store/blobs.js';
-import { EntryService } from '../../src/entries/service.js';
-import { ENTRY_MIGRATIONS } from '../../src/entries/migrations.js';
-import { engine } from '../../src/engine/index.js';
+import type { EntryService } from '../../src/entries/service.js';
 import { JOB_MIGRATIONS } from '../../src/jobs/migrations.js';
+import { ENTRY_MIGRATIONS } from '../../src/entries/migrations.js';
+import { Database } from '../../src/store/db.js';
 import { JobStore } from '../../src/jobs/store.js';
-import { JobScheduler, type SubmitInput } from '../../src/jobs/scheduler.js';
+import type { JobScheduler, SubmitInput } from '../../src/jobs/scheduler.js';
 import type { JobView } from '../../src/jobs/job.js';
-import { FakeRunner, smoothField } from './fake-runner.js';
+import { smoothField, type FakeRunner } from './fake-runner.js';
+import { countBlobs, openScheduler, until, type SchedulerRig } from './scheduler-rig.js';
 
-const silent = { info() {}, warn() {}, error() {} };
 const TENANT = 't-sched';
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10000): Promise<T> {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
-async function countBlobs(dir: string): Promise<number> {
-  let n = 0;
-  for (const sub of await readdir(dir).catch(() => [] as string[])) {
-    n += (await readdir(path.join(dir, sub)).catch(() => [] as string[])).filter((f) => f.endsWith('.blob')).length;
-  }
-  return n;
-}
 
 describe('simulation: job scheduler (no HTTP, hand-driven solver)', () => {
   let dir: string;
-  let db: Database;
   let entries: EntryService;
   let store: JobStore;
   let runner: FakeRunner;
   let scheduler: JobScheduler;
   let active: Set<string>;
+  let rig: SchedulerRig | undefined;
 
   const open = async (concurrency = 1) => {
-    db = await Database.open(path.join(dir, 'ttstore.db'), [...ENTRY_MIGRATIONS, ...JOB_MIGRATIONS]);
-    const blobs = await BlobStore.open(path.join(dir, 'blobs'));
-    entries = new EntryService({ db, blobs, engine, compressionThresholdBytes: 4096, retentionDays: 30, log: silent });
-    await entries.start();
-    store = new JobStore(db);
-    runner = new FakeRunner();
-    scheduler = new JobScheduler({
-      store, outputs: entries, runner, concurrency, log: silent, stopTimeoutMs: 5000, tenantActive: (t) => active.has(t),
-    });
-    await scheduler.start();
+    rig = await openScheduler(dir, { concurrency, tenantActive: (t) => active.has(t) });
+    ({ entries, store, runner, scheduler } = rig);
   };
   const close = async () => {
-    await scheduler.stop();
-    entries.stop();
-    await db.close();
+    await rig?.close();
+    rig = undefined;
   };
   const job = (over: Partial<SubmitInput> = {}): SubmitInput => ({
     tenantId: TENANT, solver: 'poisson_2d', namespace: 'default', outputKeyPrefix: 'run', params: { n_bits: 9, tol: 1e-8, seed: 0 }, ...over,
@@ -225,11 +197,11 @@ describe('simulation: job scheduler (no HTTP, hand-driven solver)', () => {
   });
 
   it('a job left running by a crash is queued again at start', async () => {
-    db = await Database.open(path.join(dir, 'ttstore.db'), [...ENTRY_MIGRATIONS, ...JOB_MIGRATIONS]);
-    const s = new JobStore(db);
+    const crashed = await Database.open(path.join(dir, 'ttstore.db'), [...ENTRY_MIGRATIONS, ...JOB_MIGRATIONS]);
+    const s = new JobStore(crashed);
     await s.insert({ jobId: 'job_crashed', tenantId: TENANT, solver: 'euler_2d', namespace: 'default', outputKeyPrefix: 'c', params: { n_bits: 9, steps: 3 }, stepsTotal: 3, createdAt: 1 });
     expect(await s.markRunning('job_crashed', 2)).to.equal(true);
-    await db.close(); // the process dies here: the row still says running
+    await crashed.close(); // the process dies here: the row still says running
     await open();
     await runner.started(1);
     expect(runner.runs[0]!.solver).to.equal('euler_2d');
@@ -247,7 +219,7 @@ describe('simulation: job scheduler (no HTTP, hand-driven solver)', () => {
     active.delete(TENANT);
     const gone = await scheduler.submit(job());
     const g = await settled(gone.job_id);
-    expect(g.error).to.include({ code: 'invalid_api_key' });
+    expect(g.error).to.include({ code: 'cancelled' });
     expect(runner.runs).to.have.length(0);
   });
 

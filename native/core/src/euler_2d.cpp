@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <sstream>
 
 #include "euler_flux.hpp"
 #include "sim_params.hpp"
@@ -334,23 +335,72 @@ double Stepper::total(int component) const {
 namespace {
 
 const std::vector<std::string> kProblems = {"isentropic_vortex", "sod_x", "riemann_config3", "kelvin_helmholtz"};
+constexpr double kMaxTEnd = 1e4;
+constexpr double kMaxCfl = 1.0;
+// The grid on which the initial wave speeds are sampled to bound the steps a t_end implies.
+constexpr int64_t kProbeCells = 64;
+
+// The time step of the first step on a grid of 2^n_bits cells a side: cfl over the largest
+// (|u| + c) / dx + (|v| + c) / dy of the initial data, taken on a kProbeCells² grid (microseconds,
+// no threads: it runs where params are checked) and scaled to the grid's dx.
+double first_dt(const Config& c) {
+  const State s = cell_averages(c.problem, problem_grid(c.problem, kProbeCells, kProbeCells), 0.0, c.seed);
+  double speed = 0;
+  for (std::size_t k = 0; k < s.rho.size(); ++k) {
+    const double r = s.rho[k], u = s.mx[k] / r, v = s.my[k] / r;
+    const double p = (kGamma - 1) * (s.E[k] - 0.5 * r * (u * u + v * v));
+    const double a = std::sqrt(kGamma * p / r);
+    speed = std::max(speed, (std::fabs(u) + a) / s.grid.dx() + (std::fabs(v) + a) / s.grid.dy());
+  }
+  return c.cfl / (speed * std::ldexp(1.0, c.n_bits) / static_cast<double>(kProbeCells));
+}
 
 }  // namespace
 
+const std::vector<ParamSpec>& params() {
+  static const std::vector<ParamSpec> table = [] {
+    std::vector<ParamSpec> t = {
+        detail::required_integer("n_bits", 9, 13, "log2 of the cells per axis: 9 (512) to 13 (8192)."),
+        detail::choice_param("problem", kProblems, "The initial data (SPEC.md's definitions)."),
+        detail::number_param("t_end", 0, true, kMaxTEnd, false, std::nullopt,
+                             "End time (default 1, sod_x 0.2, riemann_config3 0.3); give t_end or steps, not both."),
+        detail::integer_param("steps", 1, static_cast<double>(kMaxSteps), std::nullopt,
+                              "CFL-limited time steps; give t_end or steps, not both."),
+        detail::number_param("cfl", 0, true, kMaxCfl, false, 0.4, "Courant number of each step."),
+    };
+    detail::add_common_params(t);
+    return t;
+  }();
+  return table;
+}
+
 Config parse(const Params& p) {
-  detail::ParamReader r("euler_2d", p, {"n_bits", "problem", "t_end", "steps", "cfl", "seed", "snapshot_every"});
+  detail::ParamReader r("euler_2d", p, params());
   Config c;
-  c.n_bits = static_cast<int>(r.integer("n_bits", 9, 13, std::nullopt));
-  const std::string problem = r.choice("problem", kProblems);
+  c.n_bits = static_cast<int>(r.integer("n_bits"));
+  const std::string problem = r.choice("problem");
   c.problem = static_cast<Problem>(std::find(kProblems.begin(), kProblems.end(), problem) - kProblems.begin());
   if (r.has("t_end") && r.has("steps")) {
     throw InvalidArgument("params t_end and steps of euler_2d exclude each other; give one");
   }
-  c.t_end = r.number("t_end", 0.0, 1e4, true, default_t_end(c.problem));
-  c.steps = r.integer("steps", 1, 1000000000, 0);
-  c.cfl = r.number("cfl", 0.0, 1.0, true, 0.4);
-  c.seed = static_cast<uint64_t>(r.integer("seed", 0, detail::kMaxExactInteger, 0));
-  c.snapshot_every = r.integer("snapshot_every", 1, detail::kMaxExactInteger, 0);
+  c.t_end = r.number("t_end", default_t_end(c.problem));
+  c.steps = r.has("steps") ? r.integer("steps") : 0;
+  c.cfl = r.number("cfl");
+  c.seed = static_cast<uint64_t>(r.integer("seed"));
+  // A run to t_end does not know its step count: it stops taking snapshots at kMaxSnapshots.
+  c.snapshot_every = r.snapshot_every(c.steps, "steps");
+  if (c.steps == 0) {
+    // A run to t_end is held to the steps a run of steps may take, counted at the initial wave
+    // speeds (a t_end of 1e6 would otherwise run for years, 5 CU and a time_limit later).
+    const double dt = first_dt(c);
+    if (c.t_end / dt > static_cast<double>(kMaxSteps)) {
+      std::ostringstream what;
+      what.precision(4);
+      what << "at most " << static_cast<double>(kMaxSteps) * dt << " for n_bits " << c.n_bits << " and cfl " << c.cfl
+           << " (about " << static_cast<double>(kMaxSteps) << " steps of " << dt << " at the initial wave speeds)";
+      r.fail("t_end", what.str());
+    }
+  }
   return c;
 }
 
@@ -372,7 +422,8 @@ Output solve(const Config& c, const Hooks& hooks) {
     if (st->t() + dt >= t_end) dt = t_end - st->t();
     st->step(dt, poll);
     ++step;
-    if (c.snapshot_every > 0 && report.wants_snapshots() && step % c.snapshot_every == 0) {
+    if (c.snapshot_every > 0 && report.wants_snapshots() && step % c.snapshot_every == 0 &&
+        step / c.snapshot_every <= kMaxSnapshots) {
       report.snapshot(step, st->t(), st->fields());
     }
     const int64_t total = c.steps > 0 ? c.steps
@@ -400,6 +451,7 @@ namespace {
 class Euler2d : public Solver {
  public:
   std::string name() const override { return "euler_2d"; }
+  const std::vector<ParamSpec>& params() const override { return euler::params(); }
   void validate(const Params& p) const override { (void)parse(p); }
   Output run(const Params& p, const Hooks& hooks) const override { return solve(parse(p), hooks); }
 };

@@ -19,6 +19,21 @@ constexpr double kPi = 3.14159265358979323846;
 const std::vector<std::string> kBoundary = {"periodic", "dirichlet"};
 const std::vector<std::string> kInitial = {"modes", "gaussian"};
 const std::vector<std::string> kSource = {"none", "gaussian"};
+constexpr std::size_t kMaxModes = 64;
+constexpr double kMaxWaveNumber = 1e6;
+// An amplitude far beyond any use, and far below where ||u|| over 2^42 points would overflow.
+constexpr double kMaxAmplitude = 1e6;
+// See Config::max_rank: a step's cost and memory grow as r^3 and r^2 per core.
+constexpr double kMaxRank = 256;
+
+ParamSpec list_param(std::string name, std::string doc) {
+  ParamSpec s;
+  s.name = std::move(name);
+  s.type = ParamSpec::Type::List;
+  s.max = static_cast<double>(kMaxModes);  // items
+  s.doc = std::move(doc);
+  return s;
+}
 
 // `modes` arrives as JSON text (the engine's params are scalars): [[kx, ky, kz, A], ...].
 std::vector<std::array<double, 4>> parse_modes(const std::string& text) {
@@ -52,10 +67,15 @@ std::vector<std::array<double, 4>> parse_modes(const std::string& text) {
     }
     expect(']');
     for (int k = 0; k < 3; ++k) {
-      if (!(m[k] >= 1 && m[k] == std::floor(m[k]) && m[k] <= 1e6)) throw bad("wave numbers are integers >= 1");
+      if (!(m[k] >= 1 && m[k] == std::floor(m[k]) && m[k] <= kMaxWaveNumber)) {
+        throw bad("wave numbers are integers in 1.." + std::to_string(static_cast<int64_t>(kMaxWaveNumber)));
+      }
+    }
+    if (!(std::fabs(m[3]) <= kMaxAmplitude)) {
+      throw bad("amplitudes are at most " + std::to_string(static_cast<int64_t>(kMaxAmplitude)) + " in magnitude");
     }
     out.push_back(m);
-    if (out.size() > 64) throw bad("at most 64 modes");
+    if (out.size() > kMaxModes) throw bad("at most " + std::to_string(kMaxModes) + " modes");
     ws();
     if (i < text.size() && text[i] == ',') {
       ++i;
@@ -82,30 +102,48 @@ qtt::Mps gaussian(const Config& c) {
 
 }  // namespace
 
+const std::vector<ParamSpec>& params() {
+  static const std::vector<ParamSpec> table = [] {
+    std::vector<ParamSpec> t = {
+        detail::required_integer("n_bits", 9, 14, "log2 of the grid points per axis: 9 (512) to 14 (16384)."),
+        detail::required_number("nu", 0, true, 1e12, false, "Diffusion coefficient."),
+        detail::required_number("dt", 0, true, 1e12, false, "Time step (implicit)."),
+        detail::required_integer("steps", 1, static_cast<double>(kMaxSteps), "Time steps."),
+        detail::choice_param("boundary", kBoundary, "Periodic, or u = 0 on the faces."),
+        detail::choice_param("initial", kInitial, "modes: the list below; gaussian: exp(-|x - c|²/(2·0.1²))."),
+        list_param("modes", "With initial \"modes\": [[kx, ky, kz, amplitude], ...], 1 to " + std::to_string(kMaxModes) +
+                                " modes, wave numbers integers in 1.." + std::to_string(static_cast<int64_t>(kMaxWaveNumber)) +
+                                ", |amplitude| <= " + std::to_string(static_cast<int64_t>(kMaxAmplitude)) +
+                                " (default [[1, 1, 1, 1.0]])."),
+        detail::choice_param("source", kSource,
+                             "A constant source s in (I - ν dt Δ) u⁺ = u + dt s; gaussian: the initial gaussian."),
+        detail::integer_param("max_rank", 1, kMaxRank, 64.0, "Rank cap of the QTT field."),
+        detail::number_param("tol", 0, true, 1, true, 1e-8, "Solver tolerance and rounding."),
+    };
+    detail::add_common_params(t);
+    return t;
+  }();
+  return table;
+}
+
 Config parse(const Params& p) {
-  detail::ParamReader r("helmholtz_3d", p,
-                        {"n_bits", "nu", "dt", "steps", "boundary", "initial", "modes", "source", "max_rank", "tol",
-                         "seed", "snapshot_every"});
+  detail::ParamReader r("helmholtz_3d", p, params());
   Config c;
-  c.n_bits = static_cast<int>(r.integer("n_bits", 9, 14, std::nullopt));
-  c.nu = r.number("nu", 0.0, 1e12, true, std::nullopt);
-  c.dt = r.number("dt", 0.0, 1e12, true, std::nullopt);
-  c.steps = r.integer("steps", 1, 1000000, std::nullopt);
-  c.boundary = r.choice("boundary", kBoundary) == "dirichlet" ? qtt::Boundary::Dirichlet : qtt::Boundary::Periodic;
-  c.initial = r.choice("initial", kInitial) == "gaussian" ? Initial::Gaussian : Initial::Modes;
-  auto it = p.find("modes");
-  if (it != p.end()) {
-    const std::string* text = std::get_if<std::string>(&it->second);
-    if (!text) throw InvalidArgument("param 'modes' for helmholtz_3d must be JSON text of [[kx, ky, kz, amplitude], ...]");
+  c.n_bits = static_cast<int>(r.integer("n_bits"));
+  c.nu = r.number("nu");
+  c.dt = r.number("dt");
+  c.steps = r.integer("steps");
+  c.boundary = r.choice("boundary") == "dirichlet" ? qtt::Boundary::Dirichlet : qtt::Boundary::Periodic;
+  c.initial = r.choice("initial") == "gaussian" ? Initial::Gaussian : Initial::Modes;
+  if (const std::optional<std::string> text = r.list("modes")) {
     if (c.initial != Initial::Modes) throw InvalidArgument("param 'modes' for helmholtz_3d applies only to initial 'modes'");
     c.modes = parse_modes(*text);
   }
-  c.source = r.choice("source", kSource) == "gaussian" ? Source::Gaussian : Source::None;
-  c.max_rank = r.integer("max_rank", 1, 4096, 64);
-  c.tol = r.number("tol", 0.0, 1.0, true, 1e-8);
-  if (c.tol >= 1) throw InvalidArgument("param 'tol' for helmholtz_3d must be below 1");
-  r.integer("seed", 0, detail::kMaxExactInteger, 0);
-  c.snapshot_every = r.integer("snapshot_every", 1, detail::kMaxExactInteger, 0);
+  c.source = r.choice("source") == "gaussian" ? Source::Gaussian : Source::None;
+  c.max_rank = r.integer("max_rank");
+  c.tol = r.number("tol");
+  r.integer("seed");
+  c.snapshot_every = r.snapshot_every(c.steps, "steps");
   return c;
 }
 
@@ -221,6 +259,7 @@ namespace {
 class Helmholtz3d final : public Solver {
  public:
   std::string name() const override { return "helmholtz_3d"; }
+  const std::vector<ParamSpec>& params() const override { return helmholtz::params(); }
   void validate(const Params& p) const override { (void)parse(p); }
   Output run(const Params& p, const Hooks& hooks) const override { return solve(parse(p), hooks); }
 };

@@ -1,10 +1,12 @@
 // navier_stokes_2d: incompressible flow advanced in QTT (see sim_navier_stokes.hpp).
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 
@@ -33,23 +35,144 @@ double f_shear(double y, double delta, double) {
   return y <= kPi ? std::tanh((y - kPi / 2) / delta) : std::tanh((3 * kPi / 2 - y) / delta);
 }
 
+// The range of reynolds: below it ν dt would have to be tiny beyond use; above it ν is below the
+// scheme's own dissipation. max_rank: a step's products cost O(r^4) per core, so the cap bounds a
+// step's time (decaying turbulence at rank 64 and 512² took 5-30 s a step on a loaded 2-core host).
+constexpr double kMinReynolds = 1e-3;
+constexpr double kMaxReynolds = 1e12;
+constexpr double kMaxRank = 128;
+
+// The decaying_turbulence stream function ψ = Σ a cos(kx x + ky y + φ): 32 waves with |k| in
+// [1, 8], a = |k|^-2, phases from the seed.
+struct Wave {
+  int kx, ky;
+  double a, ph;
+};
+std::vector<Wave> turbulence_waves(uint64_t seed) {
+  detail::SplitMix64 rng(seed);
+  std::vector<Wave> waves;
+  for (int m = 0; m < 32; ++m) {
+    int kx = 0, ky = 0;
+    double kk = 0;
+    do {
+      kx = static_cast<int>(std::floor(rng.uniform(-8, 9)));
+      ky = static_cast<int>(std::floor(rng.uniform(0, 9)));
+      kk = std::sqrt(static_cast<double>(kx * kx + ky * ky));
+    } while (kk < 1 || kk > 8);
+    const double a = 1.0 / (kk * kk), ph = rng.uniform(0, 2 * kPi);
+    waves.push_back({kx, ky, a, ph});
+  }
+  return waves;
+}
+
+// A bound on max(|u| + |v|) of the initial velocity: exact for Taylor-Green (|sin(x ± y)| <= 1) and
+// the shear layer (1 + 0.05); for the turbulence, the largest over a 64² grid of the normalised
+// field (exact mean: the waves have |k| <= 8) plus 10% for the peaks between the points.
+double speed_bound(const Config& c) {
+  switch (c.initial) {
+    case Initial::TaylorGreen: return 1.0;
+    case Initial::ShearLayer: return 1.05;
+    case Initial::DecayingTurbulence: break;
+  }
+  const std::vector<Wave> waves = turbulence_waves(c.seed);
+  constexpr int n = 64;
+  std::vector<double> u(n * n, 0.0), v(n * n, 0.0);
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      const double x = 2 * kPi * i / n, y = 2 * kPi * j / n;
+      for (const Wave& w : waves) {
+        const double sn = std::sin(w.kx * x + w.ky * y + w.ph);
+        u[i * n + j] -= w.a * w.ky * sn;
+        v[i * n + j] += w.a * w.kx * sn;
+      }
+    }
+  }
+  double energy = 0, peak = 0;
+  for (int k = 0; k < n * n; ++k) {
+    energy += u[k] * u[k] + v[k] * v[k];
+    peak = std::max(peak, std::fabs(u[k]) + std::fabs(v[k]));
+  }
+  const double e = std::sqrt(0.5 * energy / (n * n));
+  return 1.1 * peak / e;
+}
+
+// SSP-RK3 amplifies a mode of eigenvalue λ by R(dt λ), R(z) = 1 + z + z²/2 + z³/6.
+bool rk3_stable(std::complex<double> z) {
+  const std::complex<double> r = 1.0 + z * (1.0 + z * (0.5 + z / 6.0));
+  return std::abs(r) <= 1.0 + 1e-12;
+}
+
 }  // namespace
 
+double max_dt(const Config& c) {
+  // Frozen coefficients: the Fourier mode (θx, θy) of the central advection and the 5-point
+  // viscous term has eigenvalue -4ν/h² (sin²(θx/2) + sin²(θy/2)) + i (u sin θx + v sin θy) / h,
+  // whose imaginary part is at most W max(sin θx, sin θy) / h for W = max(|u| + |v|). dt is the
+  // largest for which 1.25 dt λ stays in SSP-RK3's region for every mode on a 33² grid of angles.
+  const double h = spacing(c), nu = 1.0 / c.reynolds, w = speed_bound(c);
+  constexpr int kAngles = 33;
+  auto stable = [&](double dt) {
+    for (int a = 0; a < kAngles; ++a) {
+      for (int b = 0; b <= a; ++b) {
+        const double tx = kPi * a / (kAngles - 1), ty = kPi * b / (kAngles - 1);
+        const double sx = std::sin(tx / 2), sy = std::sin(ty / 2);
+        const std::complex<double> lambda(-4 * nu / (h * h) * (sx * sx + sy * sy),
+                                          w * std::max(std::sin(tx), std::sin(ty)) / h);
+        if (!rk3_stable(1.25 * dt * lambda)) return false;
+      }
+    }
+    return true;
+  };
+  double lo = 0, hi = 1;
+  if (stable(hi)) return hi;
+  for (int k = 0; k < 60; ++k) {
+    const double mid = 0.5 * (lo + hi);
+    (stable(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+const std::vector<ParamSpec>& params() {
+  static const std::vector<ParamSpec> table = [] {
+    std::vector<ParamSpec> t = {
+        detail::required_integer("n_bits", 9, 12, "log2 of the grid points per axis: 9 (512) to 12 (4096)."),
+        detail::required_number("reynolds", kMinReynolds, false, kMaxReynolds, false, "Reynolds number (ν = 1 / reynolds)."),
+        detail::required_integer("steps", 1, static_cast<double>(kMaxSteps), "Time steps."),
+        detail::required_number("dt", 0, true, 1, false,
+                                "Time step; at most the explicit stability limit of the grid (the 400 names it): "
+                                "SSP-RK3 stable for every Fourier mode of the advection-diffusion at the initial "
+                                "speeds and reynolds, at 80% of that limit."),
+        detail::integer_param("max_rank", 1, kMaxRank, 64.0, "Rank cap of the QTT fields."),
+        detail::choice_param("initial", kInitial, "The initial velocity (SPEC.md's definitions)."),
+    };
+    detail::add_common_params(t);
+    return t;
+  }();
+  return table;
+}
+
 Config parse(const Params& p) {
-  detail::ParamReader r("navier_stokes_2d", p,
-                        {"n_bits", "reynolds", "steps", "dt", "max_rank", "initial", "seed", "snapshot_every"});
+  detail::ParamReader r("navier_stokes_2d", p, params());
   Config c;
-  c.n_bits = static_cast<int>(r.integer("n_bits", 9, 12, std::nullopt));
-  c.reynolds = r.number("reynolds", 0.0, 1e12, true, std::nullopt);
-  c.steps = r.integer("steps", 1, 1000000, std::nullopt);
-  c.dt = r.number("dt", 0.0, 1e6, true, std::nullopt);
-  c.max_rank = r.integer("max_rank", 1, 4096, 64);
-  const std::string init = r.choice("initial", kInitial);
+  c.n_bits = static_cast<int>(r.integer("n_bits"));
+  c.reynolds = r.number("reynolds");
+  c.steps = r.integer("steps");
+  c.dt = r.number("dt");
+  c.max_rank = r.integer("max_rank");
+  const std::string init = r.choice("initial");
   c.initial = init == "shear_layer" ? Initial::ShearLayer
               : init == "decaying_turbulence" ? Initial::DecayingTurbulence
                                               : Initial::TaylorGreen;
-  c.seed = static_cast<uint64_t>(r.integer("seed", 0, detail::kMaxExactInteger, 0));
-  c.snapshot_every = r.integer("snapshot_every", 1, detail::kMaxExactInteger, 0);
+  c.seed = static_cast<uint64_t>(r.integer("seed"));
+  c.snapshot_every = r.snapshot_every(c.steps, "steps");
+  const double limit = max_dt(c);
+  if (c.dt > limit) {
+    std::ostringstream what;
+    what.precision(4);
+    what << "at most " << limit << " for n_bits " << c.n_bits << ", reynolds " << c.reynolds << " and initial " << init
+         << " (the explicit stability limit of the grid)";
+    r.fail("dt", what.str());
+  }
   return c;
 }
 
@@ -130,7 +253,7 @@ void Stepper::velocity(const State& s, qtt::Mps& u, qtt::Mps& v) const {
   velocity(s, u, v, fine);
 }
 
-State Stepper::tendency(const State& s) const {
+State Stepper::tendency(const State& s, const std::function<void()>& poll) const {
   // The projected right-hand side P F(u), F = -(u·D) u + ν Δ_h u, in state form: (G curl F, Π F).
   // The viscous part is taken in that form directly: Δ_h commutes with D, G and Π (all circulant),
   // and curl u = -D·∇ ψ, so G curl(ν Δ_h u) = ν Δ_h ψ and Π ν Δ_h u = ν Δ_h (hu, hv) (ψ has no part
@@ -163,6 +286,7 @@ State Stepper::tendency(const State& s) const {
     };
     const qtt::Mps ax = product(u, nu, wx), ay = product(v, nv, wy);
     f[comp] = qtt::combine({-1.0, -1.0}, {&ax, &ay}, round_);
+    if (poll) poll();
   }
   const qtt::Mps fvx = qtt::apply(dx_, f[1], round_), fuy = qtt::apply(dy_, f[0], round_);
   // The curl of an F that is nearly a gradient cancels to a small part of its terms: rounded
@@ -178,7 +302,9 @@ State Stepper::tendency(const State& s) const {
   SvdOptions inv = round_;
   const double cn = norm(curl);
   if (cn > 0) inv.tol = std::min(1e-2, std::max(c_.tol, eps / cn));
+  if (poll) poll();
   const qtt::Mps adv = qtt::apply(inverse_, curl, inv);
+  if (poll) poll();
   // Δ_h ψ to ψ's rounding noise magnified by the Laplacian (tol ||ψ|| / h²), as the derivatives of
   // the velocity are to eps / h.
   const qtt::Mps visc = qtt::round_to(qtt::apply(lap_, s.psi, round_), c_.tol * norm(s.psi) / (h * h), c_.max_rank);
@@ -203,13 +329,13 @@ State Stepper::combine(double a0, const State& s0, double a1, const State* s1, d
   return State{one(&State::psi), one(&State::hu), one(&State::hv)};
 }
 
-void Stepper::step(State& s) const {
+void Stepper::step(State& s, const std::function<void()>& poll) const {
   const double dt = c_.dt;
   // SSP-RK3 (Shu-Osher) on the projected equation: every stage is divergence-free by construction,
   // as the velocity scheme projected after each stage would make it.
-  const State s1 = combine(1.0, s, 0.0, nullptr, dt, tendency(s));
-  const State s2 = combine(0.75, s, 0.25, &s1, 0.25 * dt, tendency(s1));
-  s = combine(1.0 / 3, s, 2.0 / 3, &s2, 2.0 / 3 * dt, tendency(s2));
+  const State s1 = combine(1.0, s, 0.0, nullptr, dt, tendency(s, poll));
+  const State s2 = combine(0.75, s, 0.25, &s1, 0.25 * dt, tendency(s1, poll));
+  s = combine(1.0 / 3, s, 2.0 / 3, &s2, 2.0 / 3 * dt, tendency(s2, poll));
 }
 
 double Stepper::kinetic_energy(const State& s) const {
@@ -266,18 +392,11 @@ State initial_state(const Config& c) {
     case Initial::DecayingTurbulence: {
       // ψ = Σ a cos(kx x + ky y + φ); u = ψ_y, v = -ψ_x, each sin(kx x + φ + ky y) split into
       // sin(kx x + φ) cos(ky y) + cos(kx x + φ) sin(ky y).
-      detail::SplitMix64 rng(c.seed);
       std::vector<qtt::Mps> terms;
       std::vector<double> cu, cv;
-      for (int m = 0; m < 32; ++m) {
-        int kx = 0, ky = 0;
-        double kk = 0;
-        do {
-          kx = static_cast<int>(std::floor(rng.uniform(-8, 9)));
-          ky = static_cast<int>(std::floor(rng.uniform(0, 9)));
-          kk = std::sqrt(static_cast<double>(kx * kx + ky * ky));
-        } while (kk < 1 || kk > 8);
-        const double a = 1.0 / (kk * kk), ph = rng.uniform(0, 2 * kPi);
+      for (const Wave& w : turbulence_waves(c.seed)) {
+        const int kx = w.kx, ky = w.ky;
+        const double a = w.a, ph = w.ph;
         terms.push_back(qtt::separable(g, {axis_values(c, f_sin, kx, ph), axis_values(c, f_cos, ky, 0)}, sep_tol));
         terms.push_back(qtt::separable(g, {axis_values(c, f_cos, kx, ph), axis_values(c, f_sin, ky, 0)}, sep_tol));
         // u = ψ_y = -a ky sin(θ), v = -ψ_x = a kx sin(θ)
@@ -303,6 +422,7 @@ Output solve(const Config& c, const Hooks& hooks) {
   if (c.n_bits < 3 || c.n_bits > 20) throw InvalidArgument("navier_stokes_2d: n_bits must be in 3..20");
   const detail::Reporter report(hooks);
   const Stepper st(c);
+  report.poll();
   State s = initial_state(c);
   const double e0 = st.kinetic_energy(s);
   const std::vector<int64_t> shape = grid(c).shape();
@@ -318,9 +438,10 @@ Output solve(const Config& c, const Hooks& hooks) {
     return f;
   };
   report.progress(0, c.steps);
+  const std::function<void()> poll = [&] { report.poll(); };
   for (int64_t n = 1; n <= c.steps; ++n) {
     report.poll();
-    st.step(s);
+    st.step(s, poll);
     const double e = st.kinetic_energy(s);
     if (!std::isfinite(e) || e > 1e6 * (e0 + 1e-300)) {
       throw Diverged("navier_stokes_2d: the flow blew up at step " + std::to_string(n) + " (dt too large for the grid)");
@@ -345,6 +466,7 @@ namespace {
 class NavierStokes2d final : public Solver {
  public:
   std::string name() const override { return "navier_stokes_2d"; }
+  const std::vector<ParamSpec>& params() const override { return navier_stokes::params(); }
   void validate(const Params& p) const override { (void)parse(p); }
   Output run(const Params& p, const Hooks& hooks) const override { return solve(parse(p), hooks); }
 };

@@ -50,19 +50,33 @@ const std::vector<std::string> kPreconditioners = {"multigrid", "none"};
 
 }  // namespace
 
+const std::vector<ParamSpec>& params() {
+  static const std::vector<ParamSpec> table = [] {
+    std::vector<ParamSpec> t = {
+        detail::required_integer("n_bits", 9, 14, "log2 of the grid points per axis: 9 (512) to 14 (16384)."),
+        detail::choice_param("rhs", kRhs, "manufactured: f = 2π² sin πx sin πy."),
+        detail::number_param("tol", 0, true, 0.5, false, 1e-8, "Relative residual at which CG stops."),
+        detail::integer_param("max_iters", 1, static_cast<double>(kMaxSteps), std::nullopt,
+                              "Cap on CG iterations (default 10 · 2^n_bits)."),
+        detail::choice_param("preconditioner", kPreconditioners, "One multigrid V-cycle per iteration, or none."),
+    };
+    detail::add_common_params(t);
+    return t;
+  }();
+  return table;
+}
+
 Config parse(const Params& p) {
-  detail::ParamReader r("poisson_2d", p,
-                        {"n_bits", "rhs", "tol", "max_iters", "preconditioner", "seed", "snapshot_every"});
+  detail::ParamReader r("poisson_2d", p, params());
   Config c;
-  c.n_bits = static_cast<int>(r.integer("n_bits", 9, 14, std::nullopt));
-  const std::string rhs = r.choice("rhs", kRhs);
+  c.n_bits = static_cast<int>(r.integer("n_bits"));
+  const std::string rhs = r.choice("rhs");
   c.rhs = rhs == "manufactured" ? Rhs::Manufactured : rhs == "gaussians" ? Rhs::Gaussians : Rhs::Dipole;
-  c.tol = r.number("tol", 0.0, 0.5, true, 1e-8);
-  c.max_iters = r.integer("max_iters", 1, 1000000000, int64_t{10} << c.n_bits);
-  c.preconditioner = r.choice("preconditioner", kPreconditioners) == "none" ? Preconditioner::None
-                                                                          : Preconditioner::Multigrid;
-  c.seed = static_cast<uint64_t>(r.integer("seed", 0, detail::kMaxExactInteger, 0));
-  c.snapshot_every = r.integer("snapshot_every", 1, detail::kMaxExactInteger, 0);
+  c.tol = r.number("tol");
+  c.max_iters = r.integer("max_iters", int64_t{10} << c.n_bits);
+  c.preconditioner = r.choice("preconditioner") == "none" ? Preconditioner::None : Preconditioner::Multigrid;
+  c.seed = static_cast<uint64_t>(r.integer("seed"));
+  c.snapshot_every = r.snapshot_every(c.max_iters, "max_iters");
   return c;
 }
 
@@ -232,6 +246,7 @@ namespace {
 class Poisson2d : public Solver {
  public:
   std::string name() const override { return "poisson_2d"; }
+  const std::vector<ParamSpec>& params() const override { return poisson::params(); }
   void validate(const Params& p) const override { (void)parse(p); }
   Output run(const Params& p, const Hooks& hooks) const override { return solve(parse(p), hooks); }
 };

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <variant>
@@ -20,6 +21,29 @@ namespace tts::sim {
 // A JSON scalar: numbers are doubles (integers are checked to be integral where a param needs one).
 using Param = std::variant<double, std::string, bool>;
 using Params = std::map<std::string, Param>;
+
+// Longest run a param may ask for: steps, or iterations of an iterative solve.
+inline constexpr int64_t kMaxSteps = 1'000'000;
+// Most snapshots one run takes: snapshot_every must be at least steps / kMaxSnapshots (a param
+// check), and a run to t_end, whose step count is not known in advance, takes no more than these.
+inline constexpr int64_t kMaxSnapshots = 1000;
+
+// One param of a solver: its type, range, default and meaning. Each solver's table is the one
+// statement of them: its own checks read it, and the HTTP schema is built from it (the addon
+// exports it), so the two cannot disagree. A rule between params (t_end or steps, dt within the
+// grid's stability limit, snapshot_every against steps) is in the solver's check and in `doc`.
+struct ParamSpec {
+  enum class Type { Integer, Number, Choice, List };
+  std::string name;
+  Type type = Type::Number;
+  double min = 0, max = 0;          // Integer, Number: lo <= v <= hi, or lo < v / v < hi when open
+  bool min_open = false, max_open = false;
+  bool required = false;
+  std::optional<double> fallback;   // Integer, Number: the value when absent (none: required, or a
+                                    // default that depends on other params, said in `doc`)
+  std::vector<std::string> choices; // Choice: the first is the default
+  std::string doc;
+};
 
 // A named output array, float64, C order; 2-D arrays are indexed [x, y] (y fastest).
 // A QTT-native solver hands its field over as the train itself (`tt` has cores, `data` is empty):
@@ -40,8 +64,8 @@ struct Output {
   std::map<std::string, double> stats;
 };
 
-// Callbacks a run makes from the thread that called run(), never from inside an OpenMP region.
-// Any may be empty. progress(done, total): done <= total, total may be re-estimated as the run
+// Callbacks a run makes from the thread that called run(), never from inside an OpenMP region
+// (so a caller may block the run inside one, e.g. to pause it). Any may be empty. progress(done, total): done <= total, total may be re-estimated as the run
 // goes (an iterative solve does not know its iteration count in advance); the last call has
 // done == total. snapshot(step, t, fields): every params.snapshot_every steps; the fields are only
 // valid during the call. cancelled(): polled between steps (and between blocks of rows inside a long
@@ -68,6 +92,8 @@ class Solver {
  public:
   virtual ~Solver() = default;
   virtual std::string name() const = 0;
+  // Its params (the table validate() reads).
+  virtual const std::vector<ParamSpec>& params() const = 0;
   // Throws InvalidArgument naming the offending param (unknown names are rejected too).
   virtual void validate(const Params& p) const = 0;
   // validate + solve. Throws Cancelled when hooks.cancelled() turns true.

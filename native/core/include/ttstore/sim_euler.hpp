@@ -94,10 +94,11 @@ struct Config {
   Reconstruction reconstruction = Reconstruction::Characteristic;
 };
 
-// Params -> Config with the HTTP limits (n_bits 9..13); throws InvalidArgument naming the param.
-// Params: n_bits (required), problem (isentropic_vortex | sod_x | riemann_config3 |
-// kelvin_helmholtz), t_end (0 < t_end <= 1e4; default per problem) or steps (1..1e9), not both,
-// cfl (0 < cfl <= 1, 0.4), seed (0..2^53-1, 0), snapshot_every (>= 1).
+// The params and their ranges (the HTTP limits, n_bits 9..13): n_bits, problem, t_end (default per
+// problem) or steps, not both, cfl, seed, snapshot_every (with steps: at least steps /
+// kMaxSnapshots; a run to t_end takes at most kMaxSnapshots).
+const std::vector<ParamSpec>& params();
+// Params -> Config; throws InvalidArgument naming the param.
 Config parse(const Params& p);
 
 // Fields rho, u, v, p ([2^n, 2^n]: ρ is the cell average, u, v, p come from the averages of the

@@ -34,11 +34,11 @@ struct Config {
   int64_t snapshot_every = 0;
 };
 
-// Params -> Config with the HTTP limits (n_bits 9..14); throws InvalidArgument naming the param.
-// Params: n_bits, nu (> 0), dt (> 0), steps (>= 1) required; boundary (periodic | dirichlet),
-// initial (modes | gaussian), modes (JSON text [[kx, ky, kz, A], ...], integers >= 1, default
-// [[1, 1, 1, 1.0]]), source (none | gaussian), max_rank (1..4096, 64), tol (0 < tol < 1, 1e-8),
-// seed (accepted, unused: nothing is random), snapshot_every (>= 1).
+// The params and their ranges (the HTTP limits, n_bits 9..14): n_bits, nu, dt, steps required;
+// boundary, initial, modes (JSON text [[kx, ky, kz, A], ...]), source, max_rank, tol, seed
+// (accepted, unused: nothing is random), snapshot_every (at least steps / kMaxSnapshots).
+const std::vector<ParamSpec>& params();
+// Params -> Config; throws InvalidArgument naming the param.
 Config parse(const Params& p);
 
 qtt::Grid grid(const Config& c);

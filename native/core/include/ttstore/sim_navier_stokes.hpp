@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "ttstore/qtt_algebra.hpp"
 #include "ttstore/sim.hpp"
@@ -36,9 +37,11 @@ struct Config {
   int64_t snapshot_every = 0;
 };
 
-// Params -> Config with the HTTP limits (n_bits 9..12): n_bits, reynolds (> 0), steps (>= 1),
-// dt (> 0) required; max_rank (1..4096, 64), initial (taylor_green | shear_layer |
-// decaying_turbulence), seed (0..2^53-1, 0), snapshot_every (>= 1).
+// The params and their ranges (the HTTP limits, n_bits 9..12): n_bits, reynolds, steps, dt
+// required (dt within the grid's stability limit, max_dt below); max_rank, initial, seed,
+// snapshot_every (at least steps / kMaxSnapshots).
+const std::vector<ParamSpec>& params();
+// Params -> Config; throws InvalidArgument naming the param.
 Config parse(const Params& p);
 
 // The velocity in stream-function form, u = D_y ψ + hu, v = -D_x ψ + hv: discretely divergence-free
@@ -48,6 +51,10 @@ struct State {
   qtt::Mps psi;     // rank <= max_rank
   qtt::Mps hu, hv;  // rank <= 4
 };
+
+// The largest dt for which a run of c is stable (the dt check of parse): SSP-RK3's region holds
+// every Fourier mode of the linear advection-diffusion at the initial speeds, at 80% of the limit.
+double max_dt(const Config& c);
 
 qtt::Grid grid(const Config& c);
 // The tolerance c's grid rounds at: c.tol up to 512², c.tol (h / h_512)² on finer grids (not below
@@ -71,7 +78,9 @@ State initial_state(const Config& c);
 class Stepper {
  public:
   explicit Stepper(const Config& c);
-  void step(State& s) const;  // one SSP-RK3 step of size c.dt
+  // One SSP-RK3 step of size c.dt; `poll` is called several times within each stage (it may
+  // throw, e.g. Cancelled; s is then unchanged).
+  void step(State& s, const std::function<void()>& poll = {}) const;
   // The divergence-free part of (u, v) (the projection u - D p with D·∇p = D·u), as a state.
   State project(const qtt::Mps& u, const qtt::Mps& v) const;
   // (D_y ψ + hu, -D_x ψ + hv) rounded to tol / 100, uncapped (ranks up to 3 rank(ψ) + 4), or to `o`.
@@ -82,7 +91,8 @@ class Stepper {
   double divergence_ratio(const State& s) const;
   qtt::Mps vorticity(const State& s) const;    // D_x v - D_y u
  private:
-  State tendency(const State& s) const;  // P F(u): the projected right-hand side, in state form
+  // P F(u): the projected right-hand side, in state form; `poll` between its costliest parts.
+  State tendency(const State& s, const std::function<void()>& poll) const;
   // a0 s0 + a1 s1 + b k, each part rounded once.
   State combine(double a0, const State& s0, double a1, const State* s1, double b, const State& k) const;
   double noise(const State& s) const;    // the velocity error a rounding of ψ can make

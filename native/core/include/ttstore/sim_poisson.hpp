@@ -24,10 +24,10 @@ struct Config {
   int64_t snapshot_every = 0;   // 0: no snapshots (else u every that many iterations)
 };
 
-// Params -> Config with the HTTP limits (n_bits 9..14); throws InvalidArgument naming the param.
-// Params: n_bits (required), rhs (manufactured | gaussians | dipole), tol (0 < tol < 1, 1e-8),
-// max_iters (1..1e9, 10 * 2^n_bits), preconditioner (multigrid | none), seed (0..2^53-1, 0),
-// snapshot_every (>= 1).
+// The params and their ranges (the HTTP limits, n_bits 9..14): n_bits, rhs, tol, max_iters,
+// preconditioner, seed, snapshot_every (at least max_iters / kMaxSnapshots).
+const std::vector<ParamSpec>& params();
+// Params -> Config; throws InvalidArgument naming the param.
 Config parse(const Params& p);
 
 // f at the grid points, C order [x, y]:
