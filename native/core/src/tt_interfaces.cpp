@@ -7,13 +7,14 @@
 
 namespace tts::detail {
 
-int choose_split(const TensorTrain& tt) {
-  const int d = tt.d();
-  const double N = static_cast<double>(tt.numel());
+int choose_split(const std::vector<int64_t>& modes, const std::vector<int64_t>& ranks) {
+  const int d = static_cast<int>(modes.size());
+  double N = 1;
+  for (int64_t n : modes) N *= static_cast<double>(n);
   int best = 0;
   double best_cost = std::numeric_limits<double>::infinity(), nl = 1;
   for (int p = 0; p <= d; ++p) {
-    const double rp = static_cast<double>(tt.ranks[p]);
+    const double rp = static_cast<double>(ranks[p]);
     const double nr = N / nl;
     // Interface memory, with a mild preference for balanced halves (short rows waste the GEMM).
     const double cost = (nl + nr) * rp + std::fabs(std::log2(nl) - std::log2(nr));
@@ -21,7 +22,7 @@ int choose_split(const TensorTrain& tt) {
       best_cost = cost;
       best = p;
     }
-    if (p < d) nl *= static_cast<double>(tt.modes[p]);
+    if (p < d) nl *= static_cast<double>(modes[p]);
   }
   return best;
 }

@@ -9,8 +9,10 @@
 
 namespace tts::detail {
 
-// The split p that keeps both interfaces small (and the halves balanced).
-int choose_split(const TensorTrain& tt);
+// The split p that keeps both interfaces small (and the halves balanced); from the modes and ranks
+// alone, so a train's rebuild cost is known from its header (train_work).
+int choose_split(const std::vector<int64_t>& modes, const std::vector<int64_t>& ranks);
+inline int choose_split(const TensorTrain& tt) { return choose_split(tt.modes, tt.ranks); }
 // Cores [0, p) as (n_1..n_p) x r_p, rows in mode order.
 std::vector<double> left_interface(const TensorTrain& tt, int p);
 // Cores [p, d) as r_p x (n_p+1..n_d), columns in mode order.
