@@ -1,6 +1,7 @@
 // The simulation endpoints (CONTRACT.md section 6) and their schemas: one params object per solver,
 // with the contract's defaults, so the document lists every solver's params and the validator fills
 // them in from the same description.
+import { MAX_RANK } from '../engine/limits.js';
 import { MAX_KEY_BYTES, NAMESPACE_RE } from '../entries/identifiers.js';
 import { badRequest, ProblemError } from '../errors.js';
 import { JOB_STATUSES } from '../jobs/job.js';
@@ -25,7 +26,6 @@ export const MAX_N_BITS: Readonly<Record<Solver, number>> = {
 export const MAX_STEPS = 1_000_000;
 export const MAX_ITERS = 10_000_000;
 export const MAX_SEED = 2 ** 32 - 1;
-export const MAX_RANK = 4096;
 export const MAX_MODES = 64;
 /**
  * Longest output_key_prefix in bytes: room for "/<field>/step_<n>" so that every output key stays a
