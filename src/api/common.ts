@@ -4,6 +4,7 @@ import { MAX_KEY_BYTES, NAMESPACE_RE, validateKey, validatePrefix } from '../ent
 import { MAX_METADATA_BYTES, validateMetadata } from '../entries/metadata.js';
 import { DOMAIN_TOLERANCE } from '../entries/oracle.js';
 import { MAX_RANK } from '../engine/limits.js';
+import { MAX_CORES } from '../entries/cores-input.js';
 import { badRequest, ProblemError } from '../errors.js';
 import { s } from '../schema/types.js';
 
@@ -80,7 +81,7 @@ const entryFields = {
   key: s.string(), namespace: s.string(), version: s.integer(1, Number.MAX_SAFE_INTEGER),
   kind: s.enum(['array', 'blob']), dtype, shape, layout,
   compressed: s.boolean(), compression_ratio: s.number(), original_bytes: s.integer(0, Number.MAX_SAFE_INTEGER),
-  stored_core_bytes: s.integer(0, Number.MAX_SAFE_INTEGER), n_cores: s.integer(0, 4096),
+  stored_core_bytes: s.integer(0, Number.MAX_SAFE_INTEGER), n_cores: s.integer(0, MAX_CORES),
   ranks: s.array(s.integer(1, MAX_RANK), { description: 'Bond dimensions r_0 .. r_d (empty when passthrough).' }),
   max_rank: s.integer(0, MAX_RANK), fingerprint, domain: s.string(), created_at: s.number({ description: 'Unix seconds.' }),
   verdict, tolerance: s.number(),
