@@ -10,7 +10,7 @@ namespace tts_addon {
 Napi::Value Info(const Napi::CallbackInfo& info);         // {version, backend, blas, threads, cudaDevices}
 Napi::Value LayoutFor(const Napi::CallbackInfo& info);    // (shape, layout?) -> {layout, modes}
 Napi::Value SetThreads(const Napi::CallbackInfo& info);   // (n) -> undefined; 0 = all cores
-// (modes, ranks, target) -> {contraction, reconstruction, resplit, resplitElements, max}: tts::train_work
+// (modes, ranks, target) -> {contraction, reconstruction, resplit, resplitElements, max, withinLimits}: tts::train_work
 Napi::Value TrainWork(const Napi::CallbackInfo& info);
 // (trimThresholdBytes, mmapThresholdBytes) -> applied: glibc malloc's settings for the process
 Napi::Value RetainFreedMemory(const Napi::CallbackInfo& info);
@@ -30,7 +30,7 @@ Napi::Value Solvers(const Napi::CallbackInfo& info);      // () -> string[]
 // (solver, params, onProgress?, onSnapshot?) -> {result, cancel}; runs on a thread of its own
 Napi::Value Simulate(const Napi::CallbackInfo& info);
 
-// exports.limits: {maxRank, maxTrainWork}, the bounds of ttstore/limits.hpp.
+// exports.limits: {maxRank, maxTrainWork, maxRebuildWorkPerValue}, the bounds of ttstore/limits.hpp.
 void RegisterLimits(Napi::Env env, Napi::Object exports);
 
 // exports.OperandPool: query operands in native memory under numeric ids (operand_pool.cpp).

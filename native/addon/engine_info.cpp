@@ -50,6 +50,7 @@ Napi::Value TrainWork(const Napi::CallbackInfo& info) {
   o.Set("resplit", Napi::Number::New(env, w.resplit));
   o.Set("resplitElements", Napi::Number::New(env, w.resplit_elements));
   o.Set("max", Napi::Number::New(env, w.max()));
+  o.Set("withinLimits", Napi::Boolean::New(env, w.within_limits()));
   return o;
 }
 
@@ -57,6 +58,7 @@ void RegisterLimits(Napi::Env env, Napi::Object exports) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("maxRank", Napi::Number::New(env, static_cast<double>(tts::kMaxRank)));
   o.Set("maxTrainWork", Napi::Number::New(env, tts::kMaxTrainWork));
+  o.Set("maxRebuildWorkPerValue", Napi::Number::New(env, tts::kMaxRebuildWorkPerValue));
   exports.Set("limits", o);
 }
 

@@ -169,6 +169,21 @@ TEST(train_work_of_the_issue_trains_is_the_self_contraction) {
   CHECK(big.max() > kMaxTrainWork);
 }
 
+TEST(train_work_limits_admit_big_qtts_of_moderate_rank_and_refuse_heavy_ranks) {
+  // A QTT of 2^26 values, rank r at every inner bond (as compress makes them).
+  auto qtt = [](int64_t r) {
+    std::vector<int64_t> modes(26, 2), ranks{1};
+    for (int k = 1; k < 26; ++k) ranks.push_back(std::min<int64_t>({r, int64_t{1} << k, int64_t{1} << (26 - k)}));
+    ranks.push_back(1);
+    return train_work(modes, ranks, modes);
+  };
+  CHECK(qtt(64).within_limits());
+  CHECK(qtt(112).reconstruction > kMaxTrainWork * 0.8);  // its rebuild is allowed by the per-value bound
+  CHECK(qtt(112).within_limits());
+  CHECK(!qtt(256).within_limits());
+  CHECK(!train_work({2, 2, 2}, {1, 2048, 2048, 1}, {2, 2, 2}).within_limits());
+}
+
 TEST(train_work_of_a_rebuild_follows_the_chosen_split) {
   // One core [1, N, 1]: the rebuild is the core itself, N multiply-adds of the block GEMM plus its
   // interface.

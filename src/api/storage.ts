@@ -1,5 +1,5 @@
 // The storage endpoints (SPEC.md "Storage endpoints", CONTRACT.md section 6) and their request schemas.
-import { MAX_RANK, MAX_TRAIN_WORK } from '../engine/limits.js';
+import { MAX_REBUILD_WORK_PER_VALUE, MAX_RANK, MAX_TRAIN_WORK } from '../engine/limits.js';
 import { DTYPES } from '../engine/types.js';
 import { MAX_BATCH_ENTRIES, MAX_CORES } from '../entries/cores-input.js';
 import { badRequest } from '../errors.js';
@@ -98,9 +98,10 @@ export const STORAGE_ENDPOINTS = {
     summary: 'Store a tensor train given as its cores',
     description: `Checked from the cores' .npy headers before their data is read: ranks above ${MAX_RANK} are a 400 naming the `
       + `core (\`core\`). So is a train whose work in one engine call would pass ${MAX_TRAIN_WORK.toExponential(2)} multiply-adds `
-      + '(about a quarter of a second): its norm sum_k n_k r_k r_k+1 (r_k + r_k+1), a dense rebuild, or bringing it into the engine\'s '
-      + 'mode split of the shape (where similarity and top-K compare it with other entries of that shape); and a train '
-      + 'that would hold more values there than the payload limit allows for cores is a 413. What is stored is the cores '
+      + '(about a quarter of a second): its norm sum_k n_k r_k r_k+1 (r_k + r_k+1), or bringing it into the engine\'s mode split '
+      + 'of the shape (where similarity and top-K compare it with other entries of that shape); a dense rebuild may also take '
+      + `${MAX_REBUILD_WORK_PER_VALUE} per value of the array. A train that would hold more values in the engine's split `
+      + 'than the payload limit allows for cores is a 413. What is stored is the cores '
       + 'as given: serve target cores returns them, serve dense rebuilds the array bit for bit from them.',
     body: { json: putCoresBody, required: true },
     answers: { 200: { description: 'Stored as a new version (verdict exact).', schema: putResponse } },

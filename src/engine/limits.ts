@@ -12,3 +12,6 @@ export const MAX_RANK: number = limits.maxRank;
  * put_cores stores: about a quarter of a second of a 2-core host.
  */
 export const MAX_TRAIN_WORK: number = limits.maxTrainWork;
+
+/** A dense rebuild may also take this many multiply-adds per value of the array, when that is more. */
+export const MAX_REBUILD_WORK_PER_VALUE: number = limits.maxRebuildWorkPerValue;

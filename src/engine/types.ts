@@ -130,6 +130,8 @@ export interface TrainWork {
   resplitElements: number;
   /** The largest of the three works. */
   max: number;
+  /** Each within the engine's bounds (src/engine/limits.ts): MAX_TRAIN_WORK, a rebuild also MAX_REBUILD_WORK_PER_VALUE per value. */
+  withinLimits: boolean;
 }
 
 /** A value of a simulation param (CONTRACT.md section 6): JSON scalars only. */

@@ -9,7 +9,7 @@
 import { badRequest, payloadTooLarge, ProblemError } from '../errors.js';
 import { base64DecodedLength, decodeBase64Strict } from '../codec/base64.js';
 import { decodeNpy, MAX_DIMS, parseNpyHeader, type NpyHeader } from '../codec/npy.js';
-import { MAX_RANK, MAX_TRAIN_WORK } from '../engine/limits.js';
+import { MAX_REBUILD_WORK_PER_VALUE, MAX_RANK, MAX_TRAIN_WORK } from '../engine/limits.js';
 import { DTYPES, ITEM_SIZE, type DType, type Engine, type LayoutName, type TensorTrain } from '../engine/types.js';
 import { validateKey } from './identifiers.js';
 import { resolveTarget } from './oracle.js';
@@ -151,12 +151,13 @@ export function inspectCoresEntry(body: unknown, engine: Engine, limits: CoresLi
     throw badRequest(`with layout interleaved, shape [${shape.join(', ')}] needs mode sizes [${engineModes.join(', ')}], got [${modes.join(', ')}]`);
   }
   const work = engine.trainWork(modes, ranks, engineModes);
-  if (work.max > MAX_TRAIN_WORK) {
+  if (!work.withinLimits) {
+    const e = (x: number) => x.toExponential(2);
     throw badRequest(
-      `the train's ranks [${ranks.join(', ')}] over modes [${modes.join(', ')}] would cost the engine ${work.max.toExponential(2)} ` +
-      `multiply-adds in one call (norm ${work.contraction.toExponential(2)}, dense rebuild ${work.reconstruction.toExponential(2)}, ` +
-      `comparison in the engine's mode split [${engineModes.join(', ')}] ${work.resplit.toExponential(2)}); ` +
-      `at most ${MAX_TRAIN_WORK.toExponential(2)} are allowed`,
+      `the train's ranks [${ranks.join(', ')}] over modes [${modes.join(', ')}] would cost the engine too many multiply-adds ` +
+      `in one call: norm ${e(work.contraction)}, comparison in the engine's mode split [${engineModes.join(', ')}] ` +
+      `${e(work.resplit)} (each at most ${e(MAX_TRAIN_WORK)}), dense rebuild ${e(work.reconstruction)} (at most ` +
+      `${e(Math.max(MAX_TRAIN_WORK, MAX_REBUILD_WORK_PER_VALUE * numel))})`,
       { work: work.max, work_limit: MAX_TRAIN_WORK });
   }
   if (work.resplitElements * 4 > limits.maxPayloadBytes) {

@@ -37,7 +37,13 @@ describe('abuse: put_cores ranks and mode splits', function () {
     await server.destroy();
   });
 
-  const putCores = (body: unknown) => http(server.url, 'POST', '/v1/put_cores', { json: body, headers: tenantHeaders(attacker) });
+  /** POST a body serialised beforehand (so the attacker's client does not pause the victim's loop). */
+  const post = (path: string, json: string) =>
+    http(server.url, 'POST', path, { body: json, headers: { ...tenantHeaders(attacker), 'content-type': 'application/json' } });
+  const putCores = (body: unknown) => {
+    const json = JSON.stringify(body);
+    return () => post('/v1/put_cores', json);
+  };
 
   /**
    * The attack is refused with 400 within `answerMs`, the victim unaffected, the books unchanged, and
@@ -46,7 +52,7 @@ describe('abuse: put_cores ranks and mode splits', function () {
   async function refused(body: unknown, answerMs: number, detail: RegExp): Promise<void> {
     const bodyBytes = JSON.stringify(body).length;
     const before = await booksOf(server, attacker);
-    const out = await underAttack(server, victim, () => putCores(body));
+    const out = await underAttack(server, victim, putCores(body));
     expect(out.result.status, out.result.text).to.equal(400);
     expect(out.result.body.code).to.equal('invalid_request');
     expect(out.result.body.detail).to.match(detail);
@@ -61,15 +67,15 @@ describe('abuse: put_cores ranks and mode splits', function () {
     it(`refuses ranks of ${R} ([1, 1, ${R}], [${R}, 1, 1]) from the headers, naming the core`, async () => {
       const body = { key: `rank-${R}`, cores: [core(1, 1, R), core(R, 1, 1)] };
       await refused(body, 1000, new RegExp(`cores\\[0\\].*at most ${MAX_RANK}`));
-      const r = await putCores(body);
+      const r = await putCores(body)();
       expect(r.body.core).to.equal(0);
     });
   }
 
   it('refuses legal ranks whose norm alone would hold the engine for seconds', async () => {
-    // Ranks 4096 and 1024 around a mode of 1: 2^22 values (16 MiB) whose norm is 2^22 * 5120
+    // Ranks 4096 and 512 around a mode of 1: 2^21 values (8 MiB) whose norm is 2^21 * 4608
     // multiply-adds, for an array of one element.
-    const body = { key: 'heavy', cores: [core(1, 1, 4096), core(4096, 1, 1024), core(1024, 1, 1)] };
+    const body = { key: 'heavy', cores: [core(1, 1, 4096), core(4096, 1, 512), core(512, 1, 1)] };
     await refused(body, 3000, /multiply-adds/);
   });
 
@@ -81,14 +87,20 @@ describe('abuse: put_cores ranks and mode splits', function () {
       /comparison in the engine's mode split \[3, 2, 2/);
   });
 
+  /** Cores [1, 1, 4096], [4096, 1, r], [r, 1, 1] with the largest r whose norm stays within the limit. */
+  const heaviest = (key: string, seed: number) => {
+    // 4096 (4096 + 1) + 4096 r (4096 + r) + r (r + 1) <= MAX_TRAIN_WORK
+    const r = Math.floor((Math.sqrt(4096 ** 2 + 4 * (MAX_TRAIN_WORK / 4096 - 4097)) - 4096) / 2) - 1;
+    return { key, cores: [core(1, 1, 4096), core(4096, 1, r, seed), core(r, 1, 1)] };
+  };
+
   it('stores the heaviest train the work limit allows without stalling the victim', async () => {
-    // [1, 2, R], [R, 2, R], [R, 2, 1]: its norm is about 4 R^3 multiply-adds, just under the limit.
-    const R = Math.floor(Math.cbrt(MAX_TRAIN_WORK / 4.05));
-    const body = { key: 'heaviest', cores: [core(1, 2, R), core(R, 2, R, 2), core(R, 2, 1, 3)] };
+    // The most work per byte of body: 4096 x r values whose norm takes 4096 r (4096 + r) multiply-adds.
+    const body = heaviest('heaviest', 2);
     const before = await booksOf(server, attacker);
-    const out = await underAttack(server, victim, () => putCores(body));
+    const out = await underAttack(server, victim, putCores(body));
     expect(out.result.status, out.result.text).to.equal(200);
-    expect(out.result.body.max_rank).to.equal(R);
+    expect(out.result.body.max_rank).to.equal(MAX_RANK);
     expect(out.answerMs).to.be.lessThan(10000);
     expect(out.victim.failures).to.deep.equal([]);
     expect(out.victim.worstMs).to.be.lessThan(VICTIM_WORST_MS);
@@ -102,16 +114,14 @@ describe('abuse: put_cores ranks and mode splits', function () {
       { json: { key_a: 'heaviest', key_b: 'heaviest', metric: 'cosine' }, headers: tenantHeaders(attacker) });
     expect(sim.status, sim.text).to.equal(200);
     expect(sim.body.score).to.be.closeTo(1, 1e-9);
-    console.log(`      heaviest legal train (R = ${R}): answered in ${out.answerMs.toFixed(0)} ms, victim worst ` +
+    console.log(`      heaviest legal train (ranks ${out.result.body.ranks.join(', ')}): answered in ${out.answerMs.toFixed(0)} ms, victim worst ` +
       `${out.victim.worstMs.toFixed(0)} ms, peak memory growth ${(out.memory.growthBytes / MiB).toFixed(0)} MiB`);
   });
 
   it('refuses a batch whose norms together pass the work limit, naming the entry', async () => {
-    const R = Math.floor(Math.cbrt(MAX_TRAIN_WORK / 4.05));
-    const entry = (i: number) => ({ key: `batch-${i}`, cores: [core(1, 2, R), core(R, 2, R, i + 2), core(R, 2, 1)] });
+    const json = JSON.stringify({ entries: [heaviest('batch-0', 3), heaviest('batch-1', 4)] });
     const before = await booksOf(server, attacker);
-    const out = await underAttack(server, victim, () => http(server.url, 'POST', '/v1/put_cores_batch',
-      { json: { entries: [entry(0), entry(1)] }, headers: tenantHeaders(attacker) }));
+    const out = await underAttack(server, victim, () => post('/v1/put_cores_batch', json));
     expect(out.result.status, out.result.text).to.equal(400);
     expect(out.result.body).to.include({ code: 'invalid_request', index: 1 });
     expect(out.answerMs).to.be.lessThan(5000);

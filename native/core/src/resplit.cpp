@@ -7,6 +7,7 @@
 #include "linalg.hpp"
 #include "tt_checks.hpp"
 #include "tt_interfaces.hpp"
+#include "ttstore/limits.hpp"
 #include "ttstore/tt.hpp"
 
 namespace tts {
@@ -221,6 +222,11 @@ TensorTrain resplit(const TensorTrain& tt, const std::vector<int64_t>& modes) {
 
 double TrainWork::max() const { return std::max({contraction, reconstruction, resplit}); }
 
+bool TrainWork::within_limits() const {
+  return contraction <= kMaxTrainWork && resplit <= kMaxTrainWork &&
+         reconstruction <= std::max(kMaxTrainWork, kMaxRebuildWorkPerValue * numel);
+}
+
 TrainWork train_work(const std::vector<int64_t>& modes, const std::vector<int64_t>& ranks,
                      const std::vector<int64_t>& target) {
   CostVisitor v;
@@ -230,6 +236,7 @@ TrainWork train_work(const std::vector<int64_t>& modes, const std::vector<int64_
   w.reconstruction = reconstruction_work(modes, ranks);
   w.resplit = modes == target ? 0.0 : v.work + contraction_work(target, out);
   w.resplit_elements = modes == target ? 0.0 : v.elements;
+  w.numel = product(modes);
   return w;
 }
 

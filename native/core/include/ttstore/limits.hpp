@@ -17,4 +17,10 @@ inline constexpr int64_t kMaxRank = 4096;
 // loaded host (train_work in tt.hpp computes it from the header, before any data is read).
 inline constexpr double kMaxTrainWork = 8589934592.0;  // 2^33
 
+// A dense rebuild's work grows with the array it writes (each value is a dot product over the bond
+// at the split), so it may also take this many multiply-adds per value: a QTT of the largest float32
+// array (2^26 values) with ranks up to about 120 is allowed, and the GEMM stays a part of a dense
+// serve's per-byte costs (cast, encoding, sending) rather than the bulk of it.
+inline constexpr double kMaxRebuildWorkPerValue = 128.0;
+
 }  // namespace tts

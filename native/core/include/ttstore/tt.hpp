@@ -142,7 +142,11 @@ struct TrainWork {
   double reconstruction = 0;  // a dense rebuild (both interfaces and the blocks' GEMMs)
   double resplit = 0;         // resplit() into the target modes plus the self inner product there
   double resplit_elements = 0;  // values the train holds in the target modes
+  double numel = 0;             // values of the array
   double max() const;         // the largest of the three works
+  // Every call within ttstore/limits.hpp's bounds: kMaxTrainWork each, the rebuild also
+  // kMaxRebuildWorkPerValue per value when that is more.
+  bool within_limits() const;
 };
 // Throws InvalidArgument when the ranks do not chain or the products of modes and target differ.
 TrainWork train_work(const std::vector<int64_t>& modes, const std::vector<int64_t>& ranks,
