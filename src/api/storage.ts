@@ -98,7 +98,7 @@ export const STORAGE_ENDPOINTS = {
     summary: 'Store a tensor train given as its cores',
     description: `Checked from the cores' .npy headers before their data is read: ranks above ${MAX_RANK} are a 400 naming the `
       + `core (\`core\`). So is a train whose work in one engine call would pass ${MAX_TRAIN_WORK.toExponential(2)} multiply-adds `
-      + '(about a quarter of a second): its norm sum_k n_k r_k r_k+1 (r_k + r_k+1), or bringing it into the engine\'s mode split '
+      + '(about a tenth of a second): its norm sum_k n_k r_k r_k+1 (r_k + r_k+1), or bringing it into the engine\'s mode split '
       + 'of the shape (where similarity and top-K compare it with other entries of that shape); a dense rebuild may also take '
       + `${MAX_REBUILD_WORK_PER_VALUE} per value of the array. A train that would hold more values in the engine's split `
       + 'than the payload limit allows for cores is a 413. What is stored is the cores '

@@ -9,7 +9,7 @@ export const MAX_RANK: number = limits.maxRank;
 
 /**
  * Largest work (multiply-adds, Engine.trainWork's `max`) of one engine call on a train that
- * put_cores stores: about a quarter of a second of a 2-core host.
+ * put_cores stores: about a tenth of a second of a 2-core host.
  */
 export const MAX_TRAIN_WORK: number = limits.maxTrainWork;
 

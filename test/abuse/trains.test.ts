@@ -73,9 +73,9 @@ describe('abuse: put_cores ranks and mode splits', function () {
   }
 
   it('refuses legal ranks whose norm alone would hold the engine for seconds', async () => {
-    // Ranks 4096 and 512 around a mode of 1: 2^21 values (8 MiB) whose norm is 2^21 * 4608
+    // Ranks 4096 and 256 around a mode of 1: 2^20 values (4 MiB) whose norm is 2^20 * 4352
     // multiply-adds, for an array of one element.
-    const body = { key: 'heavy', cores: [core(1, 1, 4096), core(4096, 1, 512), core(512, 1, 1)] };
+    const body = { key: 'heavy', cores: [core(1, 1, 4096), core(4096, 1, 256), core(256, 1, 1)] };
     await refused(body, 3000, /multiply-adds/);
   });
 

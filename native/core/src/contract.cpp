@@ -20,13 +20,13 @@ double dot_unchecked(const TensorTrain& a, const TensorTrain& b) {
     const int64_t ra0 = a.ranks[k], ra1 = a.ranks[k + 1], rb0 = b.ranks[k], rb1 = b.ranks[k + 1];
     const int64_t n = a.modes[k];
     // T = M (ra0 x rb0) * B_k (rb0 x n*rb1), read as (ra0*n) x rb1.
+    // (In pieces: a contraction of large ranks never holds the BLAS threads for long, gemm_in_pieces.)
     T.resize(static_cast<std::size_t>(ra0 * n * rb1));
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ra0, n * rb1, rb0, 1.0, M.data(), rb0,
-                b.cores[k].data(), n * rb1, 0.0, T.data(), n * rb1);
+    detail::gemm_in_pieces(CblasNoTrans, ra0, n * rb1, rb0, M.data(), rb0, b.cores[k].data(), n * rb1, T.data(),
+                           n * rb1);
     // M' = A_k^T ((ra0*n) x ra1)^T * T ((ra0*n) x rb1).
     next.resize(static_cast<std::size_t>(ra1 * rb1));
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ra1, rb1, ra0 * n, 1.0, a.cores[k].data(),
-                ra1, T.data(), rb1, 0.0, next.data(), rb1);
+    detail::gemm_in_pieces(CblasTrans, ra1, rb1, ra0 * n, a.cores[k].data(), ra1, T.data(), rb1, next.data(), rb1);
     M.swap(next);
   }
   return M[0];
