@@ -156,17 +156,21 @@ TEST(train_work_counts_what_resplit_writes) {
   }
 }
 
-TEST(train_work_of_the_issue_trains_is_the_self_contraction) {
-  // The attack of issue #19, cores [1, 1, R] and [R, 1, 1]: its norm is 2 R (R + 1) multiply-adds,
-  // small; what made R = 16384 cost 2 GiB is the R x R environment, which the rank cap bounds.
+TEST(train_work_of_ranks_beyond_the_values_is_the_values) {
+  // The attack of issue #19, cores [1, 1, R] and [R, 1, 1]: one value. Its norm runs over the left
+  // interfaces (1 x R), never an R x R matrix: 4 R + 1 multiply-adds.
   const int64_t R = kMaxRank;
   const TrainWork w = train_work({1, 1}, {1, R, 1}, {1});
-  CHECK_EQ(w.contraction, 2.0 * static_cast<double>(R) * static_cast<double>(R + 1));
-  CHECK(w.max() <= kMaxTrainWork);
-  // The largest legal ranks on a 2-mode core: 2 * 4096^2 * 8192 multiply-adds, over the bound.
-  const TrainWork big = train_work({2, 2, 2}, {1, R, R, 1}, {2, 2, 2});
-  CHECK_EQ(big.contraction, 2.0 * R * (1.0 + R) + 2.0 * R * R * (2.0 * R) + 2.0 * R * (R + 1.0));
-  CHECK(big.max() > kMaxTrainWork);
+  CHECK_EQ(w.contraction, 4.0 * R + 1);
+  CHECK(w.within_limits());
+  // Ranks 4096 over 8 values: interfaces of 2 and 4 rows.
+  const TrainWork small = train_work({2, 2, 2}, {1, R, R, 1}, {2, 2, 2});
+  CHECK(small.contraction < 1e9);
+  CHECK(small.within_limits());
+  // Ranks 4096 the modes do hold: 2 * 4096^2 * 8192 multiply-adds in the middle core, over the bound.
+  const TrainWork big = train_work({4096, 2, 4096}, {1, R, R, 1}, {4096, 2, 4096});
+  CHECK(big.contraction >= 2.0 * R * R * (2.0 * R));
+  CHECK(!big.within_limits());
 }
 
 TEST(train_work_limits_admit_big_qtts_of_moderate_rank_and_refuse_heavy_ranks) {
@@ -181,7 +185,6 @@ TEST(train_work_limits_admit_big_qtts_of_moderate_rank_and_refuse_heavy_ranks) {
   CHECK(qtt(112).reconstruction > kMaxTrainWork * 0.8);  // its rebuild is allowed by the per-value bound
   CHECK(qtt(112).within_limits());
   CHECK(!qtt(256).within_limits());
-  CHECK(!train_work({2, 2, 2}, {1, 2048, 2048, 1}, {2, 2, 2}).within_limits());
 }
 
 TEST(train_work_of_a_rebuild_follows_the_chosen_split) {

@@ -3,7 +3,7 @@
 // from the .npy headers, fast, storing nothing and costing nothing, while another tenant's requests
 // go on; the largest train the work limit allows is stored without stalling that tenant.
 import { expect } from 'chai';
-import { MAX_RANK, MAX_TRAIN_WORK } from '../../src/engine/limits.js';
+import { MAX_RANK } from '../../src/engine/limits.js';
 import { encodeNpy } from '../../src/codec/npy.js';
 import { http, startServer, type TestServer } from '../helpers/server.js';
 import { tenantHeaders, type CreatedTenant } from '../helpers/tenants.js';
@@ -20,6 +20,12 @@ function core(r0: number, n: number, r1: number, seed = 1): { data_b64: string }
     a[i] = (s / 2 ** 32 - 0.5) / Math.sqrt(r0);
   }
   return { data_b64: encodeNpy('float32', [r0, n, r1], new Uint8Array(a.buffer)).toString('base64') };
+}
+
+/** Cores of a QTT over 2^d values whose ranks grow to `rank` (2^k from the ends, capped): no rank exceeds what its modes hold. */
+function qtt(d: number, rank: number, seed: number): Array<{ data_b64: string }> {
+  const ranks = [1, ...Array.from({ length: d - 1 }, (_, k) => Math.min(rank, 2 ** (k + 1), 2 ** (d - k - 1))), 1];
+  return Array.from({ length: d }, (_, k) => core(ranks[k]!, 2, ranks[k + 1]!, seed + k));
 }
 
 describe('abuse: put_cores ranks and mode splits', function () {
@@ -73,10 +79,8 @@ describe('abuse: put_cores ranks and mode splits', function () {
   }
 
   it('refuses legal ranks whose norm alone would hold the engine for seconds', async () => {
-    // Ranks 4096 and 256 around a mode of 1: 2^20 values (4 MiB) whose norm is 2^20 * 4352
-    // multiply-adds, for an array of one element.
-    const body = { key: 'heavy', cores: [core(1, 1, 4096), core(4096, 1, 256), core(256, 1, 1)] };
-    await refused(body, 3000, /multiply-adds/);
+    // A QTT of 2^21 values with ranks up to 1024 (19 MiB of cores): its norm is 8e9 multiply-adds.
+    await refused({ key: 'heavy', cores: qtt(21, 1024, 5) }, 3000, /multiply-adds/);
   });
 
   it('refuses a tiny train whose split would be ruinous to compare in the engine\'s', async () => {
@@ -87,20 +91,15 @@ describe('abuse: put_cores ranks and mode splits', function () {
       /comparison in the engine's mode split \[3, 2, 2/);
   });
 
-  /** Cores [1, 1, 4096], [4096, 1, r], [r, 1, 1] with the largest r whose norm stays within the limit. */
-  const heaviest = (key: string, seed: number) => {
-    // 4096 (4096 + 1) + 4096 r (4096 + r) + r (r + 1) <= MAX_TRAIN_WORK
-    const r = Math.floor((Math.sqrt(4096 ** 2 + 4 * (MAX_TRAIN_WORK / 4096 - 4097)) - 4096) / 2) - 1;
-    return { key, cores: [core(1, 1, 4096), core(4096, 1, r, seed), core(r, 1, 1)] };
-  };
+  /** A QTT of 2^20 values with ranks up to 1024: its norm takes 3.7e9 multiply-adds, near the limit. */
+  const heaviest = (key: string, seed: number) => ({ key, cores: qtt(20, 1024, seed) });
 
   it('stores the heaviest train the work limit allows without stalling the victim', async () => {
-    // The most work per byte of body: 4096 x r values whose norm takes 4096 r (4096 + r) multiply-adds.
     const body = heaviest('heaviest', 2);
     const before = await booksOf(server, attacker);
     const out = await underAttack(server, victim, putCores(body));
     expect(out.result.status, out.result.text).to.equal(200);
-    expect(out.result.body.max_rank).to.equal(MAX_RANK);
+    expect(out.result.body.max_rank).to.equal(1024);
     expect(out.answerMs).to.be.lessThan(10000);
     expect(out.victim.failures).to.deep.equal([]);
     expect(out.victim.worstMs).to.be.lessThan(VICTIM_WORST_MS);

@@ -110,15 +110,6 @@ std::vector<int64_t> walk(const std::vector<int64_t>& modes, const std::vector<i
   return out;
 }
 
-double contraction_work(const std::vector<int64_t>& modes, const std::vector<int64_t>& ranks) {
-  double w = 0;
-  for (std::size_t k = 0; k < modes.size(); ++k) {
-    const double r0 = static_cast<double>(ranks[k]), r1 = static_cast<double>(ranks[k + 1]);
-    w += static_cast<double>(modes[k]) * r0 * r1 * (r0 + r1);
-  }
-  return w;
-}
-
 double reconstruction_work(const std::vector<int64_t>& modes, const std::vector<int64_t>& ranks) {
   const int d = static_cast<int>(modes.size());
   const int p = detail::choose_split(modes, ranks);
@@ -232,9 +223,9 @@ TrainWork train_work(const std::vector<int64_t>& modes, const std::vector<int64_
   CostVisitor v;
   const std::vector<int64_t> out = walk(modes, ranks, target, v);
   TrainWork w;
-  w.contraction = contraction_work(modes, ranks);
+  w.contraction = detail::contraction_work(modes, ranks, ranks);
   w.reconstruction = reconstruction_work(modes, ranks);
-  w.resplit = modes == target ? 0.0 : v.work + contraction_work(target, out);
+  w.resplit = modes == target ? 0.0 : v.work + detail::contraction_work(target, out, out);
   w.resplit_elements = modes == target ? 0.0 : v.elements;
   w.numel = product(modes);
   return w;
