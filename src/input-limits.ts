@@ -27,6 +27,9 @@ export const METADATA_MAX_KEYS = 256;
 /** Entries of one put_cores_batch. */
 export const MAX_BATCH_ENTRIES = 1000;
 
+/** Cores of one train in put_cores (the responses' n_cores bound). */
+export const MAX_CORES = 4096;
+
 /** Levels of objects and arrays in metadata and filters; the top-level object is level 1. */
 export const JSON_MAX_DEPTH = 32;
 

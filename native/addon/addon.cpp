@@ -19,6 +19,7 @@ void Export(Napi::Env env, Napi::Object exports, const char* name) {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   Export<Info>(env, exports, "info");
   Export<LayoutFor>(env, exports, "layoutFor");
+  Export<TrainWork>(env, exports, "trainWork");
   Export<SetThreads>(env, exports, "setThreads");
   Export<RetainFreedMemory>(env, exports, "retainFreedMemory");
   Export<Compress>(env, exports, "compress");
@@ -34,6 +35,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   Export<Simulate>(env, exports, "simulate");
   Export<CheckSimulation>(env, exports, "checkSimulation");
   Export<SolverParams>(env, exports, "solverParams");
+  RegisterLimits(env, exports);
   RegisterOperandPool(env, exports);
   RegisterGpu(env, exports);
   return exports;

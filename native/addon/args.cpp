@@ -38,6 +38,8 @@ bool CheckedMul(int64_t a, int64_t b, int64_t* out) {
   return !__builtin_mul_overflow(a, b, out) && *out <= kMaxSafeInteger;
 }
 
+}  // namespace
+
 std::vector<int64_t> ToIntegerList(Napi::Env env, Napi::Value v, const std::string& what,
                                    int64_t lo, int64_t hi) {
   if (!v.IsArray()) ThrowTypeError(env, what + " must be an array of integers, got " + DescribeValue(v));
@@ -50,8 +52,6 @@ std::vector<int64_t> ToIntegerList(Napi::Env env, Napi::Value v, const std::stri
   }
   return out;
 }
-
-}  // namespace
 
 void ThrowTypeError(Napi::Env env, const std::string& message) {
   Throw(Napi::TypeError::New(env, message));
@@ -148,7 +148,7 @@ tts::SvdOptions ToSvdOptions(Napi::Env env, Napi::Value v) {
   tts::SvdOptions opt;
   opt.tol = t;
   Napi::Value cap = o.Get("maxRank");
-  opt.max_rank = (cap.IsUndefined() || cap.IsNull()) ? 0 : ToInteger(env, cap, "maxRank", 1, kMaxRankCap);
+  opt.max_rank = (cap.IsUndefined() || cap.IsNull()) ? 0 : ToInteger(env, cap, "maxRank", 1, tts::kMaxRank);
   return opt;
 }
 

@@ -10,13 +10,13 @@
 #include <vector>
 
 #include "ttstore/layout.hpp"
+#include "ttstore/limits.hpp"
 #include "ttstore/tt.hpp"
 
 namespace tts_addon {
 
 inline constexpr const char* kInvalidCode = "ERR_TTS_INVALID";
 inline constexpr const char* kInternalCode = "ERR_TTS_INTERNAL";
-inline constexpr int64_t kMaxRankCap = 4096;
 
 [[noreturn]] void ThrowTypeError(Napi::Env env, const std::string& message);
 [[noreturn]] void ThrowRangeError(Napi::Env env, const std::string& message);
@@ -26,6 +26,8 @@ std::string FormatList(const std::vector<int64_t>& v);
 
 // An integer-valued Number in [lo, hi].
 int64_t ToInteger(Napi::Env env, Napi::Value v, const std::string& what, int64_t lo, int64_t hi);
+// An array of such integers.
+std::vector<int64_t> ToIntegerList(Napi::Env env, Napi::Value v, const std::string& what, int64_t lo, int64_t hi);
 
 // An array of 0..8 integer axis sizes, each >= 1; the product (numel) must fit in 2^53.
 std::vector<int64_t> ToShape(Napi::Env env, Napi::Value v, const char* what = "shape");
@@ -36,7 +38,7 @@ tts::LayoutKind ToLayoutKind(Napi::Env env, Napi::Value v);
 // Layout for a shape; `layout` undefined means the engine's choice.
 tts::QttLayout ToLayout(Napi::Env env, const std::vector<int64_t>& shape, Napi::Value layout);
 
-// {tolerance, maxRank?} with 0 <= tolerance < 1 and maxRank in 1..4096 (absent: no cap).
+// {tolerance, maxRank?} with 0 <= tolerance < 1 and maxRank in 1..tts::kMaxRank (absent: no cap).
 tts::SvdOptions ToSvdOptions(Napi::Env env, Napi::Value v);
 
 // The bytes of a Buffer, TypedArray or DataView, in place (no copy). `data` is null only when

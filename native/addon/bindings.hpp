@@ -10,6 +10,8 @@ namespace tts_addon {
 Napi::Value Info(const Napi::CallbackInfo& info);         // {version, backend, blas, threads, cudaDevices}
 Napi::Value LayoutFor(const Napi::CallbackInfo& info);    // (shape, layout?) -> {layout, modes}
 Napi::Value SetThreads(const Napi::CallbackInfo& info);   // (n) -> undefined; 0 = all cores
+// (modes, ranks, target) -> {contraction, reconstruction, resplit, resplitElements, max, withinLimits}: tts::train_work
+Napi::Value TrainWork(const Napi::CallbackInfo& info);
 // (trimThresholdBytes, mmapThresholdBytes) -> applied: glibc malloc's settings for the process
 Napi::Value RetainFreedMemory(const Napi::CallbackInfo& info);
 
@@ -30,6 +32,9 @@ Napi::Value Solvers(const Napi::CallbackInfo& info);      // () -> string[]
 Napi::Value Simulate(const Napi::CallbackInfo& info);
 Napi::Value CheckSimulation(const Napi::CallbackInfo& info);  // (solver, params) -> undefined, or throws
 Napi::Value SolverParams(const Napi::CallbackInfo& info);     // () -> {solvers: {name: [spec]}, limits}
+
+// exports.limits: {maxRank, maxTrainWork, maxRebuildWorkPerValue}, the bounds of ttstore/limits.hpp.
+void RegisterLimits(Napi::Env env, Napi::Object exports);
 
 // exports.OperandPool: query operands in native memory under numeric ids (operand_pool.cpp).
 void RegisterOperandPool(Napi::Env env, Napi::Object exports);

@@ -32,6 +32,36 @@ Napi::Value LayoutFor(const Napi::CallbackInfo& info) {
   return o;
 }
 
+Napi::Value TrainWork(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const int64_t kMaxSize = (int64_t{1} << 53) - 1;
+  const std::vector<int64_t> modes = ToIntegerList(env, info[0], "modes", 1, kMaxSize);
+  const std::vector<int64_t> ranks = ToIntegerList(env, info[1], "ranks", 1, kMaxSize);
+  const std::vector<int64_t> target = ToIntegerList(env, info[2], "target", 1, kMaxSize);
+  tts::TrainWork w;
+  try {
+    w = tts::train_work(modes, ranks, target);
+  } catch (const tts::InvalidArgument& e) {
+    ThrowRangeError(env, e.what());
+  }
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("contraction", Napi::Number::New(env, w.contraction));
+  o.Set("reconstruction", Napi::Number::New(env, w.reconstruction));
+  o.Set("resplit", Napi::Number::New(env, w.resplit));
+  o.Set("resplitElements", Napi::Number::New(env, w.resplit_elements));
+  o.Set("max", Napi::Number::New(env, w.max()));
+  o.Set("withinLimits", Napi::Boolean::New(env, w.within_limits()));
+  return o;
+}
+
+void RegisterLimits(Napi::Env env, Napi::Object exports) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("maxRank", Napi::Number::New(env, static_cast<double>(tts::kMaxRank)));
+  o.Set("maxTrainWork", Napi::Number::New(env, tts::kMaxTrainWork));
+  o.Set("maxRebuildWorkPerValue", Napi::Number::New(env, tts::kMaxRebuildWorkPerValue));
+  exports.Set("limits", o);
+}
+
 Napi::Value SetThreads(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   tts::set_threads(static_cast<int>(ToInteger(env, info[0], "threads", 0, 4096)));

@@ -4,7 +4,8 @@
 // the pool only holds, counts and scores.
 //
 //   new OperandPool()
-//   addTrain(id, tt) -> Promise<bytes>                       copies the cores (off the main thread)
+//   addTrain(id, tt, modes?) -> Promise<bytes>               copies the cores (off the main thread);
+//                                                            with modes, resplits into them first
 //   addDense(id, data, dtype, shape, layout) -> Promise<bytes> gathers into mode order (off thread)
 //   remove(id) -> boolean; has(id) -> boolean; stats() -> {entries, bytes}
 //   norm(id) -> Promise<number>
@@ -92,6 +93,7 @@ class AddWorker : public PromiseWorker {
   using PromiseWorker::keep_;
   // One of the two inputs is set.
   TrainView train_;
+  std::vector<int64_t> modes_;  // empty: held in the train's own modes
   bool dense_ = false;
   Bytes data_;
   tts::DType dtype_ = tts::DType::F64;
@@ -101,6 +103,9 @@ class AddWorker : public PromiseWorker {
   void Run() override {
     if (dense_) {
       op_ = std::make_shared<const tts::Operand>(tts::Operand::dense(tts::ArrayView{data_.data, dtype_, layout_.numel()}, layout_));
+    } else if (!modes_.empty() && modes_ != train_.modes) {
+      // A train put with its own split, held in the split the other entries of its shape have.
+      op_ = std::make_shared<const tts::Operand>(tts::Operand::train(tts::resplit(train_.Materialize(), modes_)));
     } else {
       std::vector<const void*> cores(train_.cores.begin(), train_.cores.end());
       op_ = std::make_shared<const tts::Operand>(tts::Operand::train(train_.modes, train_.ranks, cores, train_.f32));
@@ -206,6 +211,9 @@ class OperandPool : public Napi::ObjectWrap<OperandPool> {
       Napi::Env env = info.Env();
       auto w = std::make_unique<AddWorker>(env, state_, ToId(env, info[0], "id"));
       w->train_ = ToTrain(env, info[1], "tt", w->keep_);
+      if (!info[2].IsUndefined() && !info[2].IsNull()) {
+        w->modes_ = ToIntegerList(env, info[2], "modes", 1, (int64_t{1} << 53) - 1);
+      }
       return Launch(std::move(w));
     });
   }

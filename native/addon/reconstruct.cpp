@@ -80,6 +80,12 @@ class ReconstructWorker : public PromiseWorker {
   size_t bytes_ = 0;
 };
 
+double ProductOf(const std::vector<int64_t>& v) {
+  double p = 1;
+  for (int64_t x : v) p *= static_cast<double>(x);
+  return p;
+}
+
 struct Target {
   TrainView tt;
   std::vector<int64_t> shape;
@@ -90,8 +96,12 @@ Target ToTarget(Napi::Env env, Napi::Value tt_js, Napi::Value shape_js, Napi::Va
   Target t;
   t.shape = ToShape(env, shape_js);
   tts::LayoutKind kind = ToLayoutKind(env, layout_js);
-  t.layout = tts::make_layout(t.shape, kind);
   t.tt = ToTrain(env, tt_js, "tt", keep);
+  // row_major takes any split of the C-order flattening (a train put with its own mode sizes);
+  // interleaved fixes the mode sizes by the shape.
+  t.layout = kind == tts::LayoutKind::RowMajor && ShapeNumel(t.shape) == ProductOf(t.tt.modes)
+                 ? tts::row_major_layout(t.shape, t.tt.modes)
+                 : tts::make_layout(t.shape, kind);
   if (t.tt.modes != t.layout.modes) {
     ThrowRangeError(env, "tt.modes " + FormatList(t.tt.modes) + " do not match the modes " +
                              FormatList(t.layout.modes) + " of shape " + FormatList(t.shape) + " in layout " +

@@ -23,6 +23,30 @@ TEST(dot_and_norm_match_dense) {
   CHECK_NEAR(distance(a, a), 0.0, 1e-12 * norm(a));
 }
 
+TEST(large_rank_contractions_issued_in_gemm_pieces_match_dense) {
+  // Each product here is several times kGemmPieceWork, so both GEMMs of a core go in pieces, along
+  // rows (M times a core) and along columns (the transposed core times T).
+  const TensorTrain a = ttt::random_tt({2, 2, 2}, {1, 700, 700, 1}, 5);
+  const TensorTrain b = ttt::random_tt({2, 2, 2}, {1, 700, 300, 1}, 6);
+  const auto x = ttt::dense_mode_order(a), y = ttt::dense_mode_order(b);
+  CHECK_REL(dot(a, b), dense_dot(x, y), 1e-10);
+  CHECK_REL(dot(b, a), dense_dot(x, y), 1e-10);
+  CHECK_REL(norm(a), ttt::norm2(x), 1e-10);
+}
+
+TEST(trains_with_ranks_beyond_their_values_contract_over_interfaces) {
+  // Ranks the first modes cannot fill (a client's train may carry them): the contraction starts
+  // over the left interfaces, and agrees with the dense arrays like any other.
+  const TensorTrain a = ttt::random_tt({2, 3, 2, 2}, {1, 40, 50, 6, 1}, 8);
+  const TensorTrain b = ttt::random_tt({2, 3, 2, 2}, {1, 2, 6, 4, 1}, 9);
+  const TensorTrain c = ttt::random_tt({1, 1}, {1, 300, 1}, 10);
+  const auto x = ttt::dense_mode_order(a), y = ttt::dense_mode_order(b);
+  CHECK_REL(dot(a, b), dense_dot(x, y), 1e-10);
+  CHECK_REL(dot(b, a), dense_dot(x, y), 1e-10);
+  CHECK_REL(norm(a), ttt::norm2(x), 1e-10);
+  CHECK_REL(norm(c), ttt::norm2(ttt::dense_mode_order(c)), 1e-10);
+}
+
 TEST(distance_is_accurate_for_nearby_trains) {
   const TensorTrain a = ttt::random_tt(kModes, {1, 2, 4, 3, 5, 3, 2, 1}, 3);
   for (double eps : {1e-3, 1e-5}) {

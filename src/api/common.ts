@@ -2,8 +2,9 @@
 import { DTYPES, METRICS } from '../engine/types.js';
 import { MAX_KEY_BYTES, NAMESPACE_RE, validateKey, validatePrefix } from '../entries/identifiers.js';
 import { validateMetadata } from '../entries/metadata.js';
-import { JSON_MAX_DEPTH, METADATA_MAX_BYTES, METADATA_MAX_KEYS, sizeText } from '../input-limits.js';
-import { DOMAIN_TOLERANCE, MAX_RANK_LIMIT } from '../entries/oracle.js';
+import { JSON_MAX_DEPTH, MAX_CORES, METADATA_MAX_BYTES, METADATA_MAX_KEYS, sizeText } from '../input-limits.js';
+import { DOMAIN_TOLERANCE } from '../entries/oracle.js';
+import { MAX_RANK } from '../engine/limits.js';
 import { badRequest, ProblemError, quoteValue } from '../errors.js';
 import { s } from '../schema/types.js';
 
@@ -58,7 +59,7 @@ export const tolerance = s.number({
   description: 'Relative Frobenius error target; overrides the domain\'s.',
 });
 
-export const maxRank = s.integer(1, MAX_RANK_LIMIT, {
+export const maxRank = s.integer(1, MAX_RANK, {
   description: 'Cap on every bond dimension; with it a weak result is stored rather than passed through.',
 });
 
@@ -82,9 +83,9 @@ const entryFields = {
   key: s.string(), namespace: s.string(), version: s.integer(1, Number.MAX_SAFE_INTEGER),
   kind: s.enum(['array', 'blob']), dtype, shape, layout,
   compressed: s.boolean(), compression_ratio: s.number(), original_bytes: s.integer(0, Number.MAX_SAFE_INTEGER),
-  stored_core_bytes: s.integer(0, Number.MAX_SAFE_INTEGER), n_cores: s.integer(0, 4096),
-  ranks: s.array(s.integer(1, MAX_RANK_LIMIT), { description: 'Bond dimensions r_0 .. r_d (empty when passthrough).' }),
-  max_rank: s.integer(0, MAX_RANK_LIMIT), fingerprint, domain: s.string(), created_at: s.number({ description: 'Unix seconds.' }),
+  stored_core_bytes: s.integer(0, Number.MAX_SAFE_INTEGER), n_cores: s.integer(0, MAX_CORES),
+  ranks: s.array(s.integer(1, MAX_RANK), { description: 'Bond dimensions r_0 .. r_d (empty when passthrough).' }),
+  max_rank: s.integer(0, MAX_RANK), fingerprint, domain: s.string(), created_at: s.number({ description: 'Unix seconds.' }),
   verdict, tolerance: s.number(),
 };
 

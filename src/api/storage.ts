@@ -1,8 +1,9 @@
 // The storage endpoints (SPEC.md "Storage endpoints", CONTRACT.md section 6) and their request schemas.
+import { MAX_REBUILD_WORK_PER_VALUE, MAX_RANK, MAX_TRAIN_WORK } from '../engine/limits.js';
 import { DTYPES } from '../engine/types.js';
 import { badRequest } from '../errors.js';
 import { s } from '../schema/types.js';
-import { MAX_BATCH_ENTRIES } from '../input-limits.js';
+import { MAX_BATCH_ENTRIES, MAX_CORES } from '../input-limits.js';
 import type { Endpoint } from './endpoint.js';
 import {
   dataB64, domain, dtypeSchema, key, layoutSchema, maxRank, metadata, namespace, prefix, putResponse, getResponse,
@@ -26,13 +27,21 @@ export const putBody = s.object({
 export const putQuery = { key: key(), namespace, domain, tolerance, max_rank: maxRank };
 
 const core = s.object({
-  data_b64: s.string({ format: 'byte', description: '.npy (float32 or float64) of shape [r_prev, n, r_next].' }),
+  data_b64: s.string({
+    format: 'byte',
+    description: `.npy (float32 or float64) of shape [r_prev, n, r_next], each rank at most ${MAX_RANK}.`,
+  }),
 }, { required: ['data_b64'] });
 
 /** put_cores (validated by entries/cores-input.ts, which owns the rules of trains; described here). */
 export const putCoresBody = s.object({
   key: key(), namespace,
-  cores: s.array(core, { minItems: 1, description: 'Cores in order; r_0 = r_d = 1 and neighbouring ranks equal.' }),
+  cores: s.array(core, {
+    minItems: 1, maxItems: MAX_CORES,
+    description: `Cores in order; r_0 = r_d = 1, neighbouring ranks equal, every rank at most ${MAX_RANK}. With layout row_major `
+      + 'the mode sizes n are any positive sizes whose product is the size of shape (for shape [2, 3, 4]: [2, 3, 4], [24], '
+      + '[2, 12], ...).',
+  }),
   shape: s.array(s.integer(0, Number.MAX_SAFE_INTEGER), { maxItems: 8, description: 'Default [product of the n].' }),
   dtype: s.enum(DTYPES.filter((d) => d !== 'bool'), { docDefault: 'float32', description: 'The dtype serve returns.' }),
   layout: s.enum(['row_major', 'interleaved'], { docDefault: 'row_major' }),
@@ -88,6 +97,13 @@ export const STORAGE_ENDPOINTS = {
   put_cores: {
     id: 'put_cores', method: 'post', path: '/v1/put_cores', tag: STORAGE, auth: 'tenant', cu: 1,
     summary: 'Store a tensor train given as its cores',
+    description: `Checked from the cores' .npy headers before their data is read: ranks above ${MAX_RANK} are a 400 naming the `
+      + `core (\`core\`). So is a train whose work in one engine call would pass ${MAX_TRAIN_WORK.toExponential(2)} multiply-adds `
+      + '(about a tenth of a second): its norm sum_k n_k r_k r_k+1 (r_k + r_k+1), or bringing it into the engine\'s mode split '
+      + 'of the shape (where similarity and top-K compare it with other entries of that shape); a dense rebuild may also take '
+      + `${MAX_REBUILD_WORK_PER_VALUE} per value of the array. A train that would hold more values in the engine's split `
+      + 'than the payload limit allows for cores is a 413. What is stored is the cores '
+      + 'as given: serve target cores returns them, serve dense rebuilds the array bit for bit from them.',
     body: { json: putCoresBody, limit: 'payload', required: true },
     answers: { 200: { description: 'Stored as a new version (verdict exact).', schema: putResponse } },
     problems: ENTRY_ERRORS,
@@ -95,7 +111,8 @@ export const STORAGE_ENDPOINTS = {
   put_cores_batch: {
     id: 'put_cores_batch', method: 'post', path: '/v1/put_cores_batch', tag: STORAGE, auth: 'tenant', cu: 2,
     summary: 'Store up to 1000 trains at once, all or nothing',
-    description: 'The first invalid entry gives 400 with `index`. The bytes of all the cores are checked against the '
+    description: 'The first invalid entry gives 400 with `index`; every entry as put_cores, and the norms of all entries '
+      + `together at most ${MAX_TRAIN_WORK.toExponential(2)} multiply-adds. The bytes of all the cores are checked against the `
       + 'storage quota at once (402 storage_quota_exceeded stores none). A large batch is written in pieces that stay '
       + 'invisible until one final step makes every entry visible together.',
     body: { json: putCoresBatchBody, limit: 'payload', required: true },
@@ -134,10 +151,10 @@ export const STORAGE_ENDPOINTS = {
           key: s.string(), namespace: s.string(), version: s.integer(1, Number.MAX_SAFE_INTEGER),
           target: s.enum(['dense', 'gpu', 'cores']), kind: s.enum(['array', 'blob']), dtype: dtypeSchema, shape: shapeSchema,
           layout: layoutSchema, verdict: verdictSchema, fingerprint: s.json(), data_b64: s.string({ format: 'byte' }),
-          ranks: s.array(s.integer(1, 4096)),
+          ranks: s.array(s.integer(1, MAX_RANK)),
           cores: s.array(s.object({ shape: shapeSchema, data_b64: s.string({ format: 'byte' }) })),
           device: s.string(), placed: s.boolean(), resident_before: s.boolean(), gpu_core_bytes: s.integer(0, Number.MAX_SAFE_INTEGER),
-          n_cores: s.integer(0, 4096),
+          n_cores: s.integer(0, MAX_CORES),
         }, { title: 'ServeResponse' }),
         content: {
           'application/x-npy': { description: 'The array as an .npy file (C order).' },

@@ -5,7 +5,7 @@ import { loadAddon } from './load.js';
 import type { NativeAddon } from './native.js';
 import type {
   ArrayBytes, CompressOptions, CompressResult, DType, Engine, EngineInfo, Fingerprint, LayoutName, OperandPool,
-  SimHooks, SimParams, SimParamTables, SimRun, TensorTrain,
+  SimHooks, SimParams, SimParamTables, SimRun, TensorTrain, TrainWork,
 } from './types.js';
 import { GpuPlacementError, type BackendChoice, type BackendSelection, type GpuPlacement } from './gpu.js';
 
@@ -49,6 +49,11 @@ export const engine: Engine = {
   /** Layout for a shape (default: the engine's choice) and its QTT mode sizes; synchronous, cheap. */
   layoutFor(shape: number[], layout?: LayoutName): { layout: LayoutName; modes: number[] } {
     return native().layoutFor(shape, layout);
+  },
+
+  /** Header arithmetic over the train's modes and ranks; synchronous, microseconds. */
+  trainWork(modes: number[], ranks: number[], target: number[]): TrainWork {
+    return native().trainWork(modes, ranks, target);
   },
 
   /** QTT-SVD of a dense array (read in place, never copied); O(numel * r^2) on the worker pool. */
@@ -136,7 +141,7 @@ export const engine: Engine = {
   createOperandPool(): OperandPool {
     const pool = new (native().OperandPool)();
     return {
-      addTrain: (id, tt) => settle(() => pool.addTrain(id, tt)),
+      addTrain: (id, tt, modes) => settle(() => pool.addTrain(id, tt, modes)),
       addDense: (id, data, dtype, shape, layout) => settle(() => pool.addDense(id, data, dtype, shape, layout)),
       remove: (id) => pool.remove(id),
       has: (id) => pool.has(id),

@@ -2,13 +2,16 @@
 // goes through `engine` (index.ts), which adds the types and turns synchronous throws into rejections.
 import type {
   ArrayBytes, CompressResult, DType, EngineInfo, Fingerprint, LayoutName, OperandPool, SimField, SimOutput, SimParams, SimParamTables,
-  TensorTrain,
+  TensorTrain, TrainWork,
 } from './types.js';
 import type { BackendChoice, BackendSelection, GpuPlaced, GpuRefusal, GpuStats } from './gpu.js';
 
 export interface NativeAddon {
   info(): EngineInfo;
   layoutFor(shape: number[], layout?: LayoutName): { layout: LayoutName; modes: number[] };
+  trainWork(modes: number[], ranks: number[], target: number[]): TrainWork;
+  /** The bounds of native/core/include/ttstore/limits.hpp. */
+  limits: { maxRank: number; maxTrainWork: number; maxRebuildWorkPerValue: number };
   setThreads(n: number): void;
   retainFreedMemory(trimThresholdBytes: number, mmapThresholdBytes: number): boolean;
   compress(

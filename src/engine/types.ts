@@ -96,8 +96,12 @@ export type Metric = (typeof METRICS)[number];
  * policy. Adds copy (trains) or gather into mode order as float64 (dense arrays) off the event loop.
  */
 export interface OperandPool {
-  /** Holds a copy of the train's cores under `id` (replacing what was there); resolves to the bytes held. */
-  addTrain(id: number, tt: TensorTrain): Promise<number>;
+  /**
+   * Holds a copy of the train's cores under `id` (replacing what was there); resolves to the bytes
+   * held. With `modes` (another row_major split of the same array, e.g. the engine's for its shape)
+   * the train is resplit into them first (Engine.trainWork's `resplit` is the cost).
+   */
+  addTrain(id: number, tt: TensorTrain, modes?: number[]): Promise<number>;
   /** Holds an uncompressed array (any dtype, C order) in mode order of `layout`; rejects on NaN/Inf. */
   addDense(id: number, data: ArrayBytes, dtype: DType, shape: number[], layout: LayoutName): Promise<number>;
   remove(id: number): boolean;
@@ -111,6 +115,23 @@ export interface OperandPool {
    * candidates); `norms[j]` is the norm of ids[j]. Rejects when an id is not held or modes differ.
    */
   score(queryId: number, queryNorm: number, ids: Float64Array, norms: Float64Array, metric: Metric): Promise<Float64Array>;
+}
+
+/**
+ * What a train of given modes and ranks costs the engine, from its header alone, in multiply-adds:
+ * its self contraction (the norm), a dense rebuild, and a resplit into `target` modes plus the self
+ * contraction there (zero when the modes are the target's). `resplitElements`: the values it holds
+ * in the target modes (zero likewise).
+ */
+export interface TrainWork {
+  contraction: number;
+  reconstruction: number;
+  resplit: number;
+  resplitElements: number;
+  /** The largest of the three works. */
+  max: number;
+  /** Each within the engine's bounds (src/engine/limits.ts): MAX_TRAIN_WORK, a rebuild also MAX_REBUILD_WORK_PER_VALUE per value. */
+  withinLimits: boolean;
 }
 
 /** A value of a simulation param (CONTRACT.md section 6): JSON scalars only. */
@@ -179,6 +200,12 @@ export interface Engine {
   info(): EngineInfo;
   /** The engine's layout choice for a shape and the mode sizes it gives (cheap, synchronous). */
   layoutFor(shape: number[], layout?: LayoutName): { layout: LayoutName; modes: number[] };
+  /**
+   * The work of a train of these modes and ranks, and of bringing it into `target` modes (another
+   * row_major split of the same size); synchronous, O(number of modes). Throws a RangeError
+   * (ERR_TTS_INVALID) when the ranks do not chain or the sizes differ.
+   */
+  trainWork(modes: number[], ranks: number[], target: number[]): TrainWork;
 
   /** QTT-SVD + float32/float64 core choice + measured fingerprint. Rejects on NaN/Inf input. */
   compress(data: ArrayBytes, dtype: DType, shape: number[], opts: CompressOptions): Promise<CompressResult>;

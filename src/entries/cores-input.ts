@@ -1,10 +1,16 @@
-// Validation of put_cores entries (CONTRACT.md section 6): every core an .npy [r_prev, n, r_next] of
-// float32/float64, r_0 = r_d = 1, neighbouring ranks equal, product of the n equal to the product of
-// the shape, finite values; the result is a TensorTrain the engine can reconstruct.
+// Validation of put_cores entries (CONTRACT.md sections 6 and 8): every core an .npy [r_prev, n, r_next]
+// of float32/float64, r_0 = r_d = 1, neighbouring ranks equal and at most MAX_RANK, product of the n
+// equal to the product of the shape, finite values; the result is a TensorTrain the engine can
+// reconstruct, contract and (for queries) bring into its own mode split.
+//
+// Checking runs in two passes so that a hostile train costs nothing: the first reads only the .npy
+// headers (a few hundred bytes of base64 per core) and refuses bad ranks, sizes and work from them;
+// the second decodes the core data. A batch inspects every entry before it decodes any.
 import { badRequest, payloadTooLarge, ProblemError } from '../errors.js';
-import { decodeBase64 } from '../codec/base64.js';
-import { decodeNpy, MAX_DIMS } from '../codec/npy.js';
-import { base64Length, MAX_BATCH_ENTRIES, NPY_MAX_HEADER_BYTES } from '../input-limits.js';
+import { base64DecodedLength, decodeBase64, decodeBase64Strict } from '../codec/base64.js';
+import { decodeNpy, MAX_DIMS, parseNpyHeader, type NpyHeader } from '../codec/npy.js';
+import { MAX_REBUILD_WORK_PER_VALUE, MAX_RANK, MAX_TRAIN_WORK } from '../engine/limits.js';
+import { MAX_BATCH_ENTRIES, MAX_CORES, NPY_MAX_HEADER_BYTES } from '../input-limits.js';
 import { DTYPES, ITEM_SIZE, type DType, type Engine, type LayoutName, type TensorTrain } from '../engine/types.js';
 import { validateKey } from './identifiers.js';
 import { resolveTarget } from './oracle.js';
@@ -12,11 +18,22 @@ import { validateMetadata } from './metadata.js';
 import type { CoresInput } from './service.js';
 
 const YIELD_EVERY = 1 << 22;
-/** Validating a batch gives the event loop back this often (a batch of 1000 entries takes hundreds of ms). */
+/** Inspecting a batch gives the event loop back this often (a batch of 1000 entries takes hundreds of ms). */
 const BATCH_SLICE_MS = 5;
 
 export interface CoresLimits {
   maxPayloadBytes: number;
+}
+
+/** One put_cores entry checked from its headers: what decoding its data needs. */
+export interface InspectedEntry {
+  input: Omit<CoresInput, 'tt'>;
+  /** Each core's base64 text and its header. */
+  cores: Array<{ text: string; header: NpyHeader }>;
+  modes: number[];
+  ranks: number[];
+  /** Multiply-adds of the train's norm, the engine work the put itself does. */
+  putWork: number;
 }
 
 /** True when every element is finite; yields to the event loop on very large cores. */
@@ -36,8 +53,23 @@ function positiveInts(v: unknown, field: string): number[] {
   return v as number[];
 }
 
-/** Validate one put_cores body (without namespace). */
-export async function parseCoresEntry(body: unknown, engine: Engine, limits: CoresLimits): Promise<CoresInput> {
+/** The .npy header of a core, read from the front of its base64 alone (its data is not decoded). */
+function coreHeader(text: string, where: string, maxElements: number): NpyHeader {
+  // Whole 4-character groups covering the largest header allowed: decodes strictly on its own.
+  const prefix = text.slice(0, Math.ceil(NPY_MAX_HEADER_BYTES / 3) * 4);
+  try {
+    return parseNpyHeader(decodeBase64Strict(prefix, `${where}.data_b64`), maxElements);
+  } catch (err) {
+    if (err instanceof ProblemError) throw badRequest(`${where}: ${err.message}`);
+    throw err;
+  }
+}
+
+/**
+ * Check one put_cores body (without namespace) from its fields and the cores' headers: 400 or 413
+ * before any core data is decoded or any memory sized by a rank is allocated.
+ */
+export function inspectCoresEntry(body: unknown, engine: Engine, limits: CoresLimits): InspectedEntry {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('each entry must be a JSON object');
   const b = body as Record<string, unknown>;
   const key = validateKey(b.key);
@@ -57,41 +89,34 @@ export async function parseCoresEntry(body: unknown, engine: Engine, limits: Cor
     layout = b.layout;
   }
 
-  if (!Array.isArray(b.cores) || b.cores.length === 0) throw badRequest('cores must be a non-empty list of {data_b64}');
-  const cores: Array<Float32Array | Float64Array> = [];
+  if (!Array.isArray(b.cores) || b.cores.length === 0 || b.cores.length > MAX_CORES) {
+    throw badRequest(`cores must be a list of 1 to ${MAX_CORES} {data_b64}`);
+  }
+  const cores: InspectedEntry['cores'] = [];
   const modes: number[] = [];
   const ranks: number[] = [1];
   let coreBytes = 0;
   for (const [k, c] of b.cores.entries()) {
     const where = `cores[${k}]`;
     if (c === null || typeof c !== 'object' || typeof (c as { data_b64?: unknown }).data_b64 !== 'string') {
-      throw badRequest(`${where} must be an object with data_b64 (an .npy of shape [r_prev, n, r_next])`);
+      throw badRequest(`${where} must be an object with data_b64 (an .npy of shape [r_prev, n, r_next])`, { core: k });
     }
     const text = (c as { data_b64: string }).data_b64;
-    if (text.length > base64Length(limits.maxPayloadBytes + NPY_MAX_HEADER_BYTES)) throw payloadTooLarge(`${where} is over the payload limit`);
-    const bytes = await decodeBase64(text, `${where}.data_b64`);
-    let arr;
-    try {
-      arr = await decodeNpy(bytes, limits.maxPayloadBytes);
-    } catch (err) {
-      if (err instanceof ProblemError) throw badRequest(`${where}: ${err.message}`);
-      throw err;
+    if (base64DecodedLength(text) > limits.maxPayloadBytes + NPY_MAX_HEADER_BYTES) throw payloadTooLarge(`${where} is over the payload limit`);
+    const header = coreHeader(text, where, limits.maxPayloadBytes);
+    if (header.dtype !== 'float32' && header.dtype !== 'float64') throw badRequest(`${where} must be float32 or float64, got ${header.dtype}`, { core: k });
+    if (header.shape.length !== 3) throw badRequest(`${where} must have shape [r_prev, n, r_next], got [${header.shape.join(', ')}]`, { core: k });
+    const [rp, n, rn] = header.shape as [number, number, number];
+    if (rp < 1 || n < 1 || rn < 1) throw badRequest(`${where} has an empty dimension`, { core: k });
+    if (rp > MAX_RANK || rn > MAX_RANK) {
+      throw badRequest(`${where} has shape [${rp}, ${n}, ${rn}]: every rank must be at most ${MAX_RANK} (the largest max_rank)`, { core: k });
     }
-    if (arr.dtype !== 'float32' && arr.dtype !== 'float64') throw badRequest(`${where} must be float32 or float64, got ${arr.dtype}`);
-    if (arr.shape.length !== 3) throw badRequest(`${where} must have shape [r_prev, n, r_next], got [${arr.shape.join(', ')}]`);
-    const [rp, n, rn] = arr.shape as [number, number, number];
-    if (rp < 1 || n < 1 || rn < 1) throw badRequest(`${where} has an empty dimension`);
     if (rp !== ranks[k]) {
-      throw badRequest(k === 0 ? `${where}: r_0 must be 1, got ${rp}` : `${where}: r_prev ${rp} does not match the previous core's r_next ${ranks[k]}`);
+      throw badRequest(k === 0 ? `${where}: r_0 must be 1, got ${rp}` : `${where}: r_prev ${rp} does not match the previous core's r_next ${ranks[k]}`, { core: k });
     }
-    const data = arr.data.byteOffset % 8 === 0 ? arr.data : Buffer.from(arr.data);
-    const view = arr.dtype === 'float64'
-      ? new Float64Array(data.buffer, data.byteOffset, data.length / 8)
-      : new Float32Array(data.buffer, data.byteOffset, data.length / 4);
-    if (!(await allFinite(view))) throw badRequest(`${where} holds NaN or Inf`);
-    coreBytes += view.byteLength;
+    coreBytes += rp * n * rn * ITEM_SIZE[header.dtype];
     if (coreBytes > limits.maxPayloadBytes) throw payloadTooLarge('the cores are over the payload limit');
-    cores.push(view);
+    cores.push({ text, header });
     modes.push(n);
     ranks.push(rn);
   }
@@ -112,30 +137,85 @@ export async function parseCoresEntry(body: unknown, engine: Engine, limits: Cor
   if (numel * ITEM_SIZE[dtype] > limits.maxPayloadBytes) {
     throw payloadTooLarge(`the dense array (${numel * ITEM_SIZE[dtype]} bytes) would be over the payload limit`);
   }
-  if (layout === 'interleaved') {
-    let want: number[];
+  // The engine's split of the shape: an interleaved train must use it; a row_major one may use any
+  // split, and is brought into the engine's to be compared with other entries (CONTRACT.md section 3).
+  let engineModes: number[];
+  try {
+    engineModes = engine.layoutFor(shape, layout).modes;
+  } catch {
+    throw badRequest(`shape [${shape.join(', ')}] has no ${layout} layout`);
+  }
+  if (layout === 'interleaved' && (engineModes.length !== modes.length || engineModes.some((m, i) => m !== modes[i]))) {
+    throw badRequest(`with layout interleaved, shape [${shape.join(', ')}] needs mode sizes [${engineModes.join(', ')}], got [${modes.join(', ')}]`);
+  }
+  const work = engine.trainWork(modes, ranks, engineModes);
+  if (!work.withinLimits) {
+    const e = (x: number) => x.toExponential(2);
+    throw badRequest(
+      `the train's ranks [${ranks.join(', ')}] over modes [${modes.join(', ')}] would cost the engine too many multiply-adds ` +
+      `in one call: norm ${e(work.contraction)}, comparison in the engine's mode split [${engineModes.join(', ')}] ` +
+      `${e(work.resplit)} (each at most ${e(MAX_TRAIN_WORK)}), dense rebuild ${e(work.reconstruction)} (at most ` +
+      `${e(Math.max(MAX_TRAIN_WORK, MAX_REBUILD_WORK_PER_VALUE * numel))})`,
+      { work: work.max, work_limit: MAX_TRAIN_WORK });
+  }
+  if (work.resplitElements * 4 > limits.maxPayloadBytes) {
+    throw payloadTooLarge(
+      `in the engine's mode split [${engineModes.join(', ')}], which queries compare in, this train would hold ` +
+      `${work.resplitElements} values: more than the payload limit allows for cores`);
+  }
+  return { input: { key, shape, dtype, layout, metadata, domain }, cores, modes, ranks, putWork: work.contraction };
+}
+
+/** Decode an inspected entry's cores (400 naming the core for bad data or values). */
+export async function decodeCoresEntry(entry: InspectedEntry, limits: CoresLimits): Promise<CoresInput> {
+  const cores: Array<Float32Array | Float64Array> = [];
+  for (const [k, { text }] of entry.cores.entries()) {
+    const where = `cores[${k}]`;
+    // Each core's decoding is one stretch of the event loop: other requests get in between.
+    await new Promise((r) => setImmediate(r));
+    let arr;
     try {
-      want = engine.layoutFor(shape, 'interleaved').modes;
-    } catch {
-      throw badRequest(`shape [${shape.join(', ')}] has no interleaved layout`);
+      arr = await decodeNpy(await decodeBase64(text, `${where}.data_b64`), limits.maxPayloadBytes);
+    } catch (err) {
+      if (err instanceof ProblemError) throw badRequest(`${where}: ${err.message}`, { core: k });
+      throw err;
     }
-    if (want.length !== modes.length || want.some((m, i) => m !== modes[i])) {
-      throw badRequest(`with layout interleaved, shape [${shape.join(', ')}] needs mode sizes [${want.join(', ')}], got [${modes.join(', ')}]`);
-    }
+    const data = arr.data.byteOffset % 8 === 0 ? arr.data : Buffer.from(arr.data);
+    const view = arr.dtype === 'float64'
+      ? new Float64Array(data.buffer, data.byteOffset, data.length / 8)
+      : new Float32Array(data.buffer, data.byteOffset, data.length / 4);
+    if (!(await allFinite(view))) throw badRequest(`${where} holds NaN or Inf`, { core: k });
+    cores.push(view);
   }
   // The engine takes one element type per train: mixed cores are widened to float64.
   const f64 = cores.some((c) => c instanceof Float64Array);
   const uniform = f64 ? cores.map((c) => (c instanceof Float64Array ? c : Float64Array.from(c))) : cores;
-  const tt: TensorTrain = { modes, ranks, cores: uniform as Float32Array[] | Float64Array[] };
-  return { key, tt, shape, dtype, layout, metadata, domain };
+  const tt: TensorTrain = { modes: entry.modes, ranks: entry.ranks, cores: uniform as Float32Array[] | Float64Array[] };
+  return { ...entry.input, tt };
 }
 
-/** Validate a put_cores_batch's entries; the first invalid one is a 4xx carrying its `index`. */
+/** Validate one put_cores body (without namespace): its headers first, then its data. */
+export async function parseCoresEntry(body: unknown, engine: Engine, limits: CoresLimits): Promise<CoresInput> {
+  return decodeCoresEntry(inspectCoresEntry(body, engine, limits), limits);
+}
+
+/** A batch entry's problem, carrying its `index`. */
+function atIndex(index: number, err: unknown): unknown {
+  if (!(err instanceof ProblemError)) return err;
+  return new ProblemError(err.status, err.code, `entries[${index}]: ${err.message}`, { ...err.extra, index }, err.headers);
+}
+
+/**
+ * Validate a put_cores_batch's entries; the first invalid one is a 4xx carrying its `index`. Every
+ * entry's headers are checked before any entry's data is decoded, and the norms the batch asks of
+ * the engine together stay within the work one train may cost.
+ */
 export async function parseCoresBatch(entries: unknown, namespace: string, engine: Engine, limits: CoresLimits): Promise<CoresInput[]> {
   if (!Array.isArray(entries) || entries.length < 1 || entries.length > MAX_BATCH_ENTRIES) {
     throw badRequest(`entries must be a list of 1 to ${MAX_BATCH_ENTRIES} put_cores bodies`);
   }
-  const out: CoresInput[] = [];
+  const inspected: InspectedEntry[] = [];
+  let putWork = 0;
   let sliceStart = performance.now();
   for (const [index, e] of entries.entries()) {
     if (performance.now() - sliceStart > BATCH_SLICE_MS) {
@@ -147,12 +227,23 @@ export async function parseCoresBatch(entries: unknown, namespace: string, engin
       if (ns !== undefined && ns !== null && ns !== namespace) {
         throw badRequest(`entries carry no namespace of their own (the batch's is ${namespace})`);
       }
-      out.push(await parseCoresEntry(e, engine, limits));
-    } catch (err) {
-      if (err instanceof ProblemError) {
-        throw new ProblemError(err.status, err.code, `entries[${index}]: ${err.message}`, { ...err.extra, index }, err.headers);
+      const entry = inspectCoresEntry(e, engine, limits);
+      putWork += entry.putWork;
+      if (putWork > MAX_TRAIN_WORK) {
+        throw badRequest(`the norms of entries[0..${index}] together would cost the engine ${putWork.toExponential(2)} ` +
+          `multiply-adds; a batch may ask at most ${MAX_TRAIN_WORK.toExponential(2)}`, { work: putWork, work_limit: MAX_TRAIN_WORK });
       }
-      throw err;
+      inspected.push(entry);
+    } catch (err) {
+      throw atIndex(index, err);
+    }
+  }
+  const out: CoresInput[] = [];
+  for (const [index, entry] of inspected.entries()) {
+    try {
+      out.push(await decodeCoresEntry(entry, limits));
+    } catch (err) {
+      throw atIndex(index, err);
     }
   }
   return out;

@@ -3,6 +3,7 @@
 // assumes a verdict. Whatever would lose data beyond the target is stored as it is (passthrough).
 import type { GatheredValues } from '../codec/npy-gather.js';
 import { badRequest, quoteValue } from '../errors.js';
+import { MAX_RANK } from '../engine/limits.js';
 import { ITEM_SIZE, type CompressOptions, type CompressResult, type DType, type Engine, type Fingerprint, type LayoutName, type TensorTrain } from '../engine/types.js';
 
 export const DOMAIN_TOLERANCE = {
@@ -15,7 +16,6 @@ export const DOMAIN_TOLERANCE = {
 } as const;
 export type Domain = keyof typeof DOMAIN_TOLERANCE;
 export const DEFAULT_DOMAIN: Domain = 'structured_data';
-export const MAX_RANK_LIMIT = 4096;
 
 export type Verdict = 'exact' | 'safe' | 'weak' | 'passthrough';
 
@@ -48,8 +48,8 @@ export function resolveTarget(domain: unknown, tolerance: unknown, maxRank: unkn
   }
   let r: number | undefined;
   if (maxRank !== undefined && maxRank !== null) {
-    if (typeof maxRank !== 'number' || !Number.isSafeInteger(maxRank) || maxRank < 1 || maxRank > MAX_RANK_LIMIT) {
-      throw badRequest(`max_rank must be an integer in [1, ${MAX_RANK_LIMIT}]`);
+    if (typeof maxRank !== 'number' || !Number.isSafeInteger(maxRank) || maxRank < 1 || maxRank > MAX_RANK) {
+      throw badRequest(`max_rank must be an integer in [1, ${MAX_RANK}]`);
     }
     r = maxRank;
   }

@@ -71,7 +71,7 @@ export function instrumentEngine(inner: Engine, metrics: EngineMetrics, log: Log
       const pool = inner.createOperandPool();
       return {
         ...pool,
-        addTrain: (id, tt) => timed('pool_load', coreBytes(tt), () => pool.addTrain(id, tt), (held) => held),
+        addTrain: (id, tt, modes) => timed('pool_load', coreBytes(tt), () => pool.addTrain(id, tt, modes), (held) => held),
         addDense: (id, data, dtype, shape, layout) =>
           timed('pool_load', byteLength(data), () => pool.addDense(id, data, dtype, shape, layout), (held) => held),
         // The operands already sit in native memory: a score reads no bytes across the boundary.

@@ -32,7 +32,7 @@ export class CandidateLists {
       return listCandidates(this.db, tenantId, namespace, like, excludeKey, filters);
     }
     const ns = `${tenantId}\u0000${namespace}`;
-    const id = `${ns}\u0000${like.shape}\u0000${like.layout}\u0000${like.modes}`;
+    const id = `${ns}\u0000${like.shape}\u0000${like.layout}`;
     const slot = this.lists.get(id);
     let rows: readonly CandidateRow[];
     if (slot) {

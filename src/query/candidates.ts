@@ -5,11 +5,13 @@ import type { DType, LayoutName } from '../engine/types.js';
 import type { StoredRef } from '../entries/service.js';
 import { filterPairs, matchCondition, type Filters } from './filters.js';
 
-/** Entries are comparable when shape, layout and mode sizes are equal (the columns hold canonical JSON). */
+/**
+ * Entries are comparable when shape and layout are equal (the columns hold canonical JSON), whatever
+ * their mode sizes: a row_major train put with its own split is compared in the engine's (CoreCache).
+ */
 export interface Comparable {
   shape: string;
   layout: LayoutName;
-  modes: string;
 }
 
 /**
@@ -28,6 +30,8 @@ export interface StorageRef extends StoredRef {
   id: number;
   key: string;
   dtype: DType;
+  /** The stored mode sizes (canonical JSON). */
+  modes: string;
 }
 
 /**
@@ -41,10 +45,10 @@ export function listCandidates(
   return db.all<CandidateRow>(
     `SELECT e.id, e.key, e.norm
      FROM entry_keys k JOIN entries e ON e.id = k.live_id
-     WHERE k.tenant_id = ? AND k.namespace = ? AND e.shape = ? AND e.layout = ? AND e.modes = ?
+     WHERE k.tenant_id = ? AND k.namespace = ? AND e.shape = ? AND e.layout = ?
        AND e.norm IS NOT NULL AND k.key IS NOT ? AND ${match.sql}
      ORDER BY k.key`,
-    [tenantId, namespace, like.shape, like.layout, like.modes, excludeKey, ...match.params]);
+    [tenantId, namespace, like.shape, like.layout, excludeKey, ...match.params]);
 }
 
 /** Chunk of ids per statement (below SQLite's default limit of bound parameters). */
@@ -56,7 +60,7 @@ export async function storageRefs(db: Database, tenantId: string, ids: number[])
   for (let i = 0; i < ids.length; i += REF_CHUNK) {
     const chunk = ids.slice(i, i + REF_CHUNK);
     out.push(...await db.all<StorageRef>(
-      `SELECT id, key, blob_id, blob_kind, checksum, original_bytes, shape, layout, dtype
+      `SELECT id, key, blob_id, blob_kind, checksum, original_bytes, shape, layout, dtype, modes
        FROM entries WHERE tenant_id = ? AND id IN (${chunk.map(() => '?').join(',')})`, [tenantId, ...chunk]));
   }
   return out;

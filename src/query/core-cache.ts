@@ -53,10 +53,15 @@ export class CoreCache {
   private hits = 0;
   private misses = 0;
 
+  /**
+   * `modesFor` names the mode sizes a stored train is held in when they are not its own (a put_cores
+   * split brought into the engine's); undefined keeps the train's.
+   */
   constructor(
     private readonly pool: OperandPool,
     private readonly entries: Pick<EntryService, 'readCores' | 'readDense'>,
     private readonly budgetBytes: number,
+    private readonly modesFor: (row: CacheRow) => number[] | undefined = () => undefined,
   ) {}
 
   /**
@@ -168,7 +173,7 @@ export class CoreCache {
   /** Read the blob, hand it to the pool, and register the slot pinned once. */
   private async load(row: CacheRow): Promise<void> {
     const bytes = await this.runLoad(async () => {
-      if (row.blob_kind === 'cores') return this.pool.addTrain(row.id, await this.entries.readCores(row));
+      if (row.blob_kind === 'cores') return this.pool.addTrain(row.id, await this.entries.readCores(row), this.modesFor(row));
       const data = await this.entries.readDense(row);
       return this.pool.addDense(row.id, data, row.dtype, shapeOf(row), row.layout);
     });

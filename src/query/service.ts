@@ -7,7 +7,7 @@
 import { badRequest, ProblemError } from '../errors.js';
 import { isInvalidInput } from '../engine/index.js';
 import type { Engine, LayoutName, Metric, OperandPool } from '../engine/types.js';
-import type { EntryRow } from '../entries/entry.js';
+import { shapeOf, type EntryRow } from '../entries/entry.js';
 import { layoutForShape, type EntryService } from '../entries/service.js';
 import type { Payload } from '../codec/payload.js';
 import { EngineAdmission, type Turn } from '../admission/engine-admission.js';
@@ -72,7 +72,7 @@ export class QueryService {
     this.engine = opts.engine;
     this.admission = opts.admission ?? new EngineAdmission();
     this.pool = opts.engine.createOperandPool();
-    this.cache = new CoreCache(this.pool, opts.entries, opts.coreCacheBytes);
+    this.cache = new CoreCache(this.pool, opts.entries, opts.coreCacheBytes, (row) => comparisonModes(this.engine, row));
     this.candidates = new CandidateLists(opts.entries.db, opts.candidateListRows ?? 200_000);
     opts.entries.onChange((change) => {
       this.cache.invalidate(change);
@@ -84,10 +84,10 @@ export class QueryService {
   async similarity(tenantId: string, namespace: string, keyA: string, keyB: string, metric: Metric): Promise<number> {
     const a = await this.entries.require(tenantId, namespace, keyA);
     const b = await this.entries.require(tenantId, namespace, keyB);
-    if (a.shape !== b.shape || a.layout !== b.layout || a.modes !== b.modes) {
+    if (a.shape !== b.shape || a.layout !== b.layout) {
       throw new ProblemError(400, 'shape_mismatch',
         `entries ${JSON.stringify(keyA)} (shape ${a.shape}, layout ${a.layout}) and ${JSON.stringify(keyB)} ` +
-        `(shape ${b.shape}, layout ${b.layout}) are not comparable: shape, layout and mode sizes must be equal`);
+        `(shape ${b.shape}, layout ${b.layout}) are not comparable: shape and layout must be equal`);
     }
     const normA = finiteNorm(a);
     const normB = finiteNorm(b);
@@ -125,8 +125,8 @@ export class QueryService {
     tenantId: string, namespace: string, payload: Payload, tolerance: number, k: number, metric: Metric, filters: Filters,
     turn: Turn = { owner: tenantId },
   ): Promise<TopKResult> {
-    const { layout, modes } = layoutForShape(this.engine, payload.shape);
-    const like: Comparable = { shape: JSON.stringify(payload.shape), layout, modes: JSON.stringify(modes) };
+    const { layout } = layoutForShape(this.engine, payload.shape);
+    const like: Comparable = { shape: JSON.stringify(payload.shape), layout };
     const size = payload.shape.reduce((a, b) => a * b, 1);
     const id = this.nextTransientId--;
     try {
@@ -187,6 +187,16 @@ export class QueryService {
 function cacheRow(tenantId: string, namespace: string, row: Omit<CacheRow, 'tenantId' | 'namespace'>): CacheRow {
   return {
     tenantId, namespace, key: row.key, id: row.id, blob_id: row.blob_id, blob_kind: row.blob_kind, checksum: row.checksum,
-    original_bytes: row.original_bytes, shape: row.shape, layout: row.layout, dtype: row.dtype,
+    original_bytes: row.original_bytes, shape: row.shape, layout: row.layout, dtype: row.dtype, modes: row.modes,
   };
+}
+
+/**
+ * The mode sizes a stored train is compared in when they are not its own: the engine's split of its
+ * shape, so that a row_major train put with another split (put_cores) contracts with the entries the
+ * engine made, with uncompressed arrays (held in that split) and with decomposed query vectors.
+ */
+function comparisonModes(engine: Engine, row: Pick<CacheRow, 'shape' | 'layout' | 'modes'>): number[] | undefined {
+  const want = engine.layoutFor(shapeOf(row), row.layout).modes;
+  return JSON.stringify(want) === row.modes ? undefined : want;
 }

@@ -7,26 +7,37 @@
 #include "linalg.hpp"
 #include "threads.hpp"
 #include "tt_checks.hpp"
+#include "tt_interfaces.hpp"
 #include "unfolding.hpp"
 #include "ttstore/tt.hpp"
 
 namespace tts {
 namespace {
 
-// M_k = sum_i A_k[:, i, :]^T M_{k-1} B_k[:, i, :], two GEMMs per core.
+// Over the left interfaces while ranks exceed what the first modes hold (detail::contraction_start),
+// then M_k = sum_i A_k[:, i, :]^T M_{k-1} B_k[:, i, :], two GEMMs per core.
 double dot_unchecked(const TensorTrain& a, const TensorTrain& b) {
+  const int k0 = detail::contraction_start(a.modes, a.ranks, b.ranks);
   std::vector<double> M{1.0}, T, next;
-  for (int k = 0; k < a.d(); ++k) {
+  if (k0 > 1) {
+    const std::vector<double> La = detail::left_interface(a, k0);
+    const std::vector<double> Lb = &a == &b ? La : detail::left_interface(b, k0);
+    const int64_t rows = static_cast<int64_t>(La.size()) / a.ranks[k0];
+    M.resize(static_cast<std::size_t>(a.ranks[k0] * b.ranks[k0]));
+    detail::gemm_in_pieces(CblasTrans, a.ranks[k0], b.ranks[k0], rows, La.data(), a.ranks[k0], Lb.data(), b.ranks[k0],
+                           M.data(), b.ranks[k0]);
+  }
+  for (int k = k0 > 1 ? k0 : 0; k < a.d(); ++k) {
     const int64_t ra0 = a.ranks[k], ra1 = a.ranks[k + 1], rb0 = b.ranks[k], rb1 = b.ranks[k + 1];
     const int64_t n = a.modes[k];
     // T = M (ra0 x rb0) * B_k (rb0 x n*rb1), read as (ra0*n) x rb1.
+    // (In pieces: a contraction of large ranks never holds the BLAS threads for long, gemm_in_pieces.)
     T.resize(static_cast<std::size_t>(ra0 * n * rb1));
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ra0, n * rb1, rb0, 1.0, M.data(), rb0,
-                b.cores[k].data(), n * rb1, 0.0, T.data(), n * rb1);
+    detail::gemm_in_pieces(CblasNoTrans, ra0, n * rb1, rb0, M.data(), rb0, b.cores[k].data(), n * rb1, T.data(),
+                           n * rb1);
     // M' = A_k^T ((ra0*n) x ra1)^T * T ((ra0*n) x rb1).
     next.resize(static_cast<std::size_t>(ra1 * rb1));
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ra1, rb1, ra0 * n, 1.0, a.cores[k].data(),
-                ra1, T.data(), rb1, 0.0, next.data(), rb1);
+    detail::gemm_in_pieces(CblasTrans, ra1, rb1, ra0 * n, a.cores[k].data(), ra1, T.data(), rb1, next.data(), rb1);
     M.swap(next);
   }
   return M[0];

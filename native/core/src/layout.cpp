@@ -91,6 +91,32 @@ QttLayout make_layout(const std::vector<int64_t>& shape, LayoutKind kind) {
   return L;
 }
 
+QttLayout row_major_layout(const std::vector<int64_t>& shape, const std::vector<int64_t>& modes) {
+  QttLayout L = make_layout(shape, LayoutKind::RowMajor);
+  if (modes == L.modes) return L;
+  if (modes.empty()) throw InvalidArgument("a row_major layout needs at least one mode");
+  L.modes = modes;
+  L.weights.assign(modes.size(), 0);
+  int64_t stride = 1;
+  bool over = false;  // the product passed the shape's size (reported below)
+  for (int k = static_cast<int>(modes.size()) - 1; k >= 0 && !over; --k) {
+    if (modes[k] < 1) {
+      throw InvalidArgument("mode " + std::to_string(k) + " has size " + std::to_string(modes[k]) +
+                            "; sizes must be >= 1");
+    }
+    L.weights[k] = stride;
+    over = stride > L.numel() / modes[k];
+    stride *= over ? 1 : modes[k];
+  }
+  if (over || stride != L.numel()) {
+    std::string ms;
+    for (int64_t m : modes) ms += (ms.empty() ? "" : ",") + std::to_string(m);
+    throw InvalidArgument("the mode sizes [" + ms + "] do not multiply to the shape's " +
+                          std::to_string(L.numel()) + " elements");
+  }
+  return L;
+}
+
 namespace {
 // Offsets of every mode multi-index over modes [k0, k1), row-major over those modes.
 std::vector<int64_t> offset_table(const QttLayout& L, int k0, int k1) {

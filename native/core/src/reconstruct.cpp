@@ -58,8 +58,7 @@ Fingerprint fused(const TensorTrain& tt, const QttLayout& layout, const MutableA
     const int64_t b = std::min(bsz, nL - i0);
     for (int64_t j0 = 0; j0 < nR; j0 += cw) {
       const int64_t c = std::min(cw, nR - j0);
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, b, c, rp, 1.0, L.data() + i0 * rp, rp,
-                  R.data() + j0, nR, 0.0, Y.data(), c);
+      detail::gemm_in_pieces(CblasNoTrans, b, c, rp, L.data() + i0 * rp, rp, R.data() + j0, nR, Y.data(), c);
       const int64_t pieces = (c + kPiece - 1) / kPiece;
       double e2 = 0, mx = 0, x2 = 0;
 #pragma omp parallel for num_threads(detail::threads()) schedule(static) reduction(+ : e2, x2) reduction(max : mx)

@@ -34,6 +34,12 @@ struct QttLayout {
 // layout gets one mode of size 1 (modes = [1], weights = [0]) and its train one 1x1x1 core.
 QttLayout make_layout(const std::vector<int64_t>& shape, LayoutKind kind);
 
+// A row_major layout over mode sizes the caller chose (a train put with its own split, CONTRACT.md
+// section 8): the mode tensor is still the C-order flattening, only reshaped to `modes`, so any sizes
+// whose product is the shape's size work. Throws InvalidArgument unless every mode is >= 1 and the
+// products agree.
+QttLayout row_major_layout(const std::vector<int64_t>& shape, const std::vector<int64_t>& modes);
+
 // Array offset of every mode-order linear index in [0, numel): out[t] = offset.
 // Split into two tables so callers never need an N-sized table (see offsets_split).
 struct OffsetTables {

@@ -126,6 +126,32 @@ void orthogonalize_right(TensorTrain& tt);
 // Round every core value to float32 (and set f32 = true).
 TensorTrain to_f32(const TensorTrain& tt);
 
+// The same row_major array as a train over other mode sizes of equal product (a put_cores split
+// brought into the engine's, so that it contracts with the entries the engine made). Left to right,
+// neighbouring cores are merged where a target mode straddles one of tt's boundaries, and a core is
+// split where a target boundary falls inside it: exactly, with an identity on the smaller side of the
+// unfolding, so a split only copies values and the new bond is min(r n_left, n_right r'). Merges
+// multiply cores (rounded as any product; the result then has f32 = false). Throws InvalidArgument
+// when the products differ or a mode is < 1.
+TensorTrain resplit(const TensorTrain& tt, const std::vector<int64_t>& modes);
+
+// What a train of these modes and ranks costs the engine, from its header alone, in multiply-adds
+// (the cost of a value copied counts as one).
+struct TrainWork {
+  double contraction = 0;     // its self inner product (its norm): sum_k n_k r_k r_k+1 (r_k + r_k+1)
+  double reconstruction = 0;  // a dense rebuild (both interfaces and the blocks' GEMMs)
+  double resplit = 0;         // resplit() into the target modes plus the self inner product there
+  double resplit_elements = 0;  // values the train holds in the target modes
+  double numel = 0;             // values of the array
+  double max() const;         // the largest of the three works
+  // Every call within ttstore/limits.hpp's bounds: kMaxTrainWork each, the rebuild also
+  // kMaxRebuildWorkPerValue per value when that is more.
+  bool within_limits() const;
+};
+// Throws InvalidArgument when the ranks do not chain or the products of modes and target differ.
+TrainWork train_work(const std::vector<int64_t>& modes, const std::vector<int64_t>& ranks,
+                     const std::vector<int64_t>& target);
+
 // Backend facts for /gate/health and the addon's info().
 struct EngineInfo {
   std::string version;

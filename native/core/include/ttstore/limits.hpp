@@ -1,0 +1,26 @@
+// The bounds on the trains the service stores and computes with, written once: the addon hands them
+// to the TypeScript side (src/engine/limits.ts), which checks requests against them before any work.
+#pragma once
+
+#include <cstdint>
+
+namespace tts {
+
+// Largest bond dimension of a stored train, and the largest rank cap a request may ask for
+// (CONTRACT.md: max_rank 1..4096; put_cores ranks at most this).
+inline constexpr int64_t kMaxRank = 4096;
+
+// Largest work, in multiply-adds, of one engine call on a train that put_cores stores: its norm (the
+// self contraction), a dense rebuild, and bringing it into the engine's mode split for queries.
+// 2^32 is about a tenth of a second of both cores of a 2-core host (37 GMAC/s measured in
+// dgemm-bound norms on an idle one), so no stored train holds the engine for seconds, even on a
+// loaded host (train_work in tt.hpp computes it from the header, before any data is read).
+inline constexpr double kMaxTrainWork = 4294967296.0;  // 2^32
+
+// A dense rebuild's work grows with the array it writes (each value is a dot product over the bond
+// at the split), so it may also take this many multiply-adds per value: a QTT of the largest float32
+// array (2^26 values) with ranks up to about 120 at its middle is allowed, and the GEMM stays a part
+// of a dense serve's per-byte costs (cast, encoding, sending) rather than the bulk of it.
+inline constexpr double kMaxRebuildWorkPerValue = 128.0;
+
+}  // namespace tts

@@ -1,0 +1,17 @@
+// The engine's bounds on trains (native/core/include/ttstore/limits.hpp), read once from the addon, so
+// that the request schemas, the checks before any work and the engine itself share one number each.
+import { native } from './index.js';
+
+const limits = native().limits;
+
+/** Largest bond dimension of a stored train, and the largest max_rank a request may give. */
+export const MAX_RANK: number = limits.maxRank;
+
+/**
+ * Largest work (multiply-adds, Engine.trainWork's `max`) of one engine call on a train that
+ * put_cores stores: about a tenth of a second of a 2-core host.
+ */
+export const MAX_TRAIN_WORK: number = limits.maxTrainWork;
+
+/** A dense rebuild may also take this many multiply-adds per value of the array, when that is more. */
+export const MAX_REBUILD_WORK_PER_VALUE: number = limits.maxRebuildWorkPerValue;
