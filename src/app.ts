@@ -4,12 +4,14 @@
 // an unknown path or method is answered before any authentication (CONTRACT.md section 4).
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import Koa, { type Context, type Next } from 'koa';
 import type Router from '@koa/router';
 import { ProblemError, problemHandler, renderProblem } from './errors.js';
 import { requestLog, type Logger, type RequestLog } from './log.js';
 import { dispatch } from './api/dispatch.js';
-import { UNREAD_BODY_DRAIN_BYTES } from './input-limits.js';
+import { UNREAD_BODY_DRAIN_BYTES, UNREAD_BODY_LINGER_MS } from './input-limits.js';
 import type { HttpMetrics } from './metrics/registry.js';
 import { counterSeries } from './metrics/series.js';
 import { requestHasBody } from './routes/storage-body.js';
@@ -78,7 +80,12 @@ function logRequests(log: RequestLog, metrics: HttpMetrics | undefined, closing:
       // While shutting down, every response closes its connection: keep-alive clients then reconnect
       // (and are refused) instead of holding the server open until its grace period runs out. So does
       // an answer that leaves a long body unread (a 401, 413 or 415 before reading it).
-      if (closing() || unreadBodyTooLong(ctx.req)) ctx.set('Connection', 'close');
+      if (unreadBodyTooLong(ctx.req)) {
+        ctx.set('Connection', 'close');
+        lingerBeforeClosing(ctx.req);
+      } else if (closing()) {
+        ctx.set('Connection', 'close');
+      }
       const ms = performance.now() - started;
       if (series) {
         const s = series(ctx.method, ctx._matchedRoute ? String(ctx._matchedRoute) : 'unmatched', ctx.status);
@@ -108,6 +115,31 @@ function unreadBodyTooLong(req: IncomingMessage): boolean {
   if (req.complete || !requestHasBody(req)) return false;
   const declared = req.headers['content-length'];
   return declared === undefined || Number(declared) > UNREAD_BODY_DRAIN_BYTES;
+}
+
+/**
+ * Ends a connection that leaves request bytes unread the way HTTP/1.1 servers do (a lingering close):
+ * after the answer, what the client still sends is dropped for at most UNREAD_BODY_LINGER_MS, or until
+ * the client ends its side. Closing at once with unread bytes sends a TCP reset: a client still writing
+ * its body would see a broken pipe and might never read the 4xx that explains why.
+ */
+export function lingerThenDestroy(socket: Duplex): void {
+  socket.resume();
+  const timer = setTimeout(() => socket.destroy(), UNREAD_BODY_LINGER_MS);
+  timer.unref();
+  socket.once('end', () => socket.destroy());
+  socket.once('close', () => clearTimeout(timer));
+}
+
+/** Node's HTTP server calls destroySoon after a `Connection: close` answer; this one lingers first. */
+function lingerBeforeClosing(req: IncomingMessage): void {
+  const socket = req.socket as Socket & { destroySoon?: () => void };
+  if (!socket || socket.destroyed) return;
+  socket.destroySoon = function lingeringClose(this: Socket): void {
+    if (this.writable) this.end();
+    req.resume();
+    lingerThenDestroy(this);
+  };
 }
 
 /** 404 or 405 (with Allow) as problems, for a request no route answered. */

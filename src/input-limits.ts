@@ -45,6 +45,12 @@ export const BODY_MAX_DEPTH = JSON_MAX_DEPTH + 3;
  */
 export const UNREAD_BODY_DRAIN_BYTES = 16 * MiB;
 
+/**
+ * How long a connection closed with its body unread keeps reading (and dropping) what the client still
+ * sends after the answer, so that a client writing its body before it reads gets the answer, not a reset.
+ */
+export const UNREAD_BODY_LINGER_MS = 1000;
+
 /** All the header lines of a request together (Node's maxHeaderSize); more: 431. */
 export const MAX_HEADER_BYTES = 16 * KiB;
 

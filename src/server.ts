@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import Router from '@koa/router';
-import { createApp } from './app.js';
+import { createApp, lingerThenDestroy } from './app.js';
 import { ConfigError, type Config } from './config.js';
 import { badRequest, PROBLEM_CONTENT_TYPE, ProblemError } from './errors.js';
 import { MAX_HEADER_BYTES, sizeText } from './input-limits.js';
@@ -77,7 +77,8 @@ function rawProblem(status: number, reason: string, problem: ProblemError): stri
 /**
  * Requests Node's HTTP parser refuses before any route sees them (header lines over MAX_HEADER_BYTES,
  * malformed requests) are answered as problems too, as Node would answer them otherwise: only when
- * no answer of an earlier request on the connection is under way, and the connection then closes.
+ * no answer of an earlier request on the connection is under way, and the connection then closes
+ * (lingering, as after any answer that leaves bytes unread).
  */
 function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
@@ -94,7 +95,8 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   } else {
     answer = rawProblem(400, 'Bad Request', badRequest('malformed HTTP request'));
   }
-  socket.end(answer, () => socket.destroy());
+  socket.end(answer);
+  lingerThenDestroy(socket);
 }
 
 export async function startServer(config: Config, log: Logger): Promise<RunningServer> {

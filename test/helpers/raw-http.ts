@@ -14,6 +14,8 @@ export interface RawRequest {
   trickle?: { bytes: number; everyMs: number };
   /** Send the body chunked (Transfer-Encoding: chunked, no Content-Length); a trickle goes on up to 256 MiB. */
   chunked?: boolean;
+  /** Hold this process's event loop this long after the first write, as a busy client is held: the answer is read after the next write. */
+  busyAfterSendMs?: number;
   /** Give up after this long (default 20 s). */
   timeoutMs?: number;
   /** How long after the answer `closed` waits for the server to close (default 2 s). */
@@ -89,6 +91,8 @@ export function rawRequest(base: string, req: RawRequest): Promise<RawReply> {
       } catch {
         /* not JSON */
       }
+      // Told the connection closes, a client stops sending and ends its side, as HTTP clients do.
+      if (headers.connection?.toLowerCase() === 'close') socket.end();
       setTimeout(() => {
         closedResolve(false);
         socket.destroy();
@@ -105,6 +109,10 @@ export function rawRequest(base: string, req: RawRequest): Promise<RawReply> {
     socket.once('connect', () => {
       socket.write(head);
       send(body);
+      if (req.busyAfterSendMs) {
+        const until = performance.now() + req.busyAfterSendMs;
+        while (performance.now() < until) { /* busy */ }
+      }
       const trickle = req.trickle;
       if (trickle) {
         const total = declared ?? 256 << 20;
