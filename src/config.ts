@@ -87,7 +87,7 @@ export const SPECS = {
   engineBackend: enumVar('SVC_GATE_ENGINE_BACKEND', 'auto', ['auto', 'cpu', 'cuda'] as const,
     'Engine backend: auto (CUDA when a usable device is found, else CPU), cpu, or cuda (start-up fails without a device)'),
   tenantInflight: intVar('SVC_GATE_TENANT_INFLIGHT', 4, 1, 1024,
-    'Engine requests (compress, reconstruct, top-K by vector, dense serve) one tenant may have in flight; more: 429 too_many_in_flight'),
+    'Engine requests (compress, reconstruct, dense serve, similarity, top-K) one tenant may have in flight; more: 429 too_many_in_flight'),
   maxInflightBytes: { ...intVar('SVC_GATE_MAX_INFLIGHT_BYTES', Math.floor(os.totalmem() / 4), 1 << 20, 1024 * 1024 * GiB,
     'Bytes held for requests in flight (bodies, dense results, base64 copies); no tenant holds more than half while another has requests in flight'),
   defaultText: 'a quarter of physical memory' },

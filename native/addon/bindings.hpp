@@ -33,7 +33,7 @@ Napi::Value Simulate(const Napi::CallbackInfo& info);
 Napi::Value CheckSimulation(const Napi::CallbackInfo& info);  // (solver, params) -> undefined, or throws
 Napi::Value SolverParams(const Napi::CallbackInfo& info);     // () -> {solvers: {name: [spec]}, limits}
 
-// exports.limits: {maxRank, maxTrainWork, maxRebuildWorkPerValue}, the bounds of ttstore/limits.hpp.
+// exports.limits: {maxRank, maxTrainWork, maxRebuildWorkPerValue, maxTurnWork}, the bounds of ttstore/limits.hpp.
 void RegisterLimits(Napi::Env env, Napi::Object exports);
 
 // exports.OperandPool: query operands in native memory under numeric ids (operand_pool.cpp).

@@ -59,6 +59,7 @@ void RegisterLimits(Napi::Env env, Napi::Object exports) {
   o.Set("maxRank", Napi::Number::New(env, static_cast<double>(tts::kMaxRank)));
   o.Set("maxTrainWork", Napi::Number::New(env, tts::kMaxTrainWork));
   o.Set("maxRebuildWorkPerValue", Napi::Number::New(env, tts::kMaxRebuildWorkPerValue));
+  o.Set("maxTurnWork", Napi::Number::New(env, tts::kMaxTurnWork));
   exports.Set("limits", o);
 }
 

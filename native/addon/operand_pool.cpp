@@ -10,10 +10,15 @@
 //   remove(id) -> boolean; has(id) -> boolean; stats() -> {entries, bytes}
 //   norm(id) -> Promise<number>
 //   score(queryId, queryNorm, ids: Float64Array, norms: Float64Array, metric) -> Promise<Float64Array>
+//   scoreWork(queryId, ids: Float64Array, metric) -> Promise<Float64Array>   what scoring each id
+//                                                            would cost (tts::score_work, from ranks
+//                                                            and modes; off the main thread, as it
+//                                                            reads every candidate's header)
 //
 // The map is touched only on the main thread (inserts happen when an add settles). A running score
 // reads its candidates through plain pointers (10k reference counts cost more than the lookups): while
-// any score runs, operands removed or replaced are retired, not freed, until the last one settles.
+// any score (or scoreWork) runs, operands removed or replaced are retired, not freed, until the last
+// one settles.
 #include <cmath>
 #include <memory>
 #include <unordered_map>
@@ -164,6 +169,32 @@ class ScoreWorker : public PromiseWorker {
   std::vector<double> scores_;
 };
 
+// What scoring each candidate would cost, off the main thread (a header read per candidate: ~0.1 us,
+// most of it cache misses, so 10k candidates would hold the event loop a millisecond).
+class WorkWorker : public PromiseWorker {
+ public:
+  WorkWorker(Napi::Env env, std::shared_ptr<PoolState> state)
+      : PromiseWorker(env, "ttstore.pool.scoreWork"), mark_(std::move(state)) {}
+  OperandPtr query_;
+  std::vector<const tts::Operand*> cands_;  // alive while mark_ is (see PoolState::retired)
+  tts::Metric metric_ = tts::Metric::Cosine;
+
+ protected:
+  void Run() override {
+    works_.resize(cands_.size());
+    for (std::size_t j = 0; j < cands_.size(); ++j) works_[j] = tts::score_work(*query_, *cands_[j], metric_);
+  }
+  Napi::Value Result(Napi::Env env) override {
+    Napi::Float64Array out = Napi::Float64Array::New(env, works_.size());
+    std::copy(works_.begin(), works_.end(), out.Data());
+    return out;
+  }
+
+ private:
+  ScoringMark mark_;
+  std::vector<double> works_;
+};
+
 const double* Float64View(Napi::Env env, Napi::Value v, const char* what, size_t* length) {
   if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
     ThrowTypeError(env, std::string(what) + " must be a Float64Array");
@@ -171,6 +202,29 @@ const double* Float64View(Napi::Env env, Napi::Value v, const char* what, size_t
   Napi::Float64Array a = v.As<Napi::Float64Array>();
   *length = a.ElementLength();
   return a.Data();
+}
+
+// The operands under `ids` (integers held in the pool), in order; their ids into `out_ids` when given.
+std::vector<const tts::Operand*> Candidates(Napi::Env env, const PoolState& s, Napi::Value v, std::vector<int64_t>* out_ids) {
+  size_t n = 0;
+  const double* ids = Float64View(env, v, "ids", &n);
+  std::vector<const tts::Operand*> cands;
+  cands.reserve(n);
+  if (out_ids) out_ids->reserve(n);
+  for (size_t j = 0; j < n; ++j) {
+    const double id = ids[j];
+    if (!(std::trunc(id) == id && std::fabs(id) <= static_cast<double>(kMaxSafeInteger))) {
+      ThrowTypeError(env, "ids[" + std::to_string(j) + "] must be an integer");
+    }
+    cands.push_back(Lookup(env, s, static_cast<int64_t>(id), "candidate id").get());
+    if (out_ids) out_ids->push_back(static_cast<int64_t>(id));
+  }
+  return cands;
+}
+
+tts::Metric ToMetric(Napi::Env env, Napi::Value v) {
+  if (!v.IsString()) ThrowTypeError(env, "metric must be a string");
+  return tts::metric_from_name(v.As<Napi::String>().Utf8Value());
 }
 
 class OperandPool : public Napi::ObjectWrap<OperandPool> {
@@ -185,6 +239,7 @@ class OperandPool : public Napi::ObjectWrap<OperandPool> {
                            InstanceMethod<&OperandPool::Stats>("stats"),
                            InstanceMethod<&OperandPool::Norm>("norm"),
                            InstanceMethod<&OperandPool::Score>("score"),
+                           InstanceMethod<&OperandPool::ScoreWork>("scoreWork"),
                        });
   }
 
@@ -268,25 +323,25 @@ class OperandPool : public Napi::ObjectWrap<OperandPool> {
       w->query_ = Lookup(env, *state_, ToId(env, info[0], "queryId"), "query id");
       if (!info[1].IsNumber()) ThrowTypeError(env, "queryNorm must be a number");
       w->query_norm_ = info[1].As<Napi::Number>().DoubleValue();
-      size_t n_ids = 0, n_norms = 0;
-      const double* ids = Float64View(env, info[2], "ids", &n_ids);
+      size_t n_norms = 0;
       const double* norms = Float64View(env, info[3], "norms", &n_norms);
-      if (n_ids != n_norms) {
-        ThrowRangeError(env, "ids has " + std::to_string(n_ids) + " entries but norms " + std::to_string(n_norms));
-      }
-      if (!info[4].IsString()) ThrowTypeError(env, "metric must be a string");
-      w->metric_ = tts::metric_from_name(info[4].As<Napi::String>().Utf8Value());
-      w->cands_.reserve(n_ids);
-      w->ids_.reserve(n_ids);
-      for (size_t j = 0; j < n_ids; ++j) {
-        const double id = ids[j];
-        if (!(std::trunc(id) == id && std::fabs(id) <= static_cast<double>(kMaxSafeInteger))) {
-          ThrowTypeError(env, "ids[" + std::to_string(j) + "] must be an integer");
-        }
-        w->cands_.push_back(Lookup(env, *state_, static_cast<int64_t>(id), "candidate id").get());
-        w->ids_.push_back(static_cast<int64_t>(id));
+      w->metric_ = ToMetric(env, info[4]);
+      w->cands_ = Candidates(env, *state_, info[2], &w->ids_);
+      if (w->cands_.size() != n_norms) {
+        ThrowRangeError(env, "ids has " + std::to_string(w->cands_.size()) + " entries but norms " + std::to_string(n_norms));
       }
       w->norms_.assign(norms, norms + n_norms);
+      return Launch(std::move(w));
+    });
+  }
+
+  Napi::Value ScoreWork(const Napi::CallbackInfo& info) {
+    return Guard(info, [&]() -> Napi::Value {
+      Napi::Env env = info.Env();
+      auto w = std::make_unique<WorkWorker>(env, state_);
+      w->query_ = Lookup(env, *state_, ToId(env, info[0], "queryId"), "query id");
+      w->metric_ = ToMetric(env, info[2]);
+      w->cands_ = Candidates(env, *state_, info[1], nullptr);
       return Launch(std::move(w));
     });
   }

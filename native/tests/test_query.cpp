@@ -83,6 +83,14 @@ TEST(two_candidates_of_equal_ranks_contract_together_and_agree) {
       detail::inner_trains_2(prepared, oa, oo, out);  // unequal ranks (or dtypes): one by one
       CHECK_REL(out[0], dense_dot(qd, ttt::dense_mode_order(a)), 1e-12);
       CHECK_REL(out[1], dense_dot(qd, ttt::dense_mode_order(other)), 1e-12);
+      // Paired or alone, every kernel gives a candidate the same bits (a top-K in chunks pairs
+      // candidates otherwise than one pass does).
+      for (auto k : {detail::Pad8Kernel::Loops, detail::Pad8Kernel::Avx2, detail::Pad8Kernel::Avx512}) {
+        if (!detail::pad8_kernel_supported(k)) continue;
+        detail::inner_trains_2_with(prepared, oa, ob, out, k);
+        CHECK_EQ(out[0], detail::inner_trains_with(prepared, oa, k));
+        CHECK_EQ(out[1], detail::inner_trains_with(prepared, ob, k));
+      }
     }
   }
 }
@@ -213,6 +221,62 @@ TEST(zero_norms_give_cosine_zero) {
   CHECK_EQ(c[0], 0.0);
   const auto d = score_batch(oz, 0.0, {&ot}, {norm(ot)}, Metric::Cosine);
   CHECK_EQ(d[0], 0.0);
+}
+
+TEST(a_candidates_score_does_not_depend_on_the_rest_of_its_batch) {
+  // A top-K scores in chunks (score_work's turns): every cut of the batch must give the same bits,
+  // whichever candidates the rank <= 8 kernels ran two at a time.
+  const std::vector<int64_t> modes(14, 2);  // ranks up to 128: past the loop kernels' limit too
+  std::vector<Operand> ops;
+  ops.push_back(Operand::train(ttt::random_tt(modes, qtt_ranks(modes, 8, 0), 1)));
+  for (int j = 0; j < 9; ++j) {
+    TensorTrain t = ttt::random_tt(modes, qtt_ranks(modes, j < 6 ? 8 : 20 + 30 * j, j < 6 ? 0 : j), 10 + j);
+    ops.push_back(Operand::train(j % 2 ? as_f32(t) : t));
+  }
+  ops.push_back(ops[0]);  // a duplicate of the query: euclidean measures it again
+  std::vector<const Operand*> cands;
+  std::vector<double> norms;
+  for (std::size_t j = 1; j < ops.size(); ++j) {
+    cands.push_back(&ops[j]);
+    norms.push_back(norm(ops[j]));
+  }
+  for (Metric m : {Metric::Dot, Metric::Cosine, Metric::Euclidean}) {
+    const auto whole = score_batch(ops[0], norm(ops[0]), cands, norms, m);
+    for (std::size_t cut = 1; cut < cands.size(); ++cut) {
+      const std::vector<const Operand*> a(cands.begin(), cands.begin() + cut), b(cands.begin() + cut, cands.end());
+      auto s = score_batch(ops[0], norm(ops[0]), a, std::vector<double>(norms.begin(), norms.begin() + cut), m);
+      const auto t = score_batch(ops[0], norm(ops[0]), b, std::vector<double>(norms.begin() + cut, norms.end()), m);
+      s.insert(s.end(), t.begin(), t.end());
+      for (std::size_t j = 0; j < whole.size(); ++j) CHECK_EQ(s[j], whole[j]);
+    }
+  }
+}
+
+TEST(score_work_follows_the_path_a_pair_takes) {
+  const std::vector<int64_t> modes(14, 2);
+  const std::vector<int64_t> r8 = qtt_ranks(modes, 8, 0), r40 = qtt_ranks(modes, 40, 0), r70 = qtt_ranks(modes, 70, 0);
+  const Operand q = Operand::train(ttt::random_tt(modes, r8, 1));
+  const Operand c40 = Operand::train(ttt::random_tt(modes, r40, 2));
+  const Operand c70 = Operand::train(as_f32(ttt::random_tt(modes, r70, 3)));
+  // A pair in the loop kernels costs its contraction, as train_work counts a train's own.
+  CHECK_EQ(score_work(q, q, Metric::Dot), train_work(modes, r8, modes).contraction);
+  CHECK_EQ(score_work(q, q, Metric::Cosine), score_work(q, q, Metric::Dot));
+  CHECK(score_work(q, c40, Metric::Dot) > score_work(q, q, Metric::Dot));
+  // Past the loop kernels' ranks, BLAS on float64 copies: the copies count too.
+  CHECK(score_work(q, c70, Metric::Dot) > score_work(q, c40, Metric::Dot) + static_cast<double>(c70.elements()));
+  // Euclidean may measure a near duplicate again from the difference train.
+  for (const Operand* c : {&q, &c40, &c70}) CHECK(score_work(q, *c, Metric::Euclidean) > 2 * score_work(q, *c, Metric::Dot));
+  // An array: numel against another, O(numel r) against a train.
+  const QttLayout L = make_layout({16384}, LayoutKind::RowMajor);
+  std::vector<double> x(16384, 0.5);
+  const Operand ox = Operand::dense(ttt::view(x), L);
+  CHECK_EQ(score_work(ox, ox, Metric::Euclidean), 16384.0);
+  CHECK(score_work(ox, c40, Metric::Dot) > 16384.0 * 2);
+  CHECK(score_work(ox, c40, Metric::Dot) < 16384.0 * 8 * 40);
+  CHECK_EQ(score_work(c40, ox, Metric::Dot), score_work(ox, c40, Metric::Dot));
+  // Modes that differ: score_batch refuses the pair, nothing is spent.
+  const Operand other = Operand::train(ttt::random_tt({4, 4, 4, 4, 4, 4}, {1, 2, 2, 2, 2, 2, 1}, 4));
+  CHECK_EQ(score_work(q, other, Metric::Dot), 0.0);
 }
 
 TEST(bad_operands_are_invalid_arguments) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <random>
 
+#include "../core/src/linalg.hpp"
 #include "../core/src/small_la.hpp"
 #include "check.hpp"
 #include "tt_testing.hpp"
@@ -116,6 +117,53 @@ TEST(to_f32_rounds_values) {
   for (int k = 0; k < 3; ++k)
     for (std::size_t i = 0; i < t.cores[k].size(); ++i)
       CHECK(f.cores[k][i] == static_cast<double>(static_cast<float>(t.cores[k][i])));
+}
+
+// sym_eig_small (small Gram matrices, without BLAS) against dsyevd: the same eigenvalues (to rounding
+// of the largest), orthonormal vectors with G V = V diag(w), on Gram matrices of every size it takes,
+// of full rank, of low rank (repeated zero eigenvalues) and spread over twelve orders of magnitude.
+TEST(sym_eig_small_matches_dsyevd) {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> g;
+  for (int64_t m = 1; m <= detail::kSmallEigRows; ++m) {
+    for (int64_t rank : {m, std::max<int64_t>(1, m / 3)}) {
+      const int64_t K = 2 * m + 3;
+      std::vector<double> C(static_cast<std::size_t>(m * K), 0.0), G(static_cast<std::size_t>(m * m), 0.0);
+      for (int64_t l = 0; l < rank; ++l) {
+        std::vector<double> u(static_cast<std::size_t>(m)), v(static_cast<std::size_t>(K));
+        for (double& x : u) x = g(rng);
+        for (double& x : v) x = g(rng) * std::pow(10.0, -6.0 * static_cast<double>(l) / static_cast<double>(m));
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t c = 0; c < K; ++c) C[i * K + c] += u[i] * v[c];
+      }
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < m; ++j)
+          for (int64_t c = 0; c < K; ++c) G[i * m + j] += C[i * K + c] * C[j * K + c];
+      std::vector<double> V = G, w, L = G, wl(static_cast<std::size_t>(m));
+      detail::sym_eig_small(m, V, w);
+      CHECK(LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'U', m, L.data(), m, wl.data()) == 0);
+      const double top = std::max(std::fabs(wl[m - 1]), 1e-300);
+      for (int64_t i = 0; i < m; ++i) {
+        CHECK_NEAR(w[i], wl[i], 1e-13 * top);
+        if (i > 0) CHECK(w[i] >= w[i - 1]);
+      }
+      double orth = 0, resid = 0;
+      for (int64_t a = 0; a < m; ++a) {
+        for (int64_t b = 0; b < m; ++b) {
+          double d = 0;
+          for (int64_t j = 0; j < m; ++j) d += V[j * m + a] * V[j * m + b];
+          orth = std::max(orth, std::fabs(d - (a == b ? 1.0 : 0.0)));
+        }
+        for (int64_t i = 0; i < m; ++i) {
+          double gv = 0;
+          for (int64_t j = 0; j < m; ++j) gv += G[i * m + j] * V[j * m + a];
+          resid = std::max(resid, std::fabs(gv - w[a] * V[i * m + a]));
+        }
+      }
+      CHECK(orth < 1e-13);
+      CHECK(resid < 1e-13 * top);
+    }
+  }
 }
 
 // svd_rows_left (the zip-up's split of wide matrices, by QR of M^T) against the full thin SVD: the

@@ -84,7 +84,7 @@ export class EngineAdmission {
     if (count >= this.tenantInflight) {
       this.refused++;
       throw new ProblemError(429, 'too_many_in_flight',
-        `tenant ${tenantId} already has ${count} engine requests (put, serve, top-K by vector) in flight, its limit; retry in 1 s`,
+        `tenant ${tenantId} already has ${count} engine requests (put, serve, similarity, top-K) in flight, its limit; retry in 1 s`,
         { limit: this.tenantInflight, retry_after_s: 1 }, { 'Retry-After': '1' });
     }
     this.inFlightBy.set(tenantId, count + 1);

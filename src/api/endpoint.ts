@@ -44,7 +44,7 @@ export interface Endpoint {
     required?: boolean;
   };
   /**
-   * An engine request (compress, reconstruct, top-K by vector): counted against its tenant's
+   * An engine request (compress, reconstruct, similarity, top-K): counted against its tenant's
    * SVC_GATE_TENANT_INFLIGHT before its body is read, its engine work run in the tenant's fair turns.
    */
   engine?: boolean;

@@ -29,13 +29,15 @@ const PROBLEM_TEXT: Record<number, string> = {
   409: 'tenant_exists or not_compressed',
   413: 'payload_too_large: the body (see its limit) or the decoded payload is over its limit',
   415: 'unsupported_media_type: a content type the endpoint does not take, or a Content-Encoding other than identity',
-  429: 'rate_limited: Retry-After header; limit, window_s and retry_after_s fields; on put, serve and topk_vector also '
-    + 'too_many_in_flight: the tenant already has SVC_GATE_TENANT_INFLIGHT engine requests in flight (Retry-After: 1)',
+  429: 'rate_limited: Retry-After header; limit, window_s and retry_after_s fields',
   500: 'internal_error (never a stack trace)',
   501: 'gpu_unsupported',
   503: 'overloaded: the bytes held for requests in flight are at SVC_GATE_MAX_INFLIGHT_BYTES or the tenant\'s half of it '
     + '(Retry-After); gpu_unavailable; or the server is shutting down (service_unavailable)',
 };
+
+/** The 429 of an engine request (Endpoint.engine) beside the rate limit's. */
+const TOO_MANY_IN_FLIGHT = 'too_many_in_flight: the tenant already has SVC_GATE_TENANT_INFLIGHT engine requests in flight (Retry-After: 1)';
 
 const RATE_HEADERS = {
   'X-RateLimit-Limit': 'Requests allowed per window.',
@@ -92,7 +94,7 @@ function operation(ep: Endpoint): Record<string, unknown> {
   }
   for (const status of [...statuses].sort()) {
     responses[String(status)] = {
-      description: PROBLEM_TEXT[status] ?? 'Problem',
+      description: status === 429 && ep.engine ? `${PROBLEM_TEXT[429]}; or ${TOO_MANY_IN_FLIGHT}` : PROBLEM_TEXT[status] ?? 'Problem',
       content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
     };
   }

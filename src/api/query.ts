@@ -54,7 +54,7 @@ const HOLDING_ERRORS = [...QUERY_ERRORS, 503];
 
 export const QUERY_ENDPOINTS = {
   similarity: {
-    id: 'similarity', method: 'post', path: '/v1/query/similarity', tag: QUERY, auth: 'tenant', cu: 1,
+    id: 'similarity', method: 'post', path: '/v1/query/similarity', tag: QUERY, auth: 'tenant', cu: 1, engine: true,
     summary: 'Similarity of two stored entries, from their cores',
     body: { json: similarityBody, limit: 'small', required: true },
     answers: {
@@ -66,7 +66,7 @@ export const QUERY_ENDPOINTS = {
     problems: QUERY_ERRORS,
   },
   topk: {
-    id: 'topk', method: 'post', path: '/v1/query/topk', tag: QUERY, auth: 'tenant', cu: 1,
+    id: 'topk', method: 'post', path: '/v1/query/topk', tag: QUERY, auth: 'tenant', cu: 1, engine: true,
     summary: 'The k entries of a namespace closest to a stored one',
     body: { json: topkBody, limit: 'small', required: true },
     answers: { 200: { description: 'The best candidates.', schema: topkResponse } },

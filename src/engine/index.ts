@@ -148,6 +148,7 @@ export const engine: Engine = {
       stats: () => pool.stats(),
       norm: (id) => settle(() => pool.norm(id)),
       score: (queryId, queryNorm, ids, norms, metric) => settle(() => pool.score(queryId, queryNorm, ids, norms, metric)),
+      scoreWork: (queryId, ids, metric) => settle(() => pool.scoreWork(queryId, ids, metric)),
     };
   },
 

@@ -15,3 +15,9 @@ export const MAX_TRAIN_WORK: number = limits.maxTrainWork;
 
 /** A dense rebuild may also take this many multiply-adds per value of the array, when that is more. */
 export const MAX_REBUILD_WORK_PER_VALUE: number = limits.maxRebuildWorkPerValue;
+
+/**
+ * Largest estimated work (multiply-adds) of one engine turn of a request whose work comes in pieces:
+ * a top-K scores its candidates in chunks of at most this much (at least one candidate a chunk).
+ */
+export const MAX_TURN_WORK: number = limits.maxTurnWork;

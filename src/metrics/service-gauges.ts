@@ -103,7 +103,7 @@ export function registerServiceGauges(registry: Registry, src: ServiceGaugeSourc
     registers: [registry], collect() { this.set(src.engineAdmission().waiting); },
   });
   new Gauge({
-    name: 'ttstore_engine_requests_in_flight', help: 'Engine requests (put, serve, top-K by vector) in flight, all tenants.',
+    name: 'ttstore_engine_requests_in_flight', help: 'Engine requests (put, serve, similarity, top-K) in flight, all tenants.',
     registers: [registry], collect() { this.set(src.engineAdmission().inFlight); },
   });
   new Gauge({

@@ -1,7 +1,7 @@
 // Which entries a query looks at, read from SQLite: the candidates of a top-K (latest live entries
 // comparable with the query, CONTRACT.md sections 3 and 6) and the matches of a metadata search.
 import type { Database } from '../store/db.js';
-import type { DType, LayoutName } from '../engine/types.js';
+import { DTYPES, ITEM_SIZE, type DType, type LayoutName } from '../engine/types.js';
 import type { StoredRef } from '../entries/service.js';
 import { filterPairs, matchCondition, type Filters } from './filters.js';
 
@@ -23,7 +23,13 @@ export interface CandidateRow {
   key: string;
   /** ||entry||_2 kept at write time; never null here (non-finite entries are not candidates). */
   norm: number;
+  /** What its operand holds in the core cache, about: the cores as stored, or the values as float64. */
+  bytes: number;
 }
+
+/** SQL of CandidateRow.bytes for the entry `e`. */
+const OPERAND_BYTES = `CASE WHEN e.blob_kind = 'cores' THEN e.stored_core_bytes ELSE e.original_bytes * CASE e.dtype `
+  + `${DTYPES.map((d) => `WHEN '${d}' THEN ${8 / ITEM_SIZE[d]}`).join(' ')} ELSE 8 END END`;
 
 /** Where an entry's operand lives: its blob and how to read it. */
 export interface StorageRef extends StoredRef {
@@ -43,7 +49,7 @@ export function listCandidates(
 ): Promise<CandidateRow[]> {
   const match = matchCondition(filterPairs(filters), 'e.id');
   return db.all<CandidateRow>(
-    `SELECT e.id, e.key, e.norm
+    `SELECT e.id, e.key, e.norm, ${OPERAND_BYTES} AS bytes
      FROM entry_keys k JOIN entries e ON e.id = k.live_id
      WHERE k.tenant_id = ? AND k.namespace = ? AND e.shape = ? AND e.layout = ?
        AND e.norm IS NOT NULL AND k.key IS NOT ? AND ${match.sql}

@@ -5,12 +5,17 @@
 // An entry id's data never changes (a write makes a new row), so a held operand is never wrong; what
 // writes and deletes change is which ids are still wanted: EntryService.onChange drops every id of
 // the changed key (or tenant). Operands a running query uses are pinned until it releases them; a
-// query whose candidates exceed the budget still runs (the pins hold them), and the cache shrinks
-// back to the budget when it ends.
+// query whose candidates exceed the budget still runs (the pins hold them; a top-K pins a group of
+// about the budget at a time), and the cache shrinks back to the budget when it ends.
+//
+// Loads are given out in fair turns across tenants (a load is its entry's tenant's), so a tenant's
+// cold query over thousands of entries never queues another tenant's loads behind its own; a load
+// that computes (a resplit into the engine's split, an array gathered into mode order) also takes
+// its tenant's turn of the engine admission, as any engine work does.
+import { abandoned, EngineAdmission } from '../admission/engine-admission.js';
 import type { OperandPool } from '../engine/types.js';
 import type { EntryChange, EntryService } from '../entries/service.js';
 import { shapeOf } from '../entries/entry.js';
-import { limiter } from '../entries/limiter.js';
 import type { StorageRef } from './candidates.js';
 
 /** A row to load: a candidate plus where it lives (for invalidation). */
@@ -37,6 +42,7 @@ export interface CoreCacheStats {
   misses: number;
 }
 
+/** Loads (blob reads, mostly I/O) at once, all tenants together. */
 const LOAD_CONCURRENCY = 8;
 
 function ownerOf(tenantId: string, namespace?: string, key?: string): string {
@@ -48,27 +54,30 @@ export class CoreCache {
   private readonly slots = new Map<number, Slot>();
   private readonly owners = new Map<string, Set<number>>();
   private readonly loading = new Map<number, Promise<void>>();
-  private readonly runLoad = limiter(LOAD_CONCURRENCY);
+  private readonly loads = new EngineAdmission({ slots: LOAD_CONCURRENCY });
   private bytes = 0;
   private hits = 0;
   private misses = 0;
 
   /**
    * `modesFor` names the mode sizes a stored train is held in when they are not its own (a put_cores
-   * split brought into the engine's); undefined keeps the train's.
+   * split brought into the engine's); undefined keeps the train's. `engine` gives out the turns of
+   * loads that compute.
    */
   constructor(
     private readonly pool: OperandPool,
     private readonly entries: Pick<EntryService, 'readCores' | 'readDense'>,
     private readonly budgetBytes: number,
     private readonly modesFor: (row: CacheRow) => number[] | undefined = () => undefined,
+    private readonly engine: EngineAdmission = new EngineAdmission(),
   ) {}
 
   /**
    * Make every row's operand present and pinned; resolves to the release function, which the caller
-   * must call once it no longer scores with them (a failed acquire releases what it pinned).
+   * must call once it no longer scores with them (a failed acquire releases what it pinned). A load
+   * not started when `signal` aborts is not started (the acquire rejects, 503).
    */
-  async acquire(rows: CacheRow[]): Promise<() => void> {
+  async acquire(rows: CacheRow[], signal?: AbortSignal): Promise<() => void> {
     const pinned: number[] = [];
     const release = () => {
       for (const id of pinned.splice(0)) this.unpin(id);
@@ -82,7 +91,7 @@ export class CoreCache {
     if (misses.length > 0) {
       try {
         await Promise.all(misses.map(async (row) => {
-          await this.pin(row);
+          await this.pin(row, signal);
           pinned.push(row.id);
         }));
       } catch (err) {
@@ -97,7 +106,7 @@ export class CoreCache {
    * acquire() for operands known by id: those held are pinned at once, and `refsOf` is asked where
    * the others live (a warm cache reads nothing). Rejects when an id has no ref.
    */
-  async acquireIds(ids: ArrayLike<number>, refsOf: (missing: number[]) => Promise<CacheRow[]>): Promise<() => void> {
+  async acquireIds(ids: ArrayLike<number>, refsOf: (missing: number[]) => Promise<CacheRow[]>, signal?: AbortSignal): Promise<() => void> {
     const pinned: number[] = [];
     const missing: number[] = [];
     for (let j = 0; j < ids.length; j++) {
@@ -113,7 +122,7 @@ export class CoreCache {
     try {
       const rows = await refsOf(missing);
       if (rows.length !== new Set(missing).size) throw new Error(`core cache: ${missing.length - rows.length} operand(s) have no stored entry`);
-      const releaseLoaded = await this.acquire(rows);
+      const releaseLoaded = await this.acquire(rows, signal);
       return () => {
         releaseLoaded();
         releaseHeld();
@@ -154,28 +163,39 @@ export class CoreCache {
     return true;
   }
 
-  private async pin(row: CacheRow): Promise<void> {
+  private async pin(row: CacheRow, signal: AbortSignal | undefined): Promise<void> {
     for (;;) {
       if (this.pinHeld(row.id)) return;
       const inFlight = this.loading.get(row.id);
       if (inFlight) {
-        await inFlight; // then pin what it loaded (or load again if it went meanwhile)
+        // Then pin what it loaded, or load again if it went meanwhile or failed (its client may have
+        // gone; an error of the entry's own comes back from this caller's load).
+        await inFlight.catch(() => undefined);
         continue;
       }
       this.misses++;
-      const load = this.load(row).finally(() => this.loading.delete(row.id));
+      const load = this.load(row, signal).finally(() => this.loading.delete(row.id));
       this.loading.set(row.id, load);
       await load;
       return; // load() pinned it for this caller
     }
   }
 
-  /** Read the blob, hand it to the pool, and register the slot pinned once. */
-  private async load(row: CacheRow): Promise<void> {
-    const bytes = await this.runLoad(async () => {
-      if (row.blob_kind === 'cores') return this.pool.addTrain(row.id, await this.entries.readCores(row), this.modesFor(row));
+  /** Read the blob, hand it to the pool, and register the slot pinned once; in the row's tenant's turns. */
+  private async load(row: CacheRow, signal: AbortSignal | undefined): Promise<void> {
+    const turn = { owner: row.tenantId, signal };
+    // The client's signal is read when the load's turn comes, not listened to while it waits: a cold
+    // query queues thousands of loads, and thousands of listeners on one signal cost more than the loads.
+    const bytes = await this.loads.run({ owner: row.tenantId }, async () => {
+      if (signal?.aborted) throw abandoned();
+      if (row.blob_kind === 'cores') {
+        const tt = await this.entries.readCores(row);
+        const modes = this.modesFor(row);
+        // A copy of the cores is no more work than reading them; a resplit is (up to MAX_TRAIN_WORK).
+        return modes ? this.engine.run(turn, () => this.pool.addTrain(row.id, tt, modes)) : this.pool.addTrain(row.id, tt);
+      }
       const data = await this.entries.readDense(row);
-      return this.pool.addDense(row.id, data, row.dtype, shapeOf(row), row.layout);
+      return this.engine.run(turn, () => this.pool.addDense(row.id, data, row.dtype, shapeOf(row), row.layout));
     });
     const owner = ownerOf(row.tenantId, row.namespace, row.key);
     this.slots.set(row.id, { bytes, owner, pins: 1, stale: false });

@@ -2,8 +2,8 @@
 // stored key and by an external vector, and metadata search. Scores come from the engine's
 // contractions on the stored representation (cores against cores; an uncompressed entry through its
 // stored values), with each entry's norm kept at write time, so cosine costs one inner product per
-// candidate; a top-K scores every candidate in one asynchronous engine call and keeps the k best
-// with a bounded heap.
+// candidate; a top-K scores its candidates in chunks of bounded engine work, each in the tenant's
+// turn of the engine admission (score-turns.ts), and keeps the k best with a bounded heap.
 import { badRequest, ProblemError } from '../errors.js';
 import { isInvalidInput } from '../engine/index.js';
 import type { Engine, LayoutName, Metric, OperandPool } from '../engine/types.js';
@@ -15,6 +15,7 @@ import { CandidateLists } from './candidate-lists.js';
 import { searchMetadata, storageRefs, type CandidateRow, type Comparable } from './candidates.js';
 import { CoreCache, type CacheRow } from './core-cache.js';
 import type { Filters } from './filters.js';
+import { chunkEnds, scoreInTurns } from './score-turns.js';
 import { topKIndices } from './topk.js';
 
 export interface TopKResult {
@@ -36,9 +37,19 @@ export interface QueryServiceOptions {
   coreCacheBytes: number;
   /** Rows of unfiltered candidate lists kept between top-K queries (default 200,000; 0: none). */
   candidateListRows?: number;
-  /** Engine admission shared with the entries (top-K by vector compresses as a put does). */
+  /**
+   * Engine admission shared with the entries: every query's engine work (loading operands that need
+   * computing, scoring, a top-K by vector's decomposition) runs in its tenant's turns.
+   */
   admission?: EngineAdmission;
+  /** Largest estimated work of one scoring turn (tests; default MAX_TURN_WORK). */
+  turnWork?: number;
+  /** Bytes of candidates' operands a top-K holds at once (tests; default the cache's budget, at least MIN_GROUP_BYTES). */
+  groupBytes?: number;
 }
+
+/** A top-K holds at least this many bytes of candidates' operands at once, whatever the cache's budget. */
+const MIN_GROUP_BYTES = 64 << 20;
 
 /** The query side of a scoring call: an operand held in the pool, and its norm. */
 interface QueryOperand {
@@ -64,6 +75,9 @@ export class QueryService {
   private readonly entries: EntryService;
   private readonly engine: Engine;
   private readonly admission: EngineAdmission;
+  private readonly turnWork: number | undefined;
+  /** Bytes of candidates' operands a top-K holds at once (CandidateRow.bytes). */
+  private readonly groupBytes: number;
   /** Transient operands (decomposed query vectors) use negative ids; entries have positive ones. */
   private nextTransientId = -1;
 
@@ -71,8 +85,10 @@ export class QueryService {
     this.entries = opts.entries;
     this.engine = opts.engine;
     this.admission = opts.admission ?? new EngineAdmission();
+    this.turnWork = opts.turnWork;
+    this.groupBytes = opts.groupBytes ?? Math.max(opts.coreCacheBytes, MIN_GROUP_BYTES);
     this.pool = opts.engine.createOperandPool();
-    this.cache = new CoreCache(this.pool, opts.entries, opts.coreCacheBytes, (row) => comparisonModes(this.engine, row));
+    this.cache = new CoreCache(this.pool, opts.entries, opts.coreCacheBytes, (row) => comparisonModes(this.engine, row), this.admission);
     this.candidates = new CandidateLists(opts.entries.db, opts.candidateListRows ?? 200_000);
     opts.entries.onChange((change) => {
       this.cache.invalidate(change);
@@ -80,8 +96,13 @@ export class QueryService {
     });
   }
 
-  /** The metric between two live entries of a namespace; 404 when either is missing, 400 shape_mismatch. */
-  async similarity(tenantId: string, namespace: string, keyA: string, keyB: string, metric: Metric): Promise<number> {
+  /**
+   * The metric between two live entries of a namespace, scored in `turn`; 404 when either is
+   * missing, 400 shape_mismatch.
+   */
+  async similarity(
+    tenantId: string, namespace: string, keyA: string, keyB: string, metric: Metric, turn: Turn = { owner: tenantId },
+  ): Promise<number> {
     const a = await this.entries.require(tenantId, namespace, keyA);
     const b = await this.entries.require(tenantId, namespace, keyB);
     if (a.shape !== b.shape || a.layout !== b.layout) {
@@ -92,24 +113,30 @@ export class QueryService {
     const normA = finiteNorm(a);
     const normB = finiteNorm(b);
     if (numel(a.shape) === 0) return 0;
-    const release = await this.cache.acquire([cacheRow(tenantId, namespace, a), cacheRow(tenantId, namespace, b)]);
+    const release = await this.cache.acquire([cacheRow(tenantId, namespace, a), cacheRow(tenantId, namespace, b)], turn.signal);
     try {
-      const s = await this.pool.score(a.id, normA, Float64Array.of(b.id), Float64Array.of(normB), metric);
+      const s = await this.admission.run(turn, () => this.pool.score(a.id, normA, Float64Array.of(b.id), Float64Array.of(normB), metric));
       return s[0]!;
     } finally {
       release();
     }
   }
 
-  /** The k entries most similar to a stored one (itself left out), among those matching `filters`. */
-  async topk(tenantId: string, namespace: string, queryKey: string, k: number, metric: Metric, filters: Filters): Promise<TopKResult> {
+  /**
+   * The k entries most similar to a stored one (itself left out), among those matching `filters`,
+   * scored in `turn`.
+   */
+  async topk(
+    tenantId: string, namespace: string, queryKey: string, k: number, metric: Metric, filters: Filters,
+    turn: Turn = { owner: tenantId },
+  ): Promise<TopKResult> {
     const q = await this.entries.require(tenantId, namespace, queryKey);
     const norm = finiteNorm(q);
     const candidates = await this.candidates.list(tenantId, namespace, q, queryKey, filters);
     if (candidates.length === 0 || numel(q.shape) === 0) return this.rankTrivially(candidates, k);
-    const release = await this.cache.acquire([cacheRow(tenantId, namespace, q)]);
+    const release = await this.cache.acquire([cacheRow(tenantId, namespace, q)], turn.signal);
     try {
-      return await this.rank(tenantId, namespace, { id: q.id, norm }, candidates, k, metric);
+      return await this.rank(tenantId, namespace, { id: q.id, norm }, candidates, k, metric, turn);
     } finally {
       release();
     }
@@ -118,8 +145,8 @@ export class QueryService {
   /**
    * The k stored entries most similar to an array given with the request: decomposed with the
    * layout its shape gets and `tolerance`, then compared core against core (kept as values when
-   * its cores would not be smaller than the array, as put would store it). The decomposition takes
-   * `turn` of the engine admission, as a put's compression does.
+   * its cores would not be smaller than the array, as put would store it). The decomposition and
+   * the scoring take `turn` of the engine admission, as a put's compression does.
    */
   async topkVector(
     tenantId: string, namespace: string, payload: Payload, tolerance: number, k: number, metric: Metric, filters: Filters,
@@ -130,10 +157,10 @@ export class QueryService {
     const size = payload.shape.reduce((a, b) => a * b, 1);
     const id = this.nextTransientId--;
     try {
-      if (size > 0) await this.addVector(id, payload, layout, tolerance, turn);
+      const norm = size > 0 ? await this.addVector(id, payload, layout, tolerance, turn) : 0;
       const candidates = await this.candidates.list(tenantId, namespace, like, null, filters);
       if (candidates.length === 0 || size === 0) return this.rankTrivially(candidates, k);
-      return await this.rank(tenantId, namespace, { id, norm: await this.pool.norm(id) }, candidates, k, metric);
+      return await this.rank(tenantId, namespace, { id, norm }, candidates, k, metric, turn);
     } finally {
       this.pool.remove(id);
     }
@@ -145,9 +172,13 @@ export class QueryService {
     return { results: rows.map((r) => ({ key: r.key, metadata: JSON.parse(r.metadata) as Record<string, unknown>, version: r.version })), total };
   }
 
-  /** Scores every candidate in one engine call (operands from the cache) and keeps the k best. */
+  /**
+   * Scores every candidate and keeps the k best: the operands are held a group at a time (a group's
+   * about as large as the cache's budget, so a namespace larger than it never sits in memory whole),
+   * each group scored in chunks, each chunk in `turn`.
+   */
   private async rank(
-    tenantId: string, namespace: string, q: QueryOperand, candidates: readonly CandidateRow[], k: number, metric: Metric,
+    tenantId: string, namespace: string, q: QueryOperand, candidates: readonly CandidateRow[], k: number, metric: Metric, turn: Turn,
   ): Promise<TopKResult> {
     const ids = new Float64Array(candidates.length);
     const norms = new Float64Array(candidates.length);
@@ -155,13 +186,19 @@ export class QueryService {
       ids[j] = candidates[j]!.id;
       norms[j] = candidates[j]!.norm;
     }
-    const release = await this.cache.acquireIds(ids, async (missing) =>
-      (await storageRefs(this.entries.db, tenantId, missing)).map((r) => cacheRow(tenantId, namespace, r)));
-    let scores: Float64Array;
-    try {
-      scores = await this.pool.score(q.id, q.norm, ids, norms, metric);
-    } finally {
-      release();
+    const scores = new Float64Array(candidates.length);
+    const turns = { pool: this.pool, admission: this.admission, turnWork: this.turnWork };
+    const refsOf = async (missing: number[]) =>
+      (await storageRefs(this.entries.db, tenantId, missing)).map((r) => cacheRow(tenantId, namespace, r));
+    let start = 0;
+    for (const end of chunkEnds(candidates.map((c) => c.bytes), this.groupBytes)) {
+      const release = await this.cache.acquireIds(ids.subarray(start, end), refsOf, turn.signal);
+      try {
+        scores.set(await scoreInTurns(turns, turn, q.id, q.norm, ids.subarray(start, end), norms.subarray(start, end), metric), start);
+      } finally {
+        release();
+      }
+      start = end;
     }
     const best = topKIndices(scores, k, metric === 'euclidean');
     return { n_candidates: candidates.length, results: best.map((j) => [candidates[j]!.key, scores[j]!]) };
@@ -172,11 +209,16 @@ export class QueryService {
     return { n_candidates: candidates.length, results: candidates.slice(0, k).map((c) => [c.key, 0]) };
   }
 
-  private async addVector(id: number, payload: Payload, layout: LayoutName, tolerance: number, turn: Turn): Promise<void> {
+  /** Decomposes the array and holds it under `id` (its cores, or its values); resolves to its norm. */
+  private async addVector(id: number, payload: Payload, layout: LayoutName, tolerance: number, turn: Turn): Promise<number> {
     try {
       const r = await this.admission.run(turn, () => this.engine.compress(payload.data, payload.dtype, payload.shape, { tolerance, layout }));
-      if (r.compressible) await this.pool.addTrain(id, r.tt);
-      else await this.pool.addDense(id, payload.data, payload.dtype, payload.shape, layout);
+      // Holding it (a dense array is gathered into mode order) and its norm: a second, shorter turn.
+      return await this.admission.run(turn, async () => {
+        if (r.compressible) await this.pool.addTrain(id, r.tt);
+        else await this.pool.addDense(id, payload.data, payload.dtype, payload.shape, layout);
+        return this.pool.norm(id);
+      });
     } catch (err) {
       if (isInvalidInput(err)) throw badRequest(`data_b64 cannot be compared: ${err.message}`);
       throw err;

@@ -1,4 +1,4 @@
-// Admission on the routes (CONTRACT.md section 8): an engine request (put, serve, top-K by vector) is
+// Admission on the routes (CONTRACT.md section 8): an engine request (put, serve, similarity, top-K) is
 // counted against its tenant before its body is read, and every request that holds large data (a
 // body, a dense result, a streamed answer) reserves those bytes in the byte budget before it
 // allocates them. Both are given back when the response is done or the client is gone.

@@ -1,6 +1,7 @@
 // The query routes of CONTRACT.md section 6, each behind the gate's tenantGate (authenticate, rate
 // limit); the handlers validate the whole body (400/413/415), call gate.authorize (ACL 403, quota
-// 402), then ask the query service.
+// 402), then ask the query service. Similarity and both top-Ks are engine requests (429
+// too_many_in_flight past the tenant's limit), their engine work run in the request's turn.
 import type { Context } from 'koa';
 import type { Api } from '../api/endpoint.js';
 import { QUERY_ENDPOINTS as EP } from '../api/query.js';
@@ -35,7 +36,7 @@ export function registerQueryRoutes(api: Api, deps: QueryDeps): QueryService {
     const { tenant, gate: g } = gateOf(ctx);
     const r = similarityRequest(ctx.request.body);
     g.authorize(r.namespace, 'similarity');
-    const score = await query.similarity(tenant.tenantId, r.namespace, r.key_a, r.key_b, r.metric);
+    const score = await query.similarity(tenant.tenantId, r.namespace, r.key_a, r.key_b, r.metric, deps.admission.of(ctx).turn);
     ctx.body = { key_a: r.key_a, key_b: r.key_b, namespace: r.namespace, metric: r.metric, score };
   });
 
@@ -43,11 +44,11 @@ export function registerQueryRoutes(api: Api, deps: QueryDeps): QueryService {
     const { tenant, gate: g } = gateOf(ctx);
     const r = topkRequest(ctx.request.body);
     g.authorize(r.namespace, 'topk');
-    const found = await query.topk(tenant.tenantId, r.namespace, r.query_key, r.k, r.metric, r.filters);
+    const found = await query.topk(tenant.tenantId, r.namespace, r.query_key, r.k, r.metric, r.filters, deps.admission.of(ctx).turn);
     ctx.body = { query_key: r.query_key, metric: r.metric, n_candidates: found.n_candidates, results: found.results };
   });
 
-  // Top-K by vector decomposes its array as a put does: an engine request, in the same admission.
+  // Top-K by vector decomposes its array as a put does, in the same turns.
   api.mount(EP.topk_vector, async function topkVector(ctx: Context): Promise<void> {
     const { tenant, gate: g } = gateOf(ctx);
     const admission = deps.admission.of(ctx);

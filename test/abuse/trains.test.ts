@@ -4,29 +4,12 @@
 // go on; the largest train the work limit allows is stored without stalling that tenant.
 import { expect } from 'chai';
 import { MAX_RANK } from '../../src/engine/limits.js';
-import { encodeNpy } from '../../src/codec/npy.js';
 import { http, startServer, type TestServer } from '../helpers/server.js';
 import { tenantHeaders, type CreatedTenant } from '../helpers/tenants.js';
 import { booksOf, tenant, underAttack, VICTIM_WORST_MS } from './harness.js';
+import { core, heaviest, qtt } from './trains-input.js';
 
 const MiB = 1 << 20;
-
-/** A float32 core [r0, n, r1] of small pseudo-random values, as put_cores takes it. */
-function core(r0: number, n: number, r1: number, seed = 1): { data_b64: string } {
-  const a = new Float32Array(r0 * n * r1);
-  let s = seed;
-  for (let i = 0; i < a.length; i++) {
-    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
-    a[i] = (s / 2 ** 32 - 0.5) / Math.sqrt(r0);
-  }
-  return { data_b64: encodeNpy('float32', [r0, n, r1], new Uint8Array(a.buffer)).toString('base64') };
-}
-
-/** Cores of a QTT over 2^d values whose ranks grow to `rank` (2^k from the ends, capped): no rank exceeds what its modes hold. */
-function qtt(d: number, rank: number, seed: number): Array<{ data_b64: string }> {
-  const ranks = [1, ...Array.from({ length: d - 1 }, (_, k) => Math.min(rank, 2 ** (k + 1), 2 ** (d - k - 1))), 1];
-  return Array.from({ length: d }, (_, k) => core(ranks[k]!, 2, ranks[k + 1]!, seed + k));
-}
 
 describe('abuse: put_cores ranks and mode splits', function () {
   this.timeout(120000);
@@ -90,9 +73,6 @@ describe('abuse: put_cores ranks and mode splits', function () {
     await refused({ key: 'ruinous-split', cores: modes.map((n, k) => core(1, n, 1, k + 1)) }, 1000,
       /comparison in the engine's mode split \[3, 2, 2/);
   });
-
-  /** A QTT of 2^20 values with ranks up to 1024: its norm takes 3.7e9 multiply-adds, near the limit. */
-  const heaviest = (key: string, seed: number) => ({ key, cores: qtt(20, 1024, seed) });
 
   it('stores the heaviest train the work limit allows without stalling the victim', async () => {
     const body = heaviest('heaviest', 2);

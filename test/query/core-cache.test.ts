@@ -23,7 +23,7 @@ describe('query: core cache', function () {
   let entries: EntryService;
   let reads: number;
 
-  const open = async (budget: number) => {
+  const open = async (budget: number, groupBytes?: number) => {
     const db = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS);
     dbs.push(db);
     const blobs = await BlobStore.open(path.join(dir, 'blobs'));
@@ -33,7 +33,7 @@ describe('query: core cache', function () {
       return read(...args);
     };
     entries = new EntryService({ db, blobs, engine, compressionThresholdBytes: 4096, retentionDays: 30, log: silent });
-    return new QueryService({ entries, engine, coreCacheBytes: budget });
+    return new QueryService({ entries, engine, coreCacheBytes: budget, groupBytes });
   };
   const put = (key: string, seed: number, tenantId = 't1') =>
     entries.put({
@@ -101,6 +101,29 @@ describe('query: core cache', function () {
     expect(await none.topk('t1', 'default', 'k0', 10, 'cosine', {})).to.deep.equal(all);
     expect(none.cache.stats()).to.include({ entries: 0, bytes: 0 });
   });
+  it('a top-K larger than the budget holds its candidates a group at a time, with the answer of one pass', async () => {
+    const probe = await open(1 << 30);
+    for (let j = 0; j < 10; j++) await put(`k${j}`, j);
+    const whole = await probe.topk('t1', 'default', 'k0', 10, 'euclidean', {});
+    const perEntry = probe.cache.stats().bytes / 10;
+    const q = await open(Math.floor(perEntry * 1.5), Math.floor(perEntry * 3.5));
+    const groups: number[] = [];
+    let peak = 0;
+    const acquire = q.cache.acquireIds.bind(q.cache);
+    q.cache.acquireIds = async (idList, refsOf, signal) => {
+      const release = await acquire(idList, refsOf, signal);
+      groups.push(idList.length);
+      peak = Math.max(peak, q.cache.stats().bytes);
+      return release;
+    };
+    expect(await q.topk('t1', 'default', 'k0', 10, 'euclidean', {})).to.deep.equal(whole);
+    expect(groups.reduce((a, b) => a + b, 0)).to.equal(9);
+    expect(groups.length).to.be.at.least(3);
+    // The query's operand, the budget's worth kept from the group before, and one group (about 6
+    // entries of the average size), never all 10 at once.
+    expect(peak).to.be.below(perEntry * 7);
+  });
+
   it('a warm top-K reads no storage refs; a cold one asks only for the missing operands', async () => {
     const q = await open(1 << 30);
     const ids: number[] = [];

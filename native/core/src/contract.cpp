@@ -14,6 +14,10 @@
 namespace tts {
 namespace {
 
+// distance() orthogonalises the difference train up to this rank (its QR costs grow as the cube of
+// the summed ranks); above it, three contractions.
+constexpr int64_t kDifferenceMaxRank = 512;
+
 // Over the left interfaces while ranks exceed what the first modes hold (detail::contraction_start),
 // then M_k = sum_i A_k[:, i, :]^T M_{k-1} B_k[:, i, :], two GEMMs per core.
 double dot_unchecked(const TensorTrain& a, const TensorTrain& b) {
@@ -115,7 +119,7 @@ double distance(const TensorTrain& a, const TensorTrain& b) {
   detail::check_same_modes(a, b, "distance");
   // ||a||^2 + ||b||^2 - 2<a,b> loses everything below sqrt(eps) ||a|| when a ~ b. Orthogonalising
   // the difference train moves the cancellation into one small core, where it is exact to eps.
-  if (a.max_rank() + b.max_rank() <= 512) {
+  if (a.max_rank() + b.max_rank() <= kDifferenceMaxRank) {
     TensorTrain c = difference(a, b);
     orthogonalize_left(c);
     double s = 0;
@@ -125,6 +129,28 @@ double distance(const TensorTrain& a, const TensorTrain& b) {
   const double aa = dot_unchecked(a, a), bb = dot_unchecked(b, b), ab = dot_unchecked(a, b);
   return std::sqrt(std::max(aa + bb - 2 * ab, 0.0));
 }
+
+namespace detail {
+
+double distance_work(const std::vector<int64_t>& modes, const std::vector<int64_t>& ra, const std::vector<int64_t>& rb) {
+  const int d = static_cast<int>(modes.size());
+  if (*std::max_element(ra.begin(), ra.end()) + *std::max_element(rb.begin(), rb.end()) > kDifferenceMaxRank) {
+    return contraction_work(modes, ra, ra) + contraction_work(modes, rb, rb) + contraction_work(modes, ra, rb);
+  }
+  // difference() writes the cores of ranks s = ra + rb; orthogonalize_left takes, per core, a QR of
+  // (s_k n_k) x s_k+1 and its Q (about 2 s_k n_k s_k+1^2), then multiplies R into the next core.
+  std::vector<double> s(static_cast<std::size_t>(d + 1), 1.0);
+  for (int k = 1; k < d; ++k) s[k] = static_cast<double>(ra[k] + rb[k]);
+  double w = 0;
+  for (int k = 0; k < d; ++k) {
+    const double n = static_cast<double>(modes[k]);
+    w += s[k] * n * s[k + 1] * (1 + 2 * s[k + 1]);
+    if (k + 1 < d) w += s[k + 1] * s[k + 1] * static_cast<double>(modes[k + 1]) * s[k + 2];
+  }
+  return w;
+}
+
+}  // namespace detail
 
 std::vector<double> dot_batch(const TensorTrain& q, const std::vector<const TensorTrain*>& cands) {
   detail::check_structure(q, "query tensor train");

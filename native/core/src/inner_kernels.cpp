@@ -114,8 +114,10 @@ TTS_AVX512 inline void site_modes(const SiteArgs<TS, TL, C>& a, int64_t i, bool 
     for (int p = 0; p < P; ++p)
       for (int s = 0; s < RS1; ++s) _mm512_store_pd(Us[c][p][s], U[p][s]);
   }
-  // Few rows: the sums over i split in two for more independent chains.
-  constexpr int NP = (P == 2 && C * RS1 <= 8) ? 2 : 1;
+  // Few rows: the sums over i split in two for more independent chains; chosen as for a pair
+  // whatever C is, so a candidate's sums run in the same order alone or paired (a top-K scored in
+  // chunks gives the bits of one pass).
+  constexpr int NP = (P == 2 && 2 * RS1 <= 8) ? 2 : 1;
   __m512d N[C][NP][RS1];
   for (int c = 0; c < C; ++c)
     for (int s = 0; s < RS1; ++s) {
@@ -254,8 +256,10 @@ TTS_AVX2 inline void site_modes_avx2(const SiteArgs2<TS, TL, C>& a, int64_t i, b
   }
   constexpr int kN = C * W1;  // (c, w) combinations of N
   constexpr int kNg = RS1 * kN <= 12 ? kN : (12 / RS1 > 0 ? 12 / RS1 : 1);
-  // Few accumulators: the sum over the P indices split in two, for more independent chains.
-  constexpr int NP = (P == 2 && 2 * RS1 * kNg <= 12) ? 2 : 1;
+  // Few accumulators: the sum over the P indices split in two, for more independent chains; chosen
+  // as for a pair whatever C is (as in site_modes), so a candidate's bits do not depend on pairing.
+  constexpr int kPairNg = 2 * RS1 * W1 <= 12 ? 2 * W1 : (12 / RS1 > 0 ? 12 / RS1 : 1);
+  constexpr int NP = (P == 2 && 2 * RS1 * kPairNg <= 12) ? 2 : 1;
   for (int g0 = 0; g0 < kN; g0 += kNg) {
     constexpr int G = kNg;
     __m256d N[NP][G][RS1];
@@ -447,8 +451,12 @@ double inner_trains(const PreparedTrain& q, const Operand& c) {
 }
 
 void inner_trains_2(const PreparedTrain& q, const Operand& a, const Operand& b, double* out) {
+  inner_trains_2_with(q, a, b, out, best_pad8_kernel());
+}
+
+void inner_trains_2_with(const PreparedTrain& q, const Operand& a, const Operand& b, double* out, Pad8Kernel k) {
+  if (!pad8_kernel_supported(k)) k = Pad8Kernel::Loops;
 #ifdef TTS_X86
-  const Pad8Kernel k = best_pad8_kernel();
   if (q.pad8 && a.max_rank() <= 8 && k != Pad8Kernel::Loops && a.f32() == b.f32() && a.ranks() == b.ranks()) {
     if (a.f32()) {
       const float* c[2] = {a.f32_data(), b.f32_data()};
@@ -460,8 +468,8 @@ void inner_trains_2(const PreparedTrain& q, const Operand& a, const Operand& b, 
     return;
   }
 #endif
-  out[0] = inner_trains(q, a);
-  out[1] = inner_trains(q, b);
+  out[0] = inner_trains_with(q, a, k);
+  out[1] = inner_trains_with(q, b, k);
 }
 
 void prefetch_cores(const Operand& c) {

@@ -48,5 +48,7 @@ bool pad8_kernel_supported(Pad8Kernel k);
 const char* pad8_kernel_name(Pad8Kernel k);  // "loops", "avx2", "avx512"
 // inner_trains with a given kernel for rank <= 8 pairs (tests compare them); Loops for the rest.
 double inner_trains_with(const PreparedTrain& q, const Operand& c, Pad8Kernel k);
+// inner_trains_2 with a given kernel; each result has the bits inner_trains_with gives it alone.
+void inner_trains_2_with(const PreparedTrain& q, const Operand& a, const Operand& b, double* out, Pad8Kernel k);
 
 }  // namespace tts::detail

@@ -9,6 +9,7 @@
 #include "late_join.hpp"
 #include "linalg.hpp"
 #include "threads.hpp"
+#include "tt_interfaces.hpp"
 #include "ttstore/query.hpp"
 
 namespace tts {
@@ -53,6 +54,19 @@ double dense_train(const Operand& x, const Operand& t) {
     V = cur.data();
   }
   return V[0];
+}
+
+// dense_train's multiply-adds: core k turns (r_k n_k) x rest into r_k+1 x rest; and its float64
+// copies of the cores.
+double dense_train_work(const Operand& t) {
+  const auto& modes = t.modes();
+  const auto& r = t.ranks();
+  double rest = static_cast<double>(t.numel()), w = static_cast<double>(t.elements());
+  for (int k = 0; k < t.d(); ++k) {
+    rest /= static_cast<double>(modes[k]);
+    w += static_cast<double>(r[k]) * static_cast<double>(modes[k]) * static_cast<double>(r[k + 1]) * rest;
+  }
+  return w;
 }
 
 // Two trains of any ranks (BLAS above the loop kernels' limit).
@@ -131,6 +145,17 @@ double inner(const Operand& a, const Operand& b) {
 }
 
 double norm(const Operand& a) { return std::sqrt(std::max(inner(a, a), 0.0)); }
+
+double score_work(const Operand& q, const Operand& c, Metric metric) {
+  if (q.modes() != c.modes()) return 0;
+  if (!q.is_train() && !c.is_train()) return static_cast<double>(q.numel());
+  if (!q.is_train() || !c.is_train()) return dense_train_work(q.is_train() ? q : c);
+  double w = detail::contraction_work(q.modes(), q.ranks(), c.ranks());
+  const double copies = static_cast<double>(q.elements() + c.elements());  // to_train()'s float64 copies
+  if (std::max(q.max_rank(), c.max_rank()) > detail::kLoopMaxRank) w += copies;
+  if (metric == Metric::Euclidean) w += copies + detail::distance_work(q.modes(), q.ranks(), c.ranks());
+  return w;
+}
 
 Metric metric_from_name(const std::string& name) {
   if (name == "dot") return Metric::Dot;

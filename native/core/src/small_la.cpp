@@ -3,6 +3,7 @@
 #include "small_la.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "linalg.hpp"
 
@@ -78,6 +79,55 @@ void svd_rows_left(int64_t p, int64_t q, const double* M, std::vector<double>& U
     for (int64_t j = 0; j <= i; ++j) Rt[i * p + j] = A[j + i * q];
   }
   svd_rows(p, p, Rt.data(), U, s, Vt);
+}
+
+void sym_eig_small(int64_t m, std::vector<double>& G, std::vector<double>& w) {
+  const auto at = [m](int64_t i, int64_t j) { return static_cast<std::size_t>(i * m + j); };
+  std::vector<double> A(static_cast<std::size_t>(m * m)), V(static_cast<std::size_t>(m * m), 0.0);
+  for (int64_t i = 0; i < m; ++i) {
+    V[at(i, i)] = 1.0;
+    for (int64_t j = i; j < m; ++j) A[at(i, j)] = A[at(j, i)] = G[at(i, j)];
+  }
+  // Rotations until the off-diagonal part is below rounding of the whole (quadratic convergence:
+  // a handful of sweeps); each zeroes A(p, q) by A <- J^T A J, V <- V J.
+  for (int sweep = 0; sweep < 100; ++sweep) {
+    double off = 0, all = 0;
+    for (int64_t i = 0; i < m; ++i) {
+      all += A[at(i, i)] * A[at(i, i)];
+      for (int64_t j = i + 1; j < m; ++j) off += A[at(i, j)] * A[at(i, j)];
+    }
+    if (off <= 1e-34 * (all + 2 * off)) break;
+    for (int64_t p = 0; p < m; ++p) {
+      for (int64_t q = p + 1; q < m; ++q) {
+        const double apq = A[at(p, q)];
+        if (apq == 0) continue;
+        const double theta = (A[at(q, q)] - A[at(p, p)]) / (2 * apq);
+        const double t = (theta >= 0 ? 1.0 : -1.0) / (std::fabs(theta) + std::sqrt(theta * theta + 1));
+        const double c = 1 / std::sqrt(t * t + 1), s = t * c;
+        for (int64_t k = 0; k < m; ++k) {
+          const double akp = A[at(k, p)], akq = A[at(k, q)];
+          A[at(k, p)] = c * akp - s * akq;
+          A[at(k, q)] = s * akp + c * akq;
+        }
+        for (int64_t k = 0; k < m; ++k) {
+          const double apk = A[at(p, k)], aqk = A[at(q, k)];
+          A[at(p, k)] = c * apk - s * aqk;
+          A[at(q, k)] = s * apk + c * aqk;
+          const double vkp = V[at(k, p)], vkq = V[at(k, q)];
+          V[at(k, p)] = c * vkp - s * vkq;
+          V[at(k, q)] = s * vkp + c * vkq;
+        }
+      }
+    }
+  }
+  std::vector<int64_t> order(static_cast<std::size_t>(m));
+  for (int64_t i = 0; i < m; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return A[at(a, a)] < A[at(b, b)]; });
+  w.resize(static_cast<std::size_t>(m));
+  for (int64_t i = 0; i < m; ++i) {
+    w[i] = A[at(order[i], order[i])];
+    for (int64_t j = 0; j < m; ++j) G[at(j, i)] = V[at(j, order[i])];
+  }
 }
 
 std::vector<double> matmul(int64_t m, int64_t k, int64_t n, const double* A, const double* B) {

@@ -21,6 +21,9 @@ inline int choose_split(const TensorTrain& tt) { return choose_split(tt.modes, t
 // contraction, both from the modes and ranks alone.
 int contraction_start(const std::vector<int64_t>& modes, const std::vector<int64_t>& ra, const std::vector<int64_t>& rb);
 double contraction_work(const std::vector<int64_t>& modes, const std::vector<int64_t>& ra, const std::vector<int64_t>& rb);
+// The multiply-adds of distance(a, b) for trains of these ranks (its difference train orthogonalised,
+// or three contractions), from the modes and ranks alone.
+double distance_work(const std::vector<int64_t>& modes, const std::vector<int64_t>& ra, const std::vector<int64_t>& rb);
 // Cores [0, p) as (n_1..n_p) x r_p, rows in mode order.
 std::vector<double> left_interface(const TensorTrain& tt, int p);
 // Cores [p, d) as r_p x (n_p+1..n_d), columns in mode order.

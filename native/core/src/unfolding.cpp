@@ -12,6 +12,7 @@
 #include <string>
 
 #include "linalg.hpp"
+#include "small_la.hpp"
 #include "threads.hpp"
 
 namespace tts::detail {
@@ -56,7 +57,11 @@ struct LeftSvd {
 
 LeftSvd eig_of_gram(std::vector<double> G, int64_t m) {
   std::vector<double> w(static_cast<std::size_t>(m));
-  lapack_check(LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'U', m, G.data(), m, w.data()), "dsyevd");
+  if (m <= kSmallEigRows) {
+    sym_eig_small(m, G, w);  // no BLAS threads to wait for (small_la.hpp)
+  } else {
+    lapack_check(LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'U', m, G.data(), m, w.data()), "dsyevd");
+  }
   LeftSvd out;
   out.sigma.resize(m);
   out.U.resize(static_cast<std::size_t>(m * m));

@@ -17,6 +17,12 @@ inline constexpr int64_t kMaxRank = 4096;
 // loaded host (train_work in tt.hpp computes it from the header, before any data is read).
 inline constexpr double kMaxTrainWork = 4294967296.0;  // 2^32
 
+// Largest estimated work of one engine turn of a request whose work comes in pieces (a top-K scores
+// its candidates in chunks, score_work in query.hpp, at least one candidate a chunk): no more than a
+// stored train's own bound, so another tenant's engine work waits for a chunk about as long as for
+// the norm of the heaviest train put_cores stores.
+inline constexpr double kMaxTurnWork = kMaxTrainWork;
+
 // A dense rebuild's work grows with the array it writes (each value is a dot product over the bond
 // at the split), so it may also take this many multiply-adds per value: a QTT of the largest float32
 // array (2^26 values) with ranks up to about 120 at its middle is allowed, and the GEMM stays a part

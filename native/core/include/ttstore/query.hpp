@@ -81,4 +81,12 @@ std::vector<double> score_batch(const Operand& q, double q_norm, const std::vect
                                 const std::vector<double>& norms, Metric metric,
                                 const std::vector<double>* known_dots = nullptr);
 
+// What score_batch spends on candidate c, in multiply-adds (a value copied counts as one), from the
+// modes and ranks alone (microseconds for thousands of candidates), for the path it takes: two trains
+// their contraction (plus float64 copies where BLAS takes over), a train and an array O(numel r), two
+// arrays numel; with euclidean, two trains also the recomputation of a near duplicate from their
+// difference, as if every candidate were one. So a top-K can score its candidates in turns of bounded
+// work (ttstore/limits.hpp kMaxTurnWork). 0 when the modes differ (score_batch refuses the pair).
+double score_work(const Operand& q, const Operand& c, Metric metric);
+
 }  // namespace tts
