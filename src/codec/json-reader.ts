@@ -224,6 +224,11 @@ export class JsonReader {
     return this.have;
   }
 
+  /** Bytes of structure read so far (outside strings, plus two per string and per escape). */
+  get structureBytes(): number {
+    return this.structure;
+  }
+
   /** Take the next chunk of the body; throws the body's first problem (400, 413). */
   write(chunk: Uint8Array): void {
     for (let at = 0; at < chunk.length; at += STEP_BYTES) {

@@ -15,7 +15,7 @@ import { badRequest, excerpt, payloadTooLarge, unsupportedMediaType } from '../e
 import { BODY_MAX_DEPTH, jsonBodyBytes, jsonStructureBytes, UNREAD_BODY_DRAIN_BYTES } from '../input-limits.js';
 import type { BufferPool } from '../buffer-pool.js';
 import type { Schema } from '../schema/types.js';
-import type { RequestAdmission, RouteAdmission } from './admission.js';
+import { JSON_STRUCTURE_HOLD, type RequestAdmission, type RouteAdmission } from './admission.js';
 
 declare module 'koa' {
   interface Request {
@@ -99,8 +99,9 @@ export function bodyReader(ep: Endpoint, opts: BodyOptions): Middleware {
     if (!body.json || !ctx.is('application/json', '+json')) {
       throw unsupportedMediaType(`${ep.method.toUpperCase()} ${ep.path} takes ${takes}, got ${excerpt(ctx.get('Content-Type')) || 'no content type'}`);
     }
+    const admission = opts.admission?.of(ctx);
     if (opts.admission) await opts.admission.holdBody(ctx, limit);
-    ctx.request.body = await readJsonBody(ctx, limit, jsonLimits!);
+    ctx.request.body = await readJsonBody(ctx, limit, jsonLimits!, admission);
     return next();
   };
 }
@@ -141,13 +142,19 @@ const longerThanDeclared = () => badRequest('request body is longer than its Con
 const shorterThanDeclared = () => badRequest('request body is shorter than its Content-Length');
 const overLimit = (limit: number) => payloadTooLarge(`request body exceeds the limit of ${limit} bytes`);
 
+/** A hold grows by whole steps of this much (not at every few bytes of structure). */
+const HOLD_STEP_BYTES = 64 * 1024;
+
 /**
  * A JSON body, at most `limit` bytes, parsed as it arrives (JsonReader): each chunk is walked when
  * it lands (a larger one a step at a time, with turns of the event loop between), and the first
- * problem the reader finds fails the read there, the rest unread. What it holds was reserved before
- * (RouteAdmission.holdBody).
+ * problem the reader finds fails the read there, the rest unread. `admission`'s hold, which has the
+ * declared length already (RouteAdmission.holdBody), grows with what arrives undeclared and by
+ * JSON_STRUCTURE_HOLD for each byte of structure; while a growth waits, the reading is paused, and
+ * one that cannot be had fails the read (503 overloaded).
  */
-export function readJsonBody(ctx: Context, limit: number, limits: Omit<JsonReaderLimits, 'maxBodyBytes'>): Promise<Record<string, unknown>> {
+export function readJsonBody(ctx: Context, limit: number, limits: Omit<JsonReaderLimits, 'maxBodyBytes'>,
+  admission?: RequestAdmission): Promise<Record<string, unknown>> {
   const req = ctx.req;
   const expected = bodyLength(req, limit);
   const reader = new JsonReader({ ...limits, maxBodyBytes: expected ?? limit });
@@ -155,6 +162,8 @@ export function readJsonBody(ctx: Context, limit: number, limits: Omit<JsonReade
     let ended = false;
     let busy = false;
     let done = false;
+    let grown = 0; // beyond the declared length
+    let waiting = false;
     let stopListening = () => {};
     const cleanup = () => {
       done = true;
@@ -179,6 +188,25 @@ export function readJsonBody(ctx: Context, limit: number, limits: Omit<JsonReade
         reject(err);
       }
     };
+    /** Grow the hold to what the reader holds now; false when the reading must wait for it. */
+    const holdEnough = (): boolean => {
+      if (!admission) return true;
+      if (waiting) return false; // the growth under way checks again when it is had
+      const need = (expected === null ? reader.received : 0) + JSON_STRUCTURE_HOLD * reader.structureBytes;
+      if (need <= grown) return true;
+      const more = Math.ceil((need - grown) / HOLD_STEP_BYTES) * HOLD_STEP_BYTES;
+      grown += more;
+      if (admission.hold.tryGrow(more)) return true;
+      req.pause();
+      waiting = true;
+      admission.hold.grow(more, admission.turn.signal).then(() => {
+        waiting = false;
+        if (busy || done || !holdEnough()) return;
+        if (ended) finish();
+        else req.resume();
+      }, fail);
+      return false;
+    };
     const onData = (chunk: Buffer) => {
       if (reader.received + chunk.length > (expected ?? limit)) {
         fail(expected !== null ? longerThanDeclared() : overLimit(limit));
@@ -189,7 +217,9 @@ export function readJsonBody(ctx: Context, limit: number, limits: Omit<JsonReade
           reader.write(chunk);
         } catch (err) {
           fail(err);
+          return;
         }
+        holdEnough();
         return;
       }
       // A large chunk: a step at a time, the request paused meanwhile.
@@ -210,6 +240,7 @@ export function readJsonBody(ctx: Context, limit: number, limits: Omit<JsonReade
           return;
         }
         busy = false;
+        if (!holdEnough()) return;
         if (ended) finish();
         else req.resume();
       };
@@ -217,7 +248,7 @@ export function readJsonBody(ctx: Context, limit: number, limits: Omit<JsonReade
     };
     const onEnd = () => {
       ended = true;
-      if (!busy) finish();
+      if (!busy && !waiting) finish();
     };
     stopListening = listenToBody(req, onData, onEnd, fail);
   });
