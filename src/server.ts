@@ -163,7 +163,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
 
   // Every route is mounted from its description in src/api/, which also makes the OpenAPI document.
   const router = new Router();
-  // Binary put bodies, JSON bodies and dense serve outputs: up to 128 MiB of idle buffers of 1 MiB or
+  // Binary put bodies and dense serve outputs: up to 128 MiB of idle buffers of 1 MiB or
   // more kept for reuse (see buffer-pool.ts for why a fresh large buffer is slow).
   const buffers = new BufferPool({ maxIdleBytes: 128 << 20, minBytes: 1 << 20 });
   const budget = new ByteBudget({ limit: config.maxInflightBytes });
@@ -172,7 +172,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   // limit, then the body is read (its bytes reserved in the budget first).
   const api = new Api(router, { tenant: gate.tenantGate, admin: gate.adminGate }, (ep) => [
     ...(ep.engine ? [admission.engineRequest] : []),
-    bodyReader(ep, { maxPayloadBytes: config.maxPayloadBytes, pool: buffers, admission: ep.auth === 'tenant' ? admission : undefined }),
+    bodyReader(ep, { maxPayloadBytes: config.maxPayloadBytes, admission: ep.auth === 'tenant' ? admission : undefined }),
   ]);
   registerHealthRoutes(api, { db, engine, version: VERSION, startedAt });
   registerAdminRoutes(api, gate, entries.storage, {

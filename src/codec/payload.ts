@@ -1,5 +1,8 @@
 // A put's payload (CONTRACT.md section 2): an .npy array, or any other bytes as a 1-D uint8 blob.
 import type { DType } from '../engine/types.js';
+import { payloadTooLarge } from '../errors.js';
+import { NPY_MAX_HEADER_BYTES } from '../input-limits.js';
+import type { Base64Data } from './base64.js';
 import type { GatheredValues } from './npy-gather.js';
 import { decodeNpy, isNpy } from './npy.js';
 
@@ -15,6 +18,18 @@ export interface Payload {
    * workspace and overwrite them.
    */
   gathered?: GatheredValues;
+}
+
+/**
+ * The bytes of a JSON form's `data_b64` (put, topk_vector): 413 when its length implies more than the
+ * largest payload with its .npy header (judged before its validity, as a string's length would be),
+ * 400 when it is not valid base64.
+ */
+export function payloadBytes(data: Base64Data, maxPayloadBytes: number): Buffer {
+  if (data.impliedLength > maxPayloadBytes + NPY_MAX_HEADER_BYTES) {
+    throw payloadTooLarge(`decoded payload of ${data.impliedLength} bytes exceeds the limit of ${maxPayloadBytes} bytes`);
+  }
+  return data.bytes('data_b64');
 }
 
 /**

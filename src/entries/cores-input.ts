@@ -4,10 +4,11 @@
 // reconstruct, contract and (for queries) bring into its own mode split.
 //
 // Checking runs in two passes so that a hostile train costs nothing: the first reads only the .npy
-// headers (a few hundred bytes of base64 per core) and refuses bad ranks, sizes and work from them;
-// the second decodes the core data. A batch inspects every entry before it decodes any.
+// headers (the first bytes of each core, decoded from base64 as the body arrived) and refuses bad
+// ranks, sizes and work from them; the second reads the core data. A batch inspects every entry
+// before it reads any core's data.
 import { badRequest, payloadTooLarge, ProblemError } from '../errors.js';
-import { base64DecodedLength, decodeBase64, decodeBase64Strict } from '../codec/base64.js';
+import { Base64Data } from '../codec/base64.js';
 import { decodeNpy, MAX_DIMS, parseNpyHeader, type NpyHeader } from '../codec/npy.js';
 import { MAX_REBUILD_WORK_PER_VALUE, MAX_RANK, MAX_TRAIN_WORK } from '../engine/limits.js';
 import { MAX_BATCH_ENTRIES, MAX_CORES, NPY_MAX_HEADER_BYTES } from '../input-limits.js';
@@ -28,8 +29,8 @@ export interface CoresLimits {
 /** One put_cores entry checked from its headers: what decoding its data needs. */
 export interface InspectedEntry {
   input: Omit<CoresInput, 'tt'>;
-  /** Each core's base64 text and its header. */
-  cores: Array<{ text: string; header: NpyHeader }>;
+  /** Each core's data (decoded from base64, still to be checked) and its header. */
+  cores: Array<{ data: Base64Data; header: NpyHeader }>;
   modes: number[];
   ranks: number[];
   /** Multiply-adds of the train's norm, the engine work the put itself does. */
@@ -53,12 +54,12 @@ function positiveInts(v: unknown, field: string): number[] {
   return v as number[];
 }
 
-/** The .npy header of a core, read from the front of its base64 alone (its data is not decoded). */
-function coreHeader(text: string, where: string, maxElements: number): NpyHeader {
-  // Whole 4-character groups covering the largest header allowed: decodes strictly on its own.
-  const prefix = text.slice(0, Math.ceil(NPY_MAX_HEADER_BYTES / 3) * 4);
+/** The .npy header of a core, read from the front of its bytes alone (its data is not looked at). */
+function coreHeader(data: Base64Data, where: string, maxElements: number): NpyHeader {
+  // The bytes of whole 4-character groups covering the largest header allowed.
+  const prefixBytes = Math.ceil(NPY_MAX_HEADER_BYTES / 3) * 3;
   try {
-    return parseNpyHeader(decodeBase64Strict(prefix, `${where}.data_b64`), maxElements);
+    return parseNpyHeader(data.bytes(`${where}.data_b64`).subarray(0, prefixBytes), maxElements);
   } catch (err) {
     if (err instanceof ProblemError) throw badRequest(`${where}: ${err.message}`);
     throw err;
@@ -98,12 +99,13 @@ export function inspectCoresEntry(body: unknown, engine: Engine, limits: CoresLi
   let coreBytes = 0;
   for (const [k, c] of b.cores.entries()) {
     const where = `cores[${k}]`;
-    if (c === null || typeof c !== 'object' || typeof (c as { data_b64?: unknown }).data_b64 !== 'string') {
+    // The body reader decoded each core's data_b64 string (routes/storage-body.ts).
+    const data = c !== null && typeof c === 'object' ? (c as { data_b64?: unknown }).data_b64 : undefined;
+    if (!(data instanceof Base64Data)) {
       throw badRequest(`${where} must be an object with data_b64 (an .npy of shape [r_prev, n, r_next])`, { core: k });
     }
-    const text = (c as { data_b64: string }).data_b64;
-    if (base64DecodedLength(text) > limits.maxPayloadBytes + NPY_MAX_HEADER_BYTES) throw payloadTooLarge(`${where} is over the payload limit`);
-    const header = coreHeader(text, where, limits.maxPayloadBytes);
+    if (data.impliedLength > limits.maxPayloadBytes + NPY_MAX_HEADER_BYTES) throw payloadTooLarge(`${where} is over the payload limit`);
+    const header = coreHeader(data, where, limits.maxPayloadBytes);
     if (header.dtype !== 'float32' && header.dtype !== 'float64') throw badRequest(`${where} must be float32 or float64, got ${header.dtype}`, { core: k });
     if (header.shape.length !== 3) throw badRequest(`${where} must have shape [r_prev, n, r_next], got [${header.shape.join(', ')}]`, { core: k });
     const [rp, n, rn] = header.shape as [number, number, number];
@@ -116,7 +118,7 @@ export function inspectCoresEntry(body: unknown, engine: Engine, limits: CoresLi
     }
     coreBytes += rp * n * rn * ITEM_SIZE[header.dtype];
     if (coreBytes > limits.maxPayloadBytes) throw payloadTooLarge('the cores are over the payload limit');
-    cores.push({ text, header });
+    cores.push({ data, header });
     modes.push(n);
     ranks.push(rn);
   }
@@ -169,13 +171,13 @@ export function inspectCoresEntry(body: unknown, engine: Engine, limits: CoresLi
 /** Decode an inspected entry's cores (400 naming the core for bad data or values). */
 export async function decodeCoresEntry(entry: InspectedEntry, limits: CoresLimits): Promise<CoresInput> {
   const cores: Array<Float32Array | Float64Array> = [];
-  for (const [k, { text }] of entry.cores.entries()) {
+  for (const [k, core] of entry.cores.entries()) {
     const where = `cores[${k}]`;
-    // Each core's decoding is one stretch of the event loop: other requests get in between.
+    // Each core's checking is one stretch of the event loop: other requests get in between.
     await new Promise((r) => setImmediate(r));
     let arr;
     try {
-      arr = await decodeNpy(await decodeBase64(text, `${where}.data_b64`), limits.maxPayloadBytes);
+      arr = await decodeNpy(core.data.bytes(`${where}.data_b64`), limits.maxPayloadBytes);
     } catch (err) {
       if (err instanceof ProblemError) throw badRequest(`${where}: ${err.message}`, { core: k });
       throw err;

@@ -2,15 +2,14 @@
 // the schemas of src/api/query.ts: each function returns trusted, typed values or throws 400
 // invalid_request (413 for an oversized vector) naming the field.
 import { badRequest, payloadTooLarge } from '../errors.js';
-import { base64DecodedLength, decodeBase64 } from '../codec/base64.js';
-import { decodePayload, type Payload } from '../codec/payload.js';
+import type { Base64Data } from '../codec/base64.js';
+import { decodePayload, payloadBytes, type Payload } from '../codec/payload.js';
 import type { Metric } from '../engine/types.js';
 import { resolveTarget } from '../entries/oracle.js';
 import type { Filters } from '../query/filters.js';
 import { parseBody } from '../schema/validate.js';
 import { searchBody, similarityBody, topkBody, topkVectorBody } from '../api/query.js';
 import { isNpy } from '../codec/npy.js';
-import { NPY_MAX_HEADER_BYTES } from '../input-limits.js';
 
 export { MAX_FILTERS, SEARCH_MAX_LIMIT, TOPK_DEFAULT_K, TOPK_MAX_K } from '../api/query.js';
 
@@ -30,8 +29,8 @@ export interface TopkRequest {
 }
 
 export interface TopkVectorRequest {
-  /** Still base64; vectorPayload decodes it. */
-  data_b64: string;
+  /** Decoded as the body arrived; vectorPayload checks it. */
+  data_b64: Base64Data;
   namespace: string;
   k: number;
   metric: Metric;
@@ -76,12 +75,8 @@ export function searchRequest(raw: unknown): SearchRequest {
  * The array of a topk_vector (an .npy, CONTRACT.md section 2): 413 over the payload limit, 400 for
  * bytes that are not an .npy (a blob has no shape to compare by).
  */
-export async function vectorPayload(dataB64: string, maxPayloadBytes: number): Promise<Payload> {
-  const implied = base64DecodedLength(dataB64);
-  if (implied > maxPayloadBytes + NPY_MAX_HEADER_BYTES) {
-    throw payloadTooLarge(`decoded payload of ${implied} bytes exceeds the limit of ${maxPayloadBytes} bytes`);
-  }
-  const bytes = await decodeBase64(dataB64, 'data_b64');
+export async function vectorPayload(dataB64: Base64Data, maxPayloadBytes: number): Promise<Payload> {
+  const bytes = payloadBytes(dataB64, maxPayloadBytes);
   if (!isNpy(bytes)) throw badRequest('data_b64 must be an .npy array (it does not start with the \\x93NUMPY magic)', { field: 'data_b64' });
   const payload = await decodePayload(bytes, maxPayloadBytes);
   if (payload.data.length > maxPayloadBytes) {

@@ -53,7 +53,6 @@ export function registerQueryRoutes(api: Api, deps: QueryDeps): QueryService {
     const { tenant, gate: g } = gateOf(ctx);
     const admission = deps.admission.of(ctx);
     const r = topkVectorRequest(ctx.request.body);
-    (ctx.request.body as Record<string, unknown>).data_b64 = undefined; // let the string go
     const payload = await vectorPayload(r.data_b64, deps.config.maxPayloadBytes);
     g.authorize(r.namespace, 'topk_vector');
     const found = await query.topkVector(tenant.tenantId, r.namespace, payload, r.tolerance, r.k, r.metric, r.filters, admission.turn);

@@ -3,8 +3,8 @@
 // CONTRACT.md section 4's order of checks.
 import type { Context, Middleware } from 'koa';
 import { payloadTooLarge } from '../errors.js';
-import { decodeBase64, base64DecodedLength } from '../codec/base64.js';
-import { decodePayload, type Payload } from '../codec/payload.js';
+import type { Base64Data } from '../codec/base64.js';
+import { decodePayload, payloadBytes, type Payload } from '../codec/payload.js';
 import { NpyGather, type Widen } from '../codec/npy-gather.js';
 import type { GateState } from '../gate/context.js';
 import { putView } from '../entries/entry.js';
@@ -38,19 +38,6 @@ interface PutFields {
   domain?: string;
   tolerance?: number;
   max_rank?: number;
-}
-
-/**
- * The decoded data_b64 of a JSON put (413 over the limit, judged before decoding). The string is
- * dropped from the request on the way, so it is garbage before the engine works on the bytes.
- */
-function takeDataB64(ctx: Context, body: { data_b64?: string }, max: number): Promise<Buffer> {
-  const b64 = body.data_b64!; // required by putBody
-  (ctx.request.body as Record<string, unknown>).data_b64 = undefined;
-  body.data_b64 = undefined;
-  const implied = base64DecodedLength(b64);
-  if (implied > max + NPY_MAX_HEADER_BYTES) throw payloadTooLarge(`decoded payload of ${implied} bytes exceeds the limit of ${max} bytes`);
-  return decodeBase64(b64, 'data_b64');
 }
 
 export function putHandler(deps: StorageDeps): Middleware {
@@ -96,13 +83,12 @@ export function putHandler(deps: StorageDeps): Middleware {
         throw err;
       }
     } else {
-      // The JSON form, read by the route's body reader.
-      const body = parseBody<PutFields & { data_b64?: string; metadata?: Record<string, unknown> }>(putBody, ctx.request.body);
+      // The JSON form, read by the route's body reader (data_b64 decoded as it arrived).
+      const body = parseBody<PutFields & { data_b64: Base64Data; metadata?: Record<string, unknown> }>(putBody, ctx.request.body);
       ({ key, namespace } = body);
       target = resolveTarget(body.domain, body.tolerance, body.max_rank);
       metadata = body.metadata ?? {};
-      const bytes = await takeDataB64(ctx, body, max);
-      payload = await decodePayload(bytes, max);
+      payload = await decodePayload(payloadBytes(body.data_b64, max), max);
     }
     try {
       checkDataSize(payload, max);

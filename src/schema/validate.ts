@@ -2,6 +2,7 @@
 // one 400 invalid_request whose `field` is the path of the first bad field (`params.n_bits`,
 // `namespaces[1]`, `rate_limit.window_s`). A null is the same as an absent field everywhere: clients
 // that serialise "no value" as null get the default rather than an error.
+import { Base64Data } from '../codec/base64.js';
 import { measureJson } from '../codec/json.js';
 import { badRequest, EXCERPT_CHARS, excerpt, type ProblemError } from '../errors.js';
 import type { ArraySchema, NumberSchema, ObjectSchema, Schema } from './types.js';
@@ -106,6 +107,11 @@ export function validate(sc: Schema, value: unknown, field: string, required = f
   let out: unknown;
   switch (sc.type) {
     case 'string':
+      // Base64 array data was decoded as the body arrived (codec/json-reader.ts): its bytes stand for the string.
+      if (sc.format === 'byte' && value instanceof Base64Data) {
+        out = value;
+        break;
+      }
       if (typeof value !== 'string' || (sc.enum && !sc.enum.includes(value)) || (sc.pattern && !sc.pattern.test(value))
         || (sc.minLength !== undefined && value.length < sc.minLength) || (sc.maxLength !== undefined && value.length > sc.maxLength)) {
         throw fail(sc, value, field);

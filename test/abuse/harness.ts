@@ -3,6 +3,8 @@
 // CU charged) that a rejected request must leave as they were.
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import { encodeNpy } from '../../src/codec/npy.js';
+import { MAX_BATCH_ENTRIES, METADATA_MAX_BYTES, METADATA_MAX_KEYS } from '../../src/input-limits.js';
 import { http, type TestServer } from '../helpers/server.js';
 import { admin, createTenant, tenantHeaders, type CreatedTenant, type TenantOptions } from '../helpers/tenants.js';
 
@@ -197,4 +199,22 @@ export async function underAttack<T>(server: TestServer, victimTenant: CreatedTe
 /** A tenant for the attacker's or the victim's side (enterprise terms unless a plan is given). */
 export function tenant(server: Pick<TestServer, 'url' | 'serviceKey'>, opts: TenantOptions = {}): Promise<CreatedTenant> {
   return createTenant(server, opts);
+}
+
+/** The largest legal metadata: 256 top-level names whose compact JSON is just under 64 KiB. */
+export function worstMetadata(i: number): Record<string, string> {
+  const name = (k: number) => `k${String(k).padStart(3, '0')}`;
+  // Each pair costs "kNNN":"value", = 4 + 2 + 1 + value + 2 + 1 bytes, plus the braces.
+  const valueBytes = Math.floor((METADATA_MAX_BYTES - 2) / METADATA_MAX_KEYS) - 10;
+  const md = Object.fromEntries(Array.from({ length: METADATA_MAX_KEYS }, (_, k) => [name(k), `${i}-${k}-`.padEnd(valueBytes, 'x')]));
+  if (Buffer.byteLength(JSON.stringify(md)) > METADATA_MAX_BYTES) throw new Error('metadata over 64 KiB');
+  return md;
+}
+
+/** A float32 core [1, 8, 1], as put_cores takes it. */
+const TINY_CORE_B64 = encodeNpy('float32', [1, 8, 1], new Uint8Array(Float32Array.from([1, 2, 3, 4, 5, 6, 7, 8]).buffer)).toString('base64');
+
+/** The entries of the worst legal put_cores_batch (1000 entries e0.., one tiny core and the worst metadata each; 63 MB of JSON). */
+export function worstBatchEntries(): Array<{ key: string; cores: Array<{ data_b64: string }>; metadata: Record<string, string> }> {
+  return Array.from({ length: MAX_BATCH_ENTRIES }, (_, i) => ({ key: `e${i}`, cores: [{ data_b64: TINY_CORE_B64 }], metadata: worstMetadata(i) }));
 }

@@ -1,5 +1,5 @@
-// Fuzzing JSON bodies through every check the server makes on them (CONTRACT.md section 8): the text
-// scan before parsing (depth, structure), parsing, the request schemas, the metadata and filters
+// Fuzzing JSON bodies through every check the server makes on them (CONTRACT.md section 8): the reader
+// that parses a body as it arrives (depth, structure, array data), the request schemas, the metadata and filters
 // bounds and the canonical JSON that indexes them. Thousands of random and mutated documents from a
 // seeded source: each is accepted or refused with a 400 or 413 ProblemError with a short message,
 // never another throw, never a hang; the scan's depth verdict agrees with a plain reference, and so
@@ -8,7 +8,6 @@ import { expect } from 'chai';
 import { createBody } from '../../src/api/admin.js';
 import { searchBody, topkBody, topkVectorBody } from '../../src/api/query.js';
 import { putBody, serveBody } from '../../src/api/storage.js';
-import { checkJsonText, parseJsonObject } from '../../src/codec/json.js';
 import { canonicalJson } from '../../src/entries/entry.js';
 import { validateMetadata } from '../../src/entries/metadata.js';
 import { ProblemError } from '../../src/errors.js';
@@ -17,33 +16,14 @@ import { filterPairs } from '../../src/query/filters.js';
 import { parseSubmit } from '../../src/routes/simulation-validate.js';
 import type { ObjectSchema } from '../../src/schema/types.js';
 import { parseBody } from '../../src/schema/validate.js';
+import { dataPathsOf } from '../../src/routes/storage-body.js';
+import { canonical, randomCuts, readInChunks, readJson, textDepth } from '../helpers/json-bodies.js';
 import { prng, type Prng } from '../helpers/prng.js';
 import { http } from '../helpers/server.js';
 import { storageSuite } from '../storage/helpers.js';
 
 const SEED = 0x19_0032;
 const STRING_CHARS = 'ab"\\/\n\t\u0000\u001f\u00e9\u2028\ud83d\ude00{}[]:,';
-
-/** Levels of objects and arrays of a JSON text, by a plain character walk (the reference). */
-function textDepth(text: string): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-    } else if (c === '"') {
-      inString = true;
-    } else if (c === '[' || c === '{') {
-      max = Math.max(max, ++depth);
-    } else if (c === ']' || c === '}') {
-      depth--;
-    }
-  }
-  return max;
-}
 
 /** A random JSON value at most `depth` levels deep. */
 function value(r: Prng, depth: number): unknown {
@@ -108,10 +88,15 @@ function text(r: Prng, doc: Record<string, unknown>): string {
   return t;
 }
 
-/** What the server does with a body once read: scan, parse, validate, the metadata and filters walks. */
-function accept(route: Route, bytes: Buffer): void {
-  checkJsonText(bytes, { maxDepth: BODY_MAX_DEPTH, maxStructureBytes: JSON_BODY_BYTES });
-  const obj = parseJsonObject(bytes);
+/** The reader's bounds for a route's body, its array data where the route's schema puts it. */
+function readerLimits(route: Route) {
+  const data = route.schema ? dataPathsOf(route.schema) : null;
+  return { maxDepth: BODY_MAX_DEPTH, maxStructureBytes: JSON_BODY_BYTES, ...(data !== null && data !== true ? { data } : {}) };
+}
+
+/** What the server does with a body: read it as it arrives (in the given chunks), validate, the metadata and filters walks. */
+function accept(route: Route, bytes: Buffer, sizes: number[]): void {
+  const obj = readJson(bytes, readerLimits(route), sizes);
   if (route.path === '/v1/simulation/submit') {
     parseSubmit(obj);
     return;
@@ -140,8 +125,11 @@ describe('JSON bodies under fuzzing: depth, size and names bounded before any re
       const bytes = Buffer.from(t);
       const label = `seed ${SEED} case ${i} ${route.path}`;
       const t0 = performance.now();
+      // The reading is the same in any chunking.
+      const cuts = randomCuts(() => r.next(), bytes.length, 64);
+      expect(canonical(readInChunks(bytes, readerLimits(route), cuts)), label).to.equal(canonical(readInChunks(bytes, readerLimits(route))));
       try {
-        accept(route, bytes);
+        accept(route, bytes, cuts);
         seen.accepted++;
         expect(textDepth(t), label).to.be.at.most(BODY_MAX_DEPTH);
       } catch (err) {
