@@ -9,14 +9,15 @@
 //   none is pending, so the queue never holds more than one, and the callback always reads the latest;
 // - snapshots are copied and queued, at most kSnapshotsInFlight at a time (the solver waits for the
 //   main thread beyond that, so a slow consumer cannot pile up copies of the grid);
-// - pause() makes the thread wait at its next poll of `cancelled` (between steps, or between blocks
-//   of a long step) with its state in memory, and queue one Paused message once it waits;
+// - pause() makes the thread wait at its next poll of `cancelled` (a fraction of a second of solver
+//   work away, inside a step or not: sim.hpp, Hooks) with its state in memory, and queue one Paused
+//   message once it waits;
 //   resume() lets it go on; cancel() also wakes a paused run, which then ends as cancelled;
 // - completion is always queued last, and settles the Promise.
 // The ThreadSafeFunction holds the event loop open while the run lives (like any pending request)
 // and is released by the thread when it ends, cancelled or not. Its finalizer (main thread) joins
 // the thread; when the environment is torn down with a run in flight (a worker thread terminated)
-// the finalizer cancels the run first, so the join waits one solver step at most. Output arrays are
+// the finalizer cancels the run first, so the join waits for one poll of the solver. Output arrays are
 // moved into external ArrayBuffers (no copy).
 #include <atomic>
 #include <chrono>

@@ -175,8 +175,8 @@ export interface SimHooks {
  * A simulation in flight on a thread of the addon's own (never libuv's pool). `result` rejects with
  * code ERR_TTS_INVALID for bad params, ERR_TTS_CANCELLED after cancel(), or with whatever a hook threw
  * (which stops the run). cancel() is a no-op once the run has ended, and wakes a paused run. pause()
- * stops the run at its next poll (between steps, or between blocks of a long step), which then
- * calls onPaused; resume() lets it go on from where it stopped.
+ * stops the run at its next poll (a fraction of a second of solver work away, inside a step or not),
+ * which then calls onPaused; resume() lets it go on from where it stopped.
  */
 export interface SimRun {
   result: Promise<SimOutput>;

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "euler_flux.hpp"
+#include "poll_point.hpp"
 #include "sim_params.hpp"
 #include "sim_registry.hpp"
 #include "threads.hpp"
@@ -23,8 +24,10 @@ namespace tts::sim::euler {
 namespace {
 
 constexpr int64_t kGhost = 3;
-// Rows per block between two polls of `cancelled` (about a million cells a block).
-int64_t rows_per_block(int64_t ny) { return std::max<int64_t>(64, (int64_t{1} << 20) / std::max<int64_t>(ny, 1)); }
+// Rows per block between two polls of `cancelled` (about half a million cells a block: a block of
+// a stage at 8192² is then a fraction of a second, where a million cells took up to 2 s on a loaded
+// host).
+int64_t rows_per_block(int64_t ny) { return std::max<int64_t>(64, (int64_t{1} << 19) / std::max<int64_t>(ny, 1)); }
 
 // Face states of a row of interfaces, (ρ, ρu, ρv, E) on each side.
 struct FaceRow {
@@ -236,12 +239,14 @@ Stepper::Stepper(const State& s, Reconstruction r) : impl_(std::make_unique<Impl
   const int64_t padded = (g.nx + 2 * kGhost) * m.stride;
   const std::vector<double>* from[4] = {&s.rho, &s.mx, &s.my, &s.E};
   for (int set = 0; set < 3; ++set) {
-    for (int c = 0; c < 4; ++c) m.U[set][c].assign(padded, 0.0);
+    for (int c = 0; c < 4; ++c) m.U[set][c] = tts::detail::zeros_in_pieces(padded);
   }
   for (int c = 0; c < 4; ++c) {
-    for (int64_t i = 0; i < g.nx; ++i) {
-      std::copy(from[c]->begin() + i * g.ny, from[c]->begin() + (i + 1) * g.ny, m.U[0][c].begin() + m.at(i, 0));
-    }
+    tts::detail::in_pieces(g.nx, tts::detail::rows_per_piece(g.ny, tts::detail::kPiecePoints), [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) {
+        std::copy(from[c]->begin() + i * g.ny, from[c]->begin() + (i + 1) * g.ny, m.U[0][c].begin() + m.at(i, 0));
+      }
+    });
   }
 }
 
@@ -255,20 +260,26 @@ double Stepper::stable_dt(double cfl) const {
   const double *r = m.U[0][0].data(), *u = m.U[0][1].data(), *v = m.U[0][2].data(), *e = m.U[0][3].data();
   double speed = 0;
   int64_t bad = 0;
-#pragma omp parallel for schedule(static) reduction(max : speed) reduction(+ : bad) num_threads(tts::detail::threads())
-  for (int64_t i = 0; i < m.g.nx; ++i) {
-    for (int64_t j = 0; j < m.g.ny; ++j) {
-      const int64_t k = m.at(i, j);
-      const double p = kernel::pressure(r[k], u[k], v[k], e[k]);
-      const bool ok = r[k] > 0 && p > 0 && std::isfinite(e[k]) && std::isfinite(u[k]) && std::isfinite(v[k]);
-      if (!ok) {
-        ++bad;
-        continue;
+  tts::detail::in_pieces(m.g.nx, rows_per_block(m.g.ny), [&](int64_t lo, int64_t hi) {
+    double piece_speed = 0;
+    int64_t piece_bad = 0;
+#pragma omp parallel for schedule(static) reduction(max : piece_speed) reduction(+ : piece_bad) num_threads(tts::detail::threads())
+    for (int64_t i = lo; i < hi; ++i) {
+      for (int64_t j = 0; j < m.g.ny; ++j) {
+        const int64_t k = m.at(i, j);
+        const double p = kernel::pressure(r[k], u[k], v[k], e[k]);
+        const bool ok = r[k] > 0 && p > 0 && std::isfinite(e[k]) && std::isfinite(u[k]) && std::isfinite(v[k]);
+        if (!ok) {
+          ++piece_bad;
+          continue;
+        }
+        const double c = std::sqrt(kGamma * p / r[k]);
+        piece_speed = std::max(piece_speed, (std::fabs(u[k] / r[k]) + c) * idx + (std::fabs(v[k] / r[k]) + c) * idy);
       }
-      const double c = std::sqrt(kGamma * p / r[k]);
-      speed = std::max(speed, (std::fabs(u[k] / r[k]) + c) * idx + (std::fabs(v[k] / r[k]) + c) * idy);
     }
-  }
+    speed = std::max(speed, piece_speed);
+    bad += piece_bad;
+  });
   if (bad > 0) {
     throw Diverged("euler_2d: " + std::to_string(bad) + " cell(s) lost a positive density or pressure at t = " +
                    std::to_string(m.t) + " (a smaller cfl may help)");
@@ -304,18 +315,20 @@ std::vector<Field> Stepper::fields() const {
   const Impl& m = *impl_;
   const int64_t nx = m.g.nx, ny = m.g.ny;
   std::vector<Field> f;
-  for (const char* name : {"rho", "u", "v", "p"}) f.push_back(Field{name, {nx, ny}, std::vector<double>(nx * ny)});
+  for (const char* name : {"rho", "u", "v", "p"}) f.push_back(Field{name, {nx, ny}, tts::detail::zeros_in_pieces(nx * ny)});
   const double *r = m.U[0][0].data(), *u = m.U[0][1].data(), *v = m.U[0][2].data(), *e = m.U[0][3].data();
+  tts::detail::in_pieces(nx, rows_per_block(ny), [&](int64_t lo, int64_t hi) {
 #pragma omp parallel for schedule(static) num_threads(tts::detail::threads())
-  for (int64_t i = 0; i < nx; ++i) {
-    for (int64_t j = 0; j < ny; ++j) {
-      const int64_t k = m.at(i, j), o = i * ny + j;
-      f[0].data[o] = r[k];
-      f[1].data[o] = u[k] / r[k];
-      f[2].data[o] = v[k] / r[k];
-      f[3].data[o] = kernel::pressure(r[k], u[k], v[k], e[k]);
+    for (int64_t i = lo; i < hi; ++i) {
+      for (int64_t j = 0; j < ny; ++j) {
+        const int64_t k = m.at(i, j), o = i * ny + j;
+        f[0].data[o] = r[k];
+        f[1].data[o] = u[k] / r[k];
+        f[2].data[o] = v[k] / r[k];
+        f[3].data[o] = kernel::pressure(r[k], u[k], v[k], e[k]);
+      }
     }
-  }
+  });
   return f;
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "linalg.hpp"
+#include "poll_point.hpp"
 #include "rank_select.hpp"
 #include "small_la.hpp"
 #include "threads.hpp"
@@ -175,6 +176,8 @@ void local_cg(const LocalOp& op, const Vec& f, const Vec& AX, Vec& X, double rto
   double rz = cblas_ddot(static_cast<int>(N), r.data(), 1, z.data(), 1);
   for (int it = 0; it < max_it; ++it) {
     if (nrm2(r) <= rtol * fn) break;
+    // At rank 256 one apply is tens of milliseconds and a pair may take 400 of them.
+    detail::poll_point();
     op.apply(p.data(), q.data(), T1, T2, T3);
     const double pq = cblas_ddot(static_cast<int>(N), p.data(), 1, q.data(), 1);
     if (!(pq > 0)) break;  // lost positive definiteness to round-off: keep what we have
@@ -293,7 +296,10 @@ SolveReport solve_spd(const Mpo& A, const Mps& b, Mps& x, const SolveOptions& op
     gemm(true, false, r, rb1, rl * n, U, T.data(), LB[k + 1].data());
   };
 
-  for (int k = d - 1; k >= 2; --k) update_right(k);
+  for (int k = d - 1; k >= 2; --k) {
+    detail::poll_point();
+    update_right(k);
+  }
 
   Vec X, f, Ax, T1, T2, T3, U, s, Vt;
   const double local_tol = opt.tol / 4;
@@ -306,6 +312,7 @@ SolveReport solve_spd(const Mpo& A, const Mps& b, Mps& x, const SolveOptions& op
     for (int dir = 0; dir < 2; ++dir) {
       for (int step = 0; step + 1 < d; ++step) {
         const int k = (dir == 0) ? step : d - 2 - step;
+        detail::poll_point();
         // (dir 1 starts on the pair dir 0 ended on: solved already, its residual check skips the
         // solve, but the split with the singular values moved left makes core k+1 right-orthogonal.)
         const int64_t rl = x.ranks[k], n = x.modes[k], rm = x.ranks[k + 1], rr = x.ranks[k + 2];
@@ -351,6 +358,7 @@ SolveReport solve_spd(const Mpo& A, const Mps& b, Mps& x, const SolveOptions& op
         // Split the pair. A Frobenius threshold alone would let an ill-conditioned A turn a small
         // truncation of X into a large residual, so the rank grows from the Frobenius choice until
         // the truncated pair still has local residual <= tol / 2 (residual-based truncation).
+        detail::poll_point();  // the SVD of a 512 x 512 pair at rank 256 is a piece of its own
         detail::svd_rows(rl * n, n * rr, X.data(), U, s, Vt);
         const int64_t kk = static_cast<int64_t>(s.size());
         const double xn = nrm2(s);
@@ -360,6 +368,7 @@ SolveReport solve_spd(const Mpo& A, const Mps& b, Mps& x, const SolveOptions& op
         Vec Xr(static_cast<std::size_t>(N)), SV;
         // ||f - A_loc X_r|| of the pair truncated to `rank`.
         auto truncated_residual = [&](int64_t rank) {
+          detail::poll_point();
           SV.assign(static_cast<std::size_t>(rank * n * rr), 0.0);
           for (int64_t i = 0; i < rank; ++i)
             for (int64_t j = 0; j < n * rr; ++j) SV[i * n * rr + j] = s[i] * Vt[i * n * rr + j];

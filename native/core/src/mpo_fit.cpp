@@ -13,6 +13,7 @@
 #include "linalg.hpp"
 #include "rank_select.hpp"
 #include "operator_core.hpp"
+#include "poll_point.hpp"
 #include "small_la.hpp"
 #include "ttstore/qtt_algebra.hpp"
 
@@ -51,6 +52,7 @@ struct Fit {
     std::vector<double> T1(static_cast<std::size_t>(r0 * R0 * n * s1));
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r0 * R0, n * s1, s0, 1.0, env_l[k].data(), s0,
                 x.cores[k].data(), n * s1, 0.0, T1.data(), n * s1);
+    detail::poll_point();
     detail::apply_operator_core(r0, R0, n, R1, s1, T1, a.cores[k], T2);
   }
 
@@ -80,7 +82,9 @@ struct Fit {
     }
     // Qb[b, i, w, s] = sum_{j, w1} Pt[b, w1, j, s] W[w, i, j, w1]: the core with its bonds swapped
     std::vector<double> Qb;
+    detail::poll_point();
     detail::apply_operator_core(r1, R1, n, R0, s0, Pt, swapped(k), Qb);
+    detail::poll_point();
     // R_k[a, (w, s)] = sum_{b, i} Yt[a, (b, i)] Qb[(b, i), (w, s)], Yt the core with (i, b) swapped:
     // transposing the core costs r0 n r1 moves where reordering Qb would cost n r1 R0 s0.
     std::vector<double> Yt(y.cores[k].size());
@@ -96,14 +100,18 @@ struct Fit {
 
   // theta[a, i1, i2, b]: the projection of A x on the frame of y's cores other than k and k + 1.
   void block(int k, const std::vector<double>& T2, std::vector<double>& theta) const {
+    // At ranks 128 each of the three products below is a fraction of a second, a poll before each.
     const int64_t r0 = y.ranks[k], n1 = x.modes[k], n2 = x.modes[k + 1], r2 = y.ranks[k + 2];
     const int64_t R1 = a.ranks[k + 1], R2 = a.ranks[k + 2];
     const int64_t s1 = x.ranks[k + 1], s2 = x.ranks[k + 2];
     // T3[(a, i1), w1, j2, s2] = T2[(a, i1, w1), s1] X_{k+1}[s1, (j2, s2)]
     std::vector<double> T3(static_cast<std::size_t>(r0 * n1 * R1 * n2 * s2)), T4;
+    detail::poll_point();
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r0 * n1 * R1, n2 * s2, s1, 1.0, T2.data(), s1,
                 x.cores[k + 1].data(), n2 * s2, 0.0, T3.data(), n2 * s2);
+    detail::poll_point();
     detail::apply_operator_core(r0 * n1, R1, n2, R2, s2, T3, a.cores[k + 1], T4);  // T4[(a, i1), i2, w2, s2]
+    detail::poll_point();
     theta.assign(static_cast<std::size_t>(r0 * n1 * n2 * r2), 0.0);
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r0 * n1 * n2, r2, R2 * s2, 1.0, T4.data(), R2 * s2,
                 env_r[k + 2].data(), R2 * s2, 0.0, theta.data(), r2);
@@ -138,6 +146,7 @@ Mps apply_fit(const Mpo& a, const Mps& xin, const Mps& guess, const SvdOptions& 
   f.env_r[d] = {1.0};
   std::vector<double> T2, theta, U, s, Vt;
   for (int k = 0; k + 2 < d; ++k) {
+    detail::poll_point();
     f.left_half(k, T2);
     f.push_left(k, T2);
   }
@@ -146,8 +155,11 @@ Mps apply_fit(const Mpo& a, const Mps& xin, const Mps& guess, const SvdOptions& 
     const bool leftward = sweep % 2 == 0;
     for (int step = 0; step + 1 < d; ++step) {
       const int k = leftward ? d - 2 - step : step;
+      // A pair at ranks 128 is GEMMs and an SVD of seconds on a loaded host: a poll between each.
+      detail::poll_point();
       f.left_half(k, T2);
       f.block(k, T2, theta);
+      detail::poll_point();
       const int64_t r0 = y.ranks[k], n1 = y.modes[k], n2 = y.modes[k + 1], r2 = y.ranks[k + 2];
       detail::svd_rows(r0 * n1, n2 * r2, theta.data(), U, s, Vt);
       const int64_t kk = static_cast<int64_t>(s.size());
@@ -163,6 +175,7 @@ Mps apply_fit(const Mpo& a, const Mps& xin, const Mps& guess, const SvdOptions& 
       y.cores[k] = std::move(left);
       y.cores[k + 1] = std::move(right);
       y.ranks[k + 1] = r;
+      detail::poll_point();
       if (leftward) {
         f.push_right(k + 1);
       } else if (k + 2 < d) {

@@ -182,15 +182,22 @@ double spacing(const Config& c) { return 2 * kPi / std::ldexp(1.0, c.n_bits); }
 namespace {
 
 // The kernel of (-D·∇)^+ for one grid, built once per process and n_bits (about a second at 512²;
-// every Stepper of that size shares it).
+// every Stepper of that size shares it). The build polls (a run is cancelled or paused inside it),
+// so it is made outside the lock and published only once complete: a run stopped half-way leaves
+// nothing behind, and no run waits on another's build, which may be paused for a whole turn. Runs
+// of one size that start together may each build it; the first to finish is kept.
 std::shared_ptr<const qtt::Mps> inverse_kernel(const Config& c) {
   static std::mutex mu;
   static std::map<int, std::shared_ptr<const qtt::Mps>> cache;
-  const std::lock_guard<std::mutex> lock(mu);
-  auto& k = cache[c.n_bits];
+  {
+    const std::lock_guard<std::mutex> lock(mu);
+    const auto it = cache.find(c.n_bits);
+    if (it != cache.end()) return it->second;
+  }
   // 1e-12: the projection of an exactly divergence-free field (Taylor-Green) returns it to 1e-12.
-  if (!k) k = std::make_shared<const qtt::Mps>(qtt::periodic_green(grid(c), spacing(c), 2, 1e-12));
-  return k;
+  auto built = std::make_shared<const qtt::Mps>(qtt::periodic_green(grid(c), spacing(c), 2, 1e-12));
+  const std::lock_guard<std::mutex> lock(mu);
+  return cache.emplace(c.n_bits, std::move(built)).first->second;
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "poll_point.hpp"
 #include "ttstore/qtt_algebra.hpp"
 
 namespace tts::qtt {
@@ -72,6 +73,7 @@ Mps periodic_green(const Grid& g, double h, int stride, double tol) {
   Mps acc = separable(g, std::vector<std::vector<double>>(static_cast<std::size_t>(g.dims), null_1d), 1e-15);
   acc = combine({-weight_sum}, {&acc}, o);
   for (int q = 0; q <= nodes; ++q) {
+    detail::poll_point();
     const double t = std::exp(s_hi - q * eta);
     const std::vector<double> K = heat_kernel(t);
     const Mps term = separable(g, std::vector<std::vector<double>>(static_cast<std::size_t>(g.dims), K), 0.1 * o.tol);

@@ -2,8 +2,10 @@
 
 #include <omp.h>
 
+#include <array>
 #include <vector>
 
+#include "poll_point.hpp"
 #include "threads.hpp"
 
 namespace tts::sim::detail {
@@ -70,9 +72,83 @@ inline double total(const Partial* part, int nt, int k) {
   return s;
 }
 
+// Sums f(i, out) (two values a row) over rows [0, rows) piece by piece, with a poll between pieces:
+// the team shares each piece's rows, partials are summed in thread order and pieces in order, so the
+// result does not depend on timing (and with one piece is the sum one parallel region makes).
+template <typename RowSum>
+std::array<double, 2> sum_rows(int64_t rows, int64_t row_points, RowSum f) {
+  const int T = tts::detail::threads();
+  std::vector<Partial> part(static_cast<std::size_t>(T));
+  std::array<double, 2> sum{0.0, 0.0};
+  tts::detail::in_pieces(rows, tts::detail::rows_per_piece(row_points, tts::detail::kPiecePoints),
+                         [&](int64_t first, int64_t end) {
+#pragma omp parallel num_threads(T) if ((end - first) * row_points >= kParallel)
+    {
+      const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+      int64_t lo, hi;
+      share(end - first, t, nt, lo, hi);
+      double s0 = 0, s1 = 0;
+      for (int64_t i = first + lo; i < first + hi; ++i) {
+        double d[2] = {0.0, 0.0};
+        f(i, d);
+        s0 += d[0];
+        s1 += d[1];
+      }
+      part[t].v[0] = s0;
+      part[t].v[1] = s1;
+#pragma omp barrier
+      if (t == 0) {
+        sum[0] += total(part.data(), nt, 0);
+        sum[1] += total(part.data(), nt, 1);
+      }
+    }
+  });
+  return sum;
+}
+
+// cg_step on a grid of more than one piece: the passes of the fused step one after another, each in
+// pieces with polls between, so that a cancel or a pause lands within tens of milliseconds of one
+// (one fused step over 16384² is seconds). The true residual takes a pass of its own here.
+CgStepResult step_in_pieces(const Stencil5& A, const CgStep& s) {
+  const Rows& R = rows();
+  const int64_t n = A.n;
+  const double sc = 1.0 / (A.h * A.h);
+  auto above = [&](const double* v, int64_t i) { return i > 0 ? v + (i - 1) * n : A.zero; };
+  auto below = [&](const double* v, int64_t i) { return i + 1 < n ? v + (i + 1) * n : A.zero; };
+  const double* p = s.p;
+  if (s.z != nullptr) {
+    const int T = tts::detail::threads();
+    tts::detail::in_pieces(n, tts::detail::rows_per_piece(n, tts::detail::kPiecePoints), [&](int64_t lo, int64_t hi) {
+#pragma omp parallel for num_threads(T) schedule(static)
+      for (int64_t i = lo; i < hi; ++i) R.direction(s.z + i * n, s.beta, s.p + i * n, n, s.p_out + i * n);
+    });
+    p = s.p_out;
+  }
+  const std::array<double, 2> pqpp =
+      sum_rows(n, n, [&](int64_t i, double* d) { R.matvec_dot(above(p, i), p + i * n, below(p, i), sc, n, d); });
+  CgStepResult res;
+  res.pq = pqpp[0];
+  res.pp = pqpp[1];
+  res.rz = s.rz < 0 ? res.pp : s.rz;
+  if (!(res.pq > 0)) return res;
+  res.alpha = res.rz / res.pq;
+  res.rr = sum_rows(n, n, [&](int64_t i, double* d) {
+             const int64_t o = i * n;
+             d[0] = R.update(res.alpha, above(p, i), p + o, below(p, i), sc, s.x + o, s.x_zero, s.r_in + o,
+                             s.b != nullptr ? nullptr : s.r_out + o, n);
+           })[0];
+  if (s.b != nullptr) {
+    res.true_rr = sum_rows(n, n, [&](int64_t i, double* d) {
+                    d[0] = R.residual(above(s.x, i), s.x + i * n, below(s.x, i), s.b + i * n, sc, n, nullptr);
+                  })[0];
+  }
+  return res;
+}
+
 }  // namespace
 
 CgStepResult cg_step(const Stencil5& A, const CgStep& s) {
+  if (tts::detail::rows_per_piece(A.n, tts::detail::kPiecePoints) < A.n) return step_in_pieces(A, s);
   const Rows& R = rows();
   const int64_t n = A.n;
   const double sc = 1.0 / (A.h * A.h);
@@ -143,25 +219,11 @@ namespace {
 double scaled_residual(const Stencil5& A, double sc, const double* b, const double* x, double* r) {
   const Rows& R = rows();
   const int64_t n = A.n;
-  const int T = tts::detail::threads();
-  std::vector<Partial> part(static_cast<std::size_t>(T));
-  double norm2 = 0;
-#pragma omp parallel num_threads(T) if (n * n >= kParallel)
-  {
-    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    int64_t lo, hi;
-    share(n, t, nt, lo, hi);
-    double s = 0;
-    for (int64_t i = lo; i < hi; ++i) {
-      const double* xi = x + i * n;
-      s += R.residual(i > 0 ? xi - n : A.zero, xi, i + 1 < n ? xi + n : A.zero, b + i * n, sc, n,
+  return sum_rows(n, n, [&](int64_t i, double* d) {
+    const double* xi = x + i * n;
+    d[0] = R.residual(i > 0 ? xi - n : A.zero, xi, i + 1 < n ? xi + n : A.zero, b + i * n, sc, n,
                       r != nullptr ? r + i * n : nullptr);
-    }
-    part[t].v[0] = s;
-#pragma omp barrier
-    if (t == 0) norm2 = total(part.data(), nt, 0);
-  }
-  return norm2;
+  })[0];
 }
 
 }  // namespace
@@ -178,18 +240,22 @@ void dot2(const double* r, const double* z, int64_t N, double* rz, double* rr) {
   const Rows& R = rows();
   const int T = tts::detail::threads();
   std::vector<Partial> part(static_cast<std::size_t>(T));
-#pragma omp parallel num_threads(T) if (N >= kParallel)
-  {
-    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    int64_t lo, hi;
-    share(N, t, nt, lo, hi);
-    R.dot2(r + lo, z + lo, hi - lo, part[t].v);
+  *rz = 0;
+  *rr = 0;
+  tts::detail::in_pieces(N, tts::detail::kPiecePoints, [&](int64_t first, int64_t end) {
+#pragma omp parallel num_threads(T) if (end - first >= kParallel)
+    {
+      const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+      int64_t lo, hi;
+      share(end - first, t, nt, lo, hi);
+      R.dot2(r + first + lo, z + first + lo, hi - lo, part[t].v);
 #pragma omp barrier
-    if (t == 0) {
-      *rz = total(part.data(), nt, 0);
-      *rr = total(part.data(), nt, 1);
+      if (t == 0) {
+        *rz += total(part.data(), nt, 0);
+        *rr += total(part.data(), nt, 1);
+      }
     }
-  }
+  });
 }
 
 }  // namespace tts::sim::detail

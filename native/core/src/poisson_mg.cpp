@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "poll_point.hpp"
 #include "threads.hpp"
 
 namespace tts::sim::detail {
@@ -14,6 +15,13 @@ namespace {
 
 // Below this many points per axis a level is too small to share between threads.
 constexpr int64_t kParallelRows = 128;
+
+// body(lo, hi) over the rows of an n x n level in pieces (poll_point.hpp): a pass over a 16384²
+// level is seconds, a piece tens of milliseconds.
+template <typename Body>
+void level_rows(int64_t rows, int64_t n, Body&& body) {
+  tts::detail::in_pieces(rows, tts::detail::rows_per_piece(n, tts::detail::kPiecePoints), body);
+}
 // The coarsest level is solved exactly (dense Cholesky) once it has at most this many points per axis.
 constexpr int64_t kCoarsest = 8;
 
@@ -53,20 +61,24 @@ double GridOp::apply(const double* x, double* y) const {
   std::vector<double> dg(n), zero(n, 0.0);
   for (int64_t k = 0; k < n; ++k) dg[k] = axis_diag(k);
   double dot = 0;
-#pragma omp parallel for schedule(static) reduction(+ : dot) num_threads(tts::detail::threads()) if (n >= kParallelRows)
-  for (int64_t i = 0; i < n; ++i) {
-    TTS_GRID_ROW(x);
-    double* yi = y + i * n;
-    double d = 0;
-    yi[0] = s * ((row.di + dg[0]) * xi[0] - row.neighbours(0));
-    const double c = row.di + 2.0;
-    for (int64_t j = 1; j + 1 < n; ++j) {
-      yi[j] = s * (c * xi[j] - row.up[j] - row.dn[j] - xi[j - 1] - xi[j + 1]);
+  level_rows(n, n, [&](int64_t first, int64_t end) {
+    double piece = 0;
+#pragma omp parallel for schedule(static) reduction(+ : piece) num_threads(tts::detail::threads()) if (n >= kParallelRows)
+    for (int64_t i = first; i < end; ++i) {
+      TTS_GRID_ROW(x);
+      double* yi = y + i * n;
+      double d = 0;
+      yi[0] = s * ((row.di + dg[0]) * xi[0] - row.neighbours(0));
+      const double c = row.di + 2.0;
+      for (int64_t j = 1; j + 1 < n; ++j) {
+        yi[j] = s * (c * xi[j] - row.up[j] - row.dn[j] - xi[j - 1] - xi[j + 1]);
+      }
+      if (n > 1) yi[n - 1] = s * ((row.di + dg[n - 1]) * xi[n - 1] - row.neighbours(n - 1));
+      for (int64_t j = 0; j < n; ++j) d += xi[j] * yi[j];
+      piece += d;
     }
-    if (n > 1) yi[n - 1] = s * ((row.di + dg[n - 1]) * xi[n - 1] - row.neighbours(n - 1));
-    for (int64_t j = 0; j < n; ++j) d += xi[j] * yi[j];
-    dot += d;
-  }
+    dot += piece;
+  });
   return dot;
 }
 
@@ -75,21 +87,25 @@ double GridOp::residual(const double* b, const double* x, double* r) const {
   std::vector<double> dg(n), zero(n, 0.0);
   for (int64_t k = 0; k < n; ++k) dg[k] = axis_diag(k);
   double norm2 = 0;
-#pragma omp parallel for schedule(static) reduction(+ : norm2) num_threads(tts::detail::threads()) if (n >= kParallelRows)
-  for (int64_t i = 0; i < n; ++i) {
-    TTS_GRID_ROW(x);
-    const double* bi = b + i * n;
-    double* ri = r + i * n;
-    ri[0] = bi[0] - s * ((row.di + dg[0]) * xi[0] - row.neighbours(0));
-    const double c = row.di + 2.0;
-    for (int64_t j = 1; j + 1 < n; ++j) {
-      ri[j] = bi[j] - s * (c * xi[j] - row.up[j] - row.dn[j] - xi[j - 1] - xi[j + 1]);
+  level_rows(n, n, [&](int64_t first, int64_t end) {
+    double piece = 0;
+#pragma omp parallel for schedule(static) reduction(+ : piece) num_threads(tts::detail::threads()) if (n >= kParallelRows)
+    for (int64_t i = first; i < end; ++i) {
+      TTS_GRID_ROW(x);
+      const double* bi = b + i * n;
+      double* ri = r + i * n;
+      ri[0] = bi[0] - s * ((row.di + dg[0]) * xi[0] - row.neighbours(0));
+      const double c = row.di + 2.0;
+      for (int64_t j = 1; j + 1 < n; ++j) {
+        ri[j] = bi[j] - s * (c * xi[j] - row.up[j] - row.dn[j] - xi[j - 1] - xi[j + 1]);
+      }
+      if (n > 1) ri[n - 1] = bi[n - 1] - s * ((row.di + dg[n - 1]) * xi[n - 1] - row.neighbours(n - 1));
+      double d = 0;
+      for (int64_t j = 0; j < n; ++j) d += ri[j] * ri[j];
+      piece += d;
     }
-    if (n > 1) ri[n - 1] = bi[n - 1] - s * ((row.di + dg[n - 1]) * xi[n - 1] - row.neighbours(n - 1));
-    double d = 0;
-    for (int64_t j = 0; j < n; ++j) d += ri[j] * ri[j];
-    norm2 += d;
-  }
+    norm2 += piece;
+  });
   return norm2;
 }
 
@@ -97,21 +113,23 @@ void GridOp::relax(const double* b, double* x, int colour) const {
   const double h2 = h * h;
   std::vector<double> dg(n), zero(n, 0.0);
   for (int64_t k = 0; k < n; ++k) dg[k] = axis_diag(k);
+  level_rows(n, n, [&](int64_t first, int64_t end) {
 #pragma omp parallel for schedule(static) num_threads(tts::detail::threads()) if (n >= kParallelRows)
-  for (int64_t i = 0; i < n; ++i) {
-    TTS_GRID_ROW(x);
-    double* xw = x + i * n;
-    const double* bi = b + i * n;
-    auto point = [&](int64_t j) { xw[j] = (h2 * bi[j] + row.neighbours(j)) / (row.di + dg[j]); };
-    int64_t j = (colour + i) % 2;
-    if (j == 0) {
-      point(0);
-      j = 2;
+    for (int64_t i = first; i < end; ++i) {
+      TTS_GRID_ROW(x);
+      double* xw = x + i * n;
+      const double* bi = b + i * n;
+      auto point = [&](int64_t j) { xw[j] = (h2 * bi[j] + row.neighbours(j)) / (row.di + dg[j]); };
+      int64_t j = (colour + i) % 2;
+      if (j == 0) {
+        point(0);
+        j = 2;
+      }
+      const double inv = 1.0 / (row.di + 2.0);
+      for (; j + 1 < n; j += 2) xw[j] = (h2 * bi[j] + row.up[j] + row.dn[j] + xw[j - 1] + xw[j + 1]) * inv;
+      if (j == n - 1) point(j);
     }
-    const double inv = 1.0 / (row.di + 2.0);
-    for (; j + 1 < n; j += 2) xw[j] = (h2 * bi[j] + row.up[j] + row.dn[j] + xw[j - 1] + xw[j + 1]) * inv;
-    if (j == n - 1) point(j);
-  }
+  });
 }
 
 #undef TTS_GRID_ROW
@@ -120,16 +138,18 @@ void GridOp::relax_from_zero(const double* b, double* x, int colour) const {
   const double h2 = h * h;
   std::vector<double> dg(n);
   for (int64_t k = 0; k < n; ++k) dg[k] = axis_diag(k);
+  level_rows(n, n, [&](int64_t first, int64_t end) {
 #pragma omp parallel for schedule(static) num_threads(tts::detail::threads()) if (n >= kParallelRows)
-  for (int64_t i = 0; i < n; ++i) {
-    double* xw = x + i * n;
-    const double* bi = b + i * n;
-    // Rounded as relax rounds: a multiply by the reciprocal inside the row, a division at its ends.
-    const double inv = 1.0 / (dg[i] + 2.0);
-    for (int64_t j = (colour + i) % 2; j < n; j += 2) {
-      xw[j] = j > 0 && j + 1 < n ? h2 * bi[j] * inv : h2 * bi[j] / (dg[i] + dg[j]);
+    for (int64_t i = first; i < end; ++i) {
+      double* xw = x + i * n;
+      const double* bi = b + i * n;
+      // Rounded as relax rounds: a multiply by the reciprocal inside the row, a division at its ends.
+      const double inv = 1.0 / (dg[i] + 2.0);
+      for (int64_t j = (colour + i) % 2; j < n; j += 2) {
+        xw[j] = j > 0 && j + 1 < n ? h2 * bi[j] * inv : h2 * bi[j] / (dg[i] + dg[j]);
+      }
     }
-  }
+  });
 }
 
 Multigrid::Multigrid(int64_t n, int sweeps) : sweeps_(sweeps) {
@@ -218,62 +238,66 @@ void Multigrid::cycle(std::size_t l, const double* b, double* x) {
 void Multigrid::restrict_to(std::size_t l, const double* fine, double* coarse) const {
   const int64_t nf = levels_[l].op.n, nc = nf / 2;
   const double wb = levels_[l].op.delta / (levels_[l].op.delta + 0.5);
+  level_rows(nc, nf, [&](int64_t first, int64_t end) {
 #pragma omp parallel num_threads(tts::detail::threads()) if (nf >= kParallelRows)
-  {
-    std::vector<double> t(nf);
+    {
+      std::vector<double> t(nf);
 #pragma omp for schedule(static)
-    for (int64_t I = 0; I < nc; ++I) {
-      // rows of P^T: (2I-1, 1/4), (2I, 3/4 | wb), (2I+1, 3/4 | wb), (2I+2, 1/4)
-      const double w0 = I == 0 ? wb : 0.75, w1 = I == nc - 1 ? wb : 0.75;
-      const double* a = fine + (2 * I) * nf;
-      const double* b = a + nf;
-      for (int64_t j = 0; j < nf; ++j) t[j] = w0 * a[j] + w1 * b[j];
-      if (I > 0) {
-        const double* m = a - nf;
-        for (int64_t j = 0; j < nf; ++j) t[j] += 0.25 * m[j];
-      }
-      if (I + 1 < nc) {
-        const double* p = b + nf;
-        for (int64_t j = 0; j < nf; ++j) t[j] += 0.25 * p[j];
-      }
-      double* c = coarse + I * nc;
-      for (int64_t J = 0; J < nc; ++J) {
-        double v = (J == 0 ? wb : 0.75) * t[2 * J] + (J == nc - 1 ? wb : 0.75) * t[2 * J + 1];
-        if (J > 0) v += 0.25 * t[2 * J - 1];
-        if (J + 1 < nc) v += 0.25 * t[2 * J + 2];
-        c[J] = 0.25 * v;
+      for (int64_t I = first; I < end; ++I) {
+        // rows of P^T: (2I-1, 1/4), (2I, 3/4 | wb), (2I+1, 3/4 | wb), (2I+2, 1/4)
+        const double w0 = I == 0 ? wb : 0.75, w1 = I == nc - 1 ? wb : 0.75;
+        const double* a = fine + (2 * I) * nf;
+        const double* b = a + nf;
+        for (int64_t j = 0; j < nf; ++j) t[j] = w0 * a[j] + w1 * b[j];
+        if (I > 0) {
+          const double* m = a - nf;
+          for (int64_t j = 0; j < nf; ++j) t[j] += 0.25 * m[j];
+        }
+        if (I + 1 < nc) {
+          const double* p = b + nf;
+          for (int64_t j = 0; j < nf; ++j) t[j] += 0.25 * p[j];
+        }
+        double* c = coarse + I * nc;
+        for (int64_t J = 0; J < nc; ++J) {
+          double v = (J == 0 ? wb : 0.75) * t[2 * J] + (J == nc - 1 ? wb : 0.75) * t[2 * J + 1];
+          if (J > 0) v += 0.25 * t[2 * J - 1];
+          if (J + 1 < nc) v += 0.25 * t[2 * J + 2];
+          c[J] = 0.25 * v;
+        }
       }
     }
-  }
+  });
 }
 
 void Multigrid::prolong_add(std::size_t l, const double* coarse, double* fine) const {
   const int64_t nf = levels_[l].op.n, nc = nf / 2;
   const double wb = levels_[l].op.delta / (levels_[l].op.delta + 0.5);
+  level_rows(nf, nf, [&](int64_t first, int64_t end) {
 #pragma omp parallel num_threads(tts::detail::threads()) if (nf >= kParallelRows)
-  {
-    std::vector<double> c(nc);
+    {
+      std::vector<double> c(nc);
 #pragma omp for schedule(static)
-    for (int64_t a = 0; a < nf; ++a) {
-      const int64_t I = a / 2;
-      const bool even = a % 2 == 0;
-      const int64_t other = even ? I - 1 : I + 1;  // the second coarse row, when inside the grid
-      const bool has_other = other >= 0 && other < nc;
-      const double w = has_other ? 0.75 : wb;
-      const double* p = coarse + I * nc;
-      if (has_other) {
-        const double* q = coarse + other * nc;
-        for (int64_t J = 0; J < nc; ++J) c[J] = w * p[J] + 0.25 * q[J];
-      } else {
-        for (int64_t J = 0; J < nc; ++J) c[J] = w * p[J];
-      }
-      double* f = fine + a * nf;
-      for (int64_t J = 0; J < nc; ++J) {
-        f[2 * J] += J > 0 ? 0.75 * c[J] + 0.25 * c[J - 1] : wb * c[0];
-        f[2 * J + 1] += J + 1 < nc ? 0.75 * c[J] + 0.25 * c[J + 1] : wb * c[J];
+      for (int64_t a = first; a < end; ++a) {
+        const int64_t I = a / 2;
+        const bool even = a % 2 == 0;
+        const int64_t other = even ? I - 1 : I + 1;  // the second coarse row, when inside the grid
+        const bool has_other = other >= 0 && other < nc;
+        const double w = has_other ? 0.75 : wb;
+        const double* p = coarse + I * nc;
+        if (has_other) {
+          const double* q = coarse + other * nc;
+          for (int64_t J = 0; J < nc; ++J) c[J] = w * p[J] + 0.25 * q[J];
+        } else {
+          for (int64_t J = 0; J < nc; ++J) c[J] = w * p[J];
+        }
+        double* f = fine + a * nf;
+        for (int64_t J = 0; J < nc; ++J) {
+          f[2 * J] += J > 0 ? 0.75 * c[J] + 0.25 * c[J - 1] : wb * c[0];
+          f[2 * J + 1] += J + 1 < nc ? 0.75 * c[J] + 0.25 * c[J + 1] : wb * c[J];
+        }
       }
     }
-  }
+  });
 }
 
 }  // namespace tts::sim::detail

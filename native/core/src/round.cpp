@@ -2,6 +2,7 @@
 #include <cfloat>
 #include <cmath>
 
+#include "poll_point.hpp"
 #include "qtt_svd_run.hpp"
 #include "rank_select.hpp"
 #include "small_la.hpp"
@@ -14,6 +15,7 @@ void orthogonalize_left(TensorTrain& tt) {
   detail::check_structure(tt, "tensor train");
   std::vector<double> Q, R;
   for (int k = 0; k + 1 < tt.d(); ++k) {
+    detail::poll_point();
     const int64_t r0 = tt.ranks[k], n = tt.modes[k], r1 = tt.ranks[k + 1];
     const int64_t n2 = tt.modes[k + 1], r2 = tt.ranks[k + 2];
     detail::qr_rows(r0 * n, r1, tt.cores[k].data(), Q, R);
@@ -29,6 +31,7 @@ void orthogonalize_right(TensorTrain& tt) {
   detail::check_structure(tt, "tensor train");
   std::vector<double> L, Q;
   for (int k = tt.d() - 1; k >= 1; --k) {
+    detail::poll_point();
     const int64_t r0 = tt.ranks[k], n = tt.modes[k], r1 = tt.ranks[k + 1];
     const int64_t rp = tt.ranks[k - 1], np = tt.modes[k - 1];
     detail::lq_rows(r0, n * r1, tt.cores[k].data(), L, Q);
@@ -55,6 +58,7 @@ TensorTrain round(const TensorTrain& in, const SvdOptions& opt) {
                                    : 16 * DBL_EPSILON * nrm;
   std::vector<double> U, s, Vt;
   for (int k = 0; k + 1 < d; ++k) {
+    detail::poll_point();
     const int64_t r0 = tt.ranks[k], n = tt.modes[k], r1 = tt.ranks[k + 1];
     const int64_t n2 = tt.modes[k + 1], r2 = tt.ranks[k + 2];
     detail::svd_rows(r0 * n, r1, tt.cores[k].data(), U, s, Vt);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "poll_point.hpp"
 #include "ttstore/sim.hpp"
 
 namespace tts::sim::detail {
@@ -57,10 +58,15 @@ class ParamReader {
   const std::vector<ParamSpec>& table_;
 };
 
-// hooks.cancelled() -> throw Cancelled; progress/snapshot only when set.
+// hooks.cancelled() -> throw Cancelled; progress/snapshot only when set. While it lives, poll() is
+// also the calling thread's poll_point() (poll_point.hpp), so the library's long computations stop
+// for a cancel or a pause inside a step, not only between steps.
 class Reporter {
  public:
-  explicit Reporter(const Hooks& h) : h_(h) {}
+  explicit Reporter(const Hooks& h)
+      : h_(h), poll_(h.cancelled ? std::function<void()>([this] { poll(); }) : nullptr), scope_(&poll_) {}
+  Reporter(const Reporter&) = delete;
+  Reporter& operator=(const Reporter&) = delete;
   void poll() const {
     if (h_.cancelled && h_.cancelled()) throw Cancelled();
   }
@@ -74,6 +80,8 @@ class Reporter {
 
  private:
   const Hooks& h_;
+  const std::function<void()> poll_;
+  const tts::detail::PollScope scope_;
 };
 
 }  // namespace tts::sim::detail

@@ -18,6 +18,7 @@
 
 #include "linalg.hpp"
 #include "operator_core.hpp"
+#include "poll_point.hpp"
 #include "rank_select.hpp"
 #include "small_la.hpp"
 #include "ttstore/qtt_algebra.hpp"
@@ -43,14 +44,18 @@ Mps apply(const Mpo& a, const Mps& xin, const SvdOptions& opt) {
   std::vector<double> C{1.0}, T1, T2, U, s;
   int64_t rc = 1;
   for (int k = 0; k < d; ++k) {
+    detail::poll_point();
     const int64_t rs = x.ranks[k], n = x.modes[k], rs1 = x.ranks[k + 1];
     const int64_t R0 = a.ranks[k], R1 = a.ranks[k + 1];
     // T1[(rc, w), (j, s')] = C[(rc, w), s] X[s, (j, s')]
     T1.assign(static_cast<std::size_t>(rc * R0 * n * rs1), 0.0);
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rc * R0, n * rs1, rs, 1.0, C.data(), rs,
                 x.cores[k].data(), n * rs1, 0.0, T1.data(), n * rs1);
+    detail::poll_point();
     // T2[rc, i, w', s'] = sum_{w, j} T1[rc, w, j, s'] W[w, i, j, w']
     detail::apply_operator_core(rc, R0, n, R1, rs1, T1, a.cores[k], T2);
+    // The products above and the split below are each up to a second at ranks 128 on a loaded host.
+    detail::poll_point();
     if (k == d - 1) {  // R1 = rs1 = 1: the rest is the last core
       y.cores.push_back(T2);
       y.ranks[k] = rc;
@@ -72,6 +77,7 @@ Mps apply(const Mpo& a, const Mps& xin, const SvdOptions& opt) {
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < r; ++j) core[i * r + j] = U[i * kk + j];
     }
+    detail::poll_point();
     C.assign(static_cast<std::size_t>(r * q), 0.0);
     cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r, q, m, 1.0, U.data(), kk, T2.data(), q, 0.0, C.data(), q);
     y.cores.push_back(std::move(core));

@@ -68,8 +68,10 @@ struct Output {
 // (so a caller may block the run inside one, e.g. to pause it). Any may be empty. progress(done, total): done <= total, total may be re-estimated as the run
 // goes (an iterative solve does not know its iteration count in advance); the last call has
 // done == total. snapshot(step, t, fields): every params.snapshot_every steps; the fields are only
-// valid during the call. cancelled(): polled between steps (and between blocks of rows inside a long
-// step); true makes run() throw Cancelled.
+// valid during the call. cancelled(): polled between steps and inside them and the set-up (between
+// the pieces of a pass over a large grid, the cores of a rounding or a product, the pair solves of an
+// implicit step, the nodes of a Green kernel), at most a fraction of a second of work apart at any
+// accepted params; true makes run() throw Cancelled, and a caller may block in it to pause the run.
 struct Hooks {
   std::function<void(int64_t done, int64_t total)> progress;
   std::function<void(int64_t step, double t, const std::vector<Field>&)> snapshot;
