@@ -4,9 +4,8 @@
 // those the one whose last turn is oldest (round-robin), so another tenant's request waits at most
 // for work already running, never behind the first tenant's queue. One tenant uses at most all slots
 // but one, so the next tenant's work usually starts at once: with every compression using every core,
-// a lone tenant loses nothing by it (8 concurrent 2 MiB puts of one tenant took 2.4-3.4 s one slot
-// at a time against 4.0-6.2 s two at a time, on the 2-core build host). The module knows tenants and
-// slots, never tensors.
+// a lone tenant loses nothing by it (two of its compressions at once share the same cores). The
+// module knows tenants and slots, never tensors.
 import { ProblemError } from '../errors.js';
 
 /** Engine calls running at once: each compression already uses every core, so more only contend. */

@@ -24,9 +24,8 @@ namespace tts::sim::euler {
 namespace {
 
 constexpr int64_t kGhost = 3;
-// Rows per block between two polls of `cancelled` (about half a million cells a block: a block of
-// a stage at 8192² is then a fraction of a second, where a million cells took up to 2 s on a loaded
-// host).
+// Rows per block between two polls of `cancelled`: about half a million cells a block, so that a
+// block of a stage at 8192² is a fraction of a second even on a loaded host.
 int64_t rows_per_block(int64_t ny) { return std::max<int64_t>(64, (int64_t{1} << 19) / std::max<int64_t>(ny, 1)); }
 
 // Face states of a row of interfaces, (ρ, ρu, ρv, E) on each side.

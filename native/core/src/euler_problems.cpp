@@ -194,8 +194,8 @@ State cell_averages(Problem p, const Grid& g, double t, uint64_t seed) {
   const double xi[3] = {-0.5 * std::sqrt(0.6), 0.0, 0.5 * std::sqrt(0.6)};
   const double w[3] = {5.0 / 18, 8.0 / 18, 5.0 / 18};
   const double dx = g.dx(), dy = g.dy();
-  // Nine states a cell (kelvin_helmholtz: a few transcendentals each): pieces of 2^17 cells, a
-  // fraction of a second on a loaded host (2^19 took 1.3-1.5 s there).
+  // Nine states a cell (kelvin_helmholtz: a few transcendentals each): pieces of 2^17 cells keep a
+  // piece a fraction of a second even on a loaded host.
   tts::detail::in_pieces(g.nx, tts::detail::rows_per_piece(g.ny, int64_t{1} << 17), [&](int64_t lo, int64_t hi) {
 #pragma omp parallel for schedule(static) num_threads(tts::detail::threads())
     for (int64_t i = lo; i < hi; ++i) {

@@ -99,7 +99,7 @@ std::vector<double> gaussian_axis(const Config& c) {
 // and D (periodic: 2i / 2^n; dirichlet: (i + 1) / (2^n + 1)), so the phase is (k m_i) mod 2D, an
 // integer. Rounding sin(w k x_i) at k x_i up to 1e6 instead leaves noise of 1e-12 relative, which
 // is of full QTT rank at the 1e-14 the modes are compressed to: a single mode of wave number 4321
-// at n_bits 14 then took minutes and gigabytes to set up, where a sine has rank 2.
+// at n_bits 14 would then be of full rank to set up, where a sine has rank 2.
 std::vector<double> mode_axis(const Config& c, int64_t k) {
   const int64_t n = int64_t{1} << c.n_bits;
   const bool periodic = c.boundary == qtt::Boundary::Periodic;

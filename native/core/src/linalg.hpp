@@ -38,7 +38,7 @@ struct DoubleBuffer {
 // other request's BLAS calls (other tenants' included) for its whole length; in tiles they wait a
 // few milliseconds at most. Tiles at least 256 on a side keep the repacking of the operands (one
 // block of op(A) and of B per tile) to about 1% of the multiply-adds.
-inline constexpr double kGemmPieceWork = 536870912.0;  // 2^29, ~15 ms of a 2-core host
+inline constexpr double kGemmPieceWork = 536870912.0;  // 2^29 multiply-adds: milliseconds
 inline void gemm_in_pieces(CBLAS_TRANSPOSE ta, int64_t m, int64_t n, int64_t k, const double* A, int64_t lda,
                            const double* B, int64_t ldb, double* C, int64_t ldc) {
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);

@@ -37,7 +37,7 @@ double f_shear(double y, double delta, double) {
 
 // The range of reynolds: below it ν dt would have to be tiny beyond use; above it ν is below the
 // scheme's own dissipation. max_rank: a step's products cost O(r^4) per core, so the cap bounds a
-// step's time (decaying turbulence at rank 64 and 512² took 5-30 s a step on a loaded 2-core host).
+// step's time.
 constexpr double kMinReynolds = 1e-3;
 constexpr double kMaxReynolds = 1e12;
 constexpr double kMaxRank = 128;
