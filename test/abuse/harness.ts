@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { encodeNpy } from '../../src/codec/npy.js';
 import { MAX_BATCH_ENTRIES, METADATA_MAX_BYTES, METADATA_MAX_KEYS } from '../../src/input-limits.js';
-import { http, type TestServer } from '../helpers/server.js';
+import { http, startServer, type TestServer } from '../helpers/server.js';
 import { admin, createTenant, tenantHeaders, type CreatedTenant, type TenantOptions } from '../helpers/tenants.js';
 
 /** Section 8's "a fraction of a second", on a 2-core host that also runs the attacker's client. */
@@ -217,4 +217,29 @@ const TINY_CORE_B64 = encodeNpy('float32', [1, 8, 1], new Uint8Array(Float32Arra
 /** The entries of the worst legal put_cores_batch (1000 entries e0.., one tiny core and the worst metadata each; 63 MB of JSON). */
 export function worstBatchEntries(): Array<{ key: string; cores: Array<{ data_b64: string }>; metadata: Record<string, string> }> {
   return Array.from({ length: MAX_BATCH_ENTRIES }, (_, i) => ({ key: `e${i}`, cores: [{ data_b64: TINY_CORE_B64 }], metadata: worstMetadata(i) }));
+}
+
+/** A server of its own, the tenant under attack and the attacker. */
+export interface Arena {
+  server: TestServer;
+  victim: CreatedTenant;
+  attacker: CreatedTenant;
+}
+
+/** Starts a server (with `env`) and creates the victim and the attacker on it. */
+export async function arena(env: Record<string, string> = {}): Promise<Arena> {
+  const server = await startServer({ env });
+  return { server, victim: await tenant(server), attacker: await tenant(server) };
+}
+
+/** An arena for the tests of one describe block, filled in its before hook and stopped in its after hook. */
+export function scene(env: Record<string, string> = {}): Arena {
+  const s = {} as Arena;
+  before(async () => {
+    Object.assign(s, await arena(env));
+  });
+  after(async () => {
+    await s.server?.destroy();
+  });
+  return s;
 }

@@ -8,11 +8,11 @@ import { encodeNpy } from '../../src/codec/npy.js';
 import {
   BODY_MAX_DEPTH, JSON_MAX_DEPTH, MAX_HEADER_BYTES, METADATA_MAX_KEYS, MiB, NPY_MAX_HEADER_BYTES, payloadBodyBytes,
 } from '../../src/input-limits.js';
-import { http, startServer, type TestServer } from '../helpers/server.js';
+import { http, type TestServer } from '../helpers/server.js';
 import { rawRequest, type RawReply } from '../helpers/raw-http.js';
 import { tenantHeaders, type CreatedTenant } from '../helpers/tenants.js';
 import { npyFile, f64, NPY_MAX_ELEMENTS } from '../storage/npy-fixtures.js';
-import { booksOf, tenant, underAttack, VICTIM_WORST_MS, type AttackOutcome } from './harness.js';
+import { arena, booksOf, underAttack, VICTIM_WORST_MS, type AttackOutcome } from './harness.js';
 
 /** An early answer: well inside the victim's bound, on a 2-core host that runs the client too. */
 const ANSWER_MS = 1000;
@@ -40,9 +40,7 @@ describe('abuse: request bodies and input bounds', function () {
   let asAttacker: Record<string, string>;
 
   before(async () => {
-    server = await startServer();
-    victim = await tenant(server);
-    attacker = await tenant(server);
+    ({ server, victim, attacker } = await arena());
     asAttacker = tenantHeaders(attacker);
   });
   after(async () => {

@@ -10,9 +10,9 @@ import { request } from 'node:http';
 import { MiB } from '../../src/input-limits.js';
 import { JSON_STRUCTURE_HOLD } from '../../src/routes/admission.js';
 import { rawRequest, type RawReply } from '../helpers/raw-http.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
 import { tenantHeaders, type CreatedTenant } from '../helpers/tenants.js';
-import { booksOf, tenant, underAttack, VICTIM_WORST_MS, worstBatchEntries } from './harness.js';
+import { booksOf, scene, underAttack, VICTIM_WORST_MS, worstBatchEntries } from './harness.js';
 
 /** A JSON request on its own connection, its body encoded before the clock starts. */
 function postJson(server: TestServer, path: string, body: Buffer, who: CreatedTenant, timeoutMs = 60_000): Promise<RawReply> {
@@ -48,20 +48,6 @@ function blobBytes(n: number): Buffer {
   const b = randomBytes(n);
   b[0] = 0x42;
   return b;
-}
-
-/** A server, a victim and an attacker for the tests of one describe block (with `env`). */
-function scene(env: Record<string, string> = {}): { server: TestServer; victim: CreatedTenant; attacker: CreatedTenant } {
-  const s = {} as { server: TestServer; victim: CreatedTenant; attacker: CreatedTenant };
-  before(async () => {
-    s.server = await startServer({ env });
-    s.victim = await tenant(s.server);
-    s.attacker = await tenant(s.server);
-  });
-  after(async () => {
-    await s.server.destroy();
-  });
-  return s;
 }
 
 describe('abuse: JSON bodies read as they arrive', function () {

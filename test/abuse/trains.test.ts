@@ -4,9 +4,9 @@
 // go on; the largest train the work limit allows is stored without stalling that tenant.
 import { expect } from 'chai';
 import { MAX_RANK } from '../../src/engine/limits.js';
-import { http, startServer, type TestServer } from '../helpers/server.js';
+import { http, type TestServer } from '../helpers/server.js';
 import { tenantHeaders, type CreatedTenant } from '../helpers/tenants.js';
-import { booksOf, tenant, underAttack, VICTIM_WORST_MS } from './harness.js';
+import { arena, booksOf, underAttack, VICTIM_WORST_MS } from './harness.js';
 import { core, heaviest, qtt } from './trains-input.js';
 
 const MiB = 1 << 20;
@@ -18,9 +18,7 @@ describe('abuse: put_cores ranks and mode splits', function () {
   let attacker: CreatedTenant;
 
   before(async () => {
-    server = await startServer();
-    victim = await tenant(server);
-    attacker = await tenant(server);
+    ({ server, victim, attacker } = await arena());
   });
   after(async () => {
     await server.destroy();

@@ -14,9 +14,9 @@ import { resolveTarget } from '../../src/entries/oracle.js';
 import { EntryService, type CoresInput } from '../../src/entries/service.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { Database, WRITE_COST_BUDGET } from '../../src/store/db.js';
-import { http, startServer, type TestServer } from '../helpers/server.js';
+import { http, type TestServer } from '../helpers/server.js';
 import { tenantHeaders, type CreatedTenant } from '../helpers/tenants.js';
-import { booksOf, tenant, underAttack, VICTIM_WORST_MS, watchMemory, worstBatchEntries, worstMetadata } from './harness.js';
+import { arena, booksOf, underAttack, VICTIM_WORST_MS, watchMemory, worstBatchEntries, worstMetadata } from './harness.js';
 
 /** Blob files under a blob directory (one level of fan-out folders). */
 async function countBlobs(dir: string): Promise<number> {
@@ -48,9 +48,7 @@ describe('abuse: the database writer under the worst legal put_cores_batch', fun
   let attacker: CreatedTenant;
 
   before(async () => {
-    server = await startServer();
-    victim = await tenant(server);
-    attacker = await tenant(server);
+    ({ server, victim, attacker } = await arena());
   });
   after(async () => {
     await server.destroy();
