@@ -60,6 +60,7 @@ void RegisterLimits(Napi::Env env, Napi::Object exports) {
   o.Set("maxTrainWork", Napi::Number::New(env, tts::kMaxTrainWork));
   o.Set("maxRebuildWorkPerValue", Napi::Number::New(env, tts::kMaxRebuildWorkPerValue));
   o.Set("maxTurnWork", Napi::Number::New(env, tts::kMaxTurnWork));
+  o.Set("lightTurnWork", Napi::Number::New(env, tts::kLightTurnWork));
   exports.Set("limits", o);
 }
 

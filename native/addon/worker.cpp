@@ -42,7 +42,10 @@ Failure CaptureFailure(const std::function<void()>& f, std::string& message) {
   return failure;
 }
 
-void PromiseWorker::Execute() { failure_ = CaptureFailure([this] { Run(); }, message_); }
+void PromiseWorker::Execute() {
+  tts::CallShare share;  // calls running at once share the cores
+  failure_ = CaptureFailure([this] { Run(); }, message_);
+}
 
 void PromiseWorker::OnOK() {
   Napi::Env env = Env();

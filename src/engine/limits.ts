@@ -21,3 +21,17 @@ export const MAX_REBUILD_WORK_PER_VALUE: number = limits.maxRebuildWorkPerValue;
  * a top-K scores its candidates in chunks of at most this much (at least one candidate a chunk).
  */
 export const MAX_TURN_WORK: number = limits.maxTurnWork;
+
+/**
+ * Largest estimated work (multiply-adds) of engine work that runs in the admission's light lane,
+ * beside heavy calls instead of behind them: a few milliseconds of one core.
+ */
+export const LIGHT_TURN_WORK: number = limits.lightTurnWork;
+
+/**
+ * Estimated work of compressing `values` values: a QTT-SVD of full ranks does about values^1.5
+ * multiply-adds (each unfolding's Gram is its size times its short side), a smooth array far fewer.
+ */
+export function compressWork(values: number): number {
+  return values * Math.sqrt(values);
+}

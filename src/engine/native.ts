@@ -11,7 +11,7 @@ export interface NativeAddon {
   layoutFor(shape: number[], layout?: LayoutName): { layout: LayoutName; modes: number[] };
   trainWork(modes: number[], ranks: number[], target: number[]): TrainWork;
   /** The bounds of native/core/include/ttstore/limits.hpp. */
-  limits: { maxRank: number; maxTrainWork: number; maxRebuildWorkPerValue: number; maxTurnWork: number };
+  limits: { maxRank: number; maxTrainWork: number; maxRebuildWorkPerValue: number; maxTurnWork: number; lightTurnWork: number };
   setThreads(n: number): void;
   retainFreedMemory(trimThresholdBytes: number, mmapThresholdBytes: number): boolean;
   compress(

@@ -3,7 +3,7 @@
 // assumes a verdict. Whatever would lose data beyond the target is stored as it is (passthrough).
 import type { GatheredValues } from '../codec/npy-gather.js';
 import { badRequest, quoteValue } from '../errors.js';
-import { MAX_RANK } from '../engine/limits.js';
+import { compressWork, MAX_RANK } from '../engine/limits.js';
 import { ITEM_SIZE, type CompressOptions, type CompressResult, type DType, type Engine, type Fingerprint, type LayoutName, type TensorTrain } from '../engine/types.js';
 
 export const DOMAIN_TOLERANCE = {
@@ -115,8 +115,8 @@ export interface OracleOptions {
   compressionThresholdBytes: number;
   /** ||x||_2 of the input (computed off the event loop for large inputs); null when not finite. */
   norm: (input: OracleInput) => Promise<number | null>;
-  /** Bounds concurrent compressions (each one already uses every core). */
-  run?: <T>(work: () => Promise<T>) => Promise<T>;
+  /** Runs engine work in its turn, given its estimated multiply-adds (the engine admission). */
+  run?: <T>(work: () => Promise<T>, estimatedWork: number) => Promise<T>;
 }
 
 /**
@@ -141,6 +141,7 @@ export async function chooseRepresentation(input: OracleInput, target: Target, o
   const pass = (reason: PassthroughReason): Representation =>
     ({ compressed: false, verdict: 'passthrough', reason, ...(inputNorm !== undefined ? { inputNorm } : {}) });
   const run = opts.run ?? (<T>(work: () => Promise<T>) => work());
+  const engine = opts.engine;
   let result: CompressResult;
   try {
     const compressOpts: CompressOptions = blob || exactMode || target.maxRank === undefined ? { tolerance } : { tolerance, maxRank: target.maxRank };
@@ -148,7 +149,7 @@ export async function chooseRepresentation(input: OracleInput, target: Target, o
       compressOpts.gathered = input.gathered.values;
       compressOpts.gatheredSumSquares = input.gathered.sumSquares;
     }
-    result = await run(() => opts.engine.compress(input.data, input.dtype, input.shape, compressOpts));
+    result = await run(() => engine.compress(input.data, input.dtype, input.shape, compressOpts), compressWork(n));
   } catch (err) {
     // The engine rejects non-finite input (NaN, Inf) as invalid; such data is kept as it is (and so is
     // anything else it declines: storing the bytes as they are never loses data).
@@ -168,7 +169,9 @@ export async function chooseRepresentation(input: OracleInput, target: Target, o
   if (fp.max_abs_error === 0) {
     let identical = EXACT_BY_ERROR.has(input.dtype);
     if (!identical) {
-      const back = await run(() => opts.engine.reconstruct(result.tt, input.shape, result.layout, input.dtype));
+      const { modes, ranks } = result.tt;
+      const back = await run(() => engine.reconstruct(result.tt, input.shape, result.layout, input.dtype),
+        engine.trainWork(modes, ranks, modes).reconstruction);
       identical = Buffer.from(back.data.buffer, back.data.byteOffset, back.data.byteLength).equals(input.data);
     }
     if (identical) return compressed('exact');

@@ -196,7 +196,7 @@ export class EntryService {
     const rep = await chooseRepresentation({ ...payload, gathered }, target, {
       engine: this.engine,
       compressionThresholdBytes: this.opts.compressionThresholdBytes,
-      run: (work) => this.admission.run(turn, work),
+      run: (work, estimatedWork) => this.admission.run(turn, work, estimatedWork),
       norm: normOf,
     });
     const layout = rep.compressed ? { layout: rep.layout, modes: rep.tt.modes } : shapeLayout;
@@ -578,7 +578,8 @@ export class EntryService {
     const shape = shapeOf(row);
     const size = shape.reduce((a, b) => a * b, 1) * ITEM_SIZE[row.dtype];
     const into = out?.length === size ? out : undefined;
-    const { data } = await this.admission.run(turn, () => this.engine.reconstruct(tt, shape, row.layout, row.dtype, undefined, into));
+    const work = this.engine.trainWork(tt.modes, tt.ranks, tt.modes).reconstruction;
+    const { data } = await this.admission.run(turn, () => this.engine.reconstruct(tt, shape, row.layout, row.dtype, undefined, into), work);
     return data;
   }
 

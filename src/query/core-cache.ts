@@ -13,7 +13,7 @@
 // that computes (a resplit into the engine's split, an array gathered into mode order) also takes
 // its tenant's turn of the engine admission, as any engine work does.
 import { abandoned, EngineAdmission } from '../admission/engine-admission.js';
-import type { OperandPool } from '../engine/types.js';
+import { ITEM_SIZE, type OperandPool, type TensorTrain } from '../engine/types.js';
 import type { EntryChange, EntryService } from '../entries/service.js';
 import { shapeOf } from '../entries/entry.js';
 import type { StorageRef } from './candidates.js';
@@ -62,7 +62,8 @@ export class CoreCache {
   /**
    * `modesFor` names the mode sizes a stored train is held in when they are not its own (a put_cores
    * split brought into the engine's); undefined keeps the train's. `engine` gives out the turns of
-   * loads that compute.
+   * loads that compute; `resplitWork` estimates bringing a train into other modes (multiply-adds,
+   * unknown by default: a heavy turn).
    */
   constructor(
     private readonly pool: OperandPool,
@@ -70,6 +71,7 @@ export class CoreCache {
     private readonly budgetBytes: number,
     private readonly modesFor: (row: CacheRow) => number[] | undefined = () => undefined,
     private readonly engine: EngineAdmission = new EngineAdmission(),
+    private readonly resplitWork: (tt: TensorTrain, modes: number[]) => number = () => Infinity,
   ) {}
 
   /**
@@ -192,10 +194,11 @@ export class CoreCache {
         const tt = await this.entries.readCores(row);
         const modes = this.modesFor(row);
         // A copy of the cores is no more work than reading them; a resplit is (up to MAX_TRAIN_WORK).
-        return modes ? this.engine.run(turn, () => this.pool.addTrain(row.id, tt, modes)) : this.pool.addTrain(row.id, tt);
+        return modes ? this.engine.run(turn, () => this.pool.addTrain(row.id, tt, modes), this.resplitWork(tt, modes)) : this.pool.addTrain(row.id, tt);
       }
       const data = await this.entries.readDense(row);
-      return this.engine.run(turn, () => this.pool.addDense(row.id, data, row.dtype, shapeOf(row), row.layout));
+      // Gathering the values into mode order: a pass over them.
+      return this.engine.run(turn, () => this.pool.addDense(row.id, data, row.dtype, shapeOf(row), row.layout), data.length / ITEM_SIZE[row.dtype]);
     });
     const owner = ownerOf(row.tenantId, row.namespace, row.key);
     this.slots.set(row.id, { bytes, owner, pins: 1, stale: false });

@@ -43,13 +43,15 @@ export interface ScoreTurns {
 export async function scoreInTurns(
   s: ScoreTurns, turn: Turn, queryId: number, queryNorm: number, ids: Float64Array, norms: Float64Array, metric: Metric,
 ): Promise<Float64Array> {
-  const ends = chunkEnds(await s.pool.scoreWork(queryId, ids, metric), s.turnWork ?? MAX_TURN_WORK);
-  if (ends.length === 1) return s.admission.run(turn, () => s.pool.score(queryId, queryNorm, ids, norms, metric));
+  const works = await s.pool.scoreWork(queryId, ids, metric);
+  const ends = chunkEnds(works, s.turnWork ?? MAX_TURN_WORK);
+  const workOf = (start: number, end: number) => works.subarray(start, end).reduce((a, b) => a + b, 0);
+  if (ends.length === 1) return s.admission.run(turn, () => s.pool.score(queryId, queryNorm, ids, norms, metric), workOf(0, ids.length));
   const scores = new Float64Array(ids.length);
   let start = 0;
   for (const end of ends) {
     const part = await s.admission.run(turn, () =>
-      s.pool.score(queryId, queryNorm, ids.subarray(start, end), norms.subarray(start, end), metric));
+      s.pool.score(queryId, queryNorm, ids.subarray(start, end), norms.subarray(start, end), metric), workOf(start, end));
     scores.set(part, start);
     start = end;
   }

@@ -6,7 +6,8 @@
 // turn of the engine admission (score-turns.ts), and keeps the k best with a bounded heap.
 import { badRequest, ProblemError } from '../errors.js';
 import { isInvalidInput } from '../engine/index.js';
-import type { Engine, LayoutName, Metric, OperandPool } from '../engine/types.js';
+import { ITEM_SIZE, type Engine, type LayoutName, type Metric, type OperandPool } from '../engine/types.js';
+import { compressWork } from '../engine/limits.js';
 import { shapeOf, type EntryRow } from '../entries/entry.js';
 import { layoutForShape, type EntryService } from '../entries/service.js';
 import type { Payload } from '../codec/payload.js';
@@ -88,7 +89,8 @@ export class QueryService {
     this.turnWork = opts.turnWork;
     this.groupBytes = opts.groupBytes ?? Math.max(opts.coreCacheBytes, MIN_GROUP_BYTES);
     this.pool = opts.engine.createOperandPool();
-    this.cache = new CoreCache(this.pool, opts.entries, opts.coreCacheBytes, (row) => comparisonModes(this.engine, row), this.admission);
+    this.cache = new CoreCache(this.pool, opts.entries, opts.coreCacheBytes, (row) => comparisonModes(this.engine, row), this.admission,
+      (tt, modes) => this.engine.trainWork(tt.modes, tt.ranks, modes).resplit);
     this.candidates = new CandidateLists(opts.entries.db, opts.candidateListRows ?? 200_000);
     opts.entries.onChange((change) => {
       this.cache.invalidate(change);
@@ -115,7 +117,9 @@ export class QueryService {
     if (numel(a.shape) === 0) return 0;
     const release = await this.cache.acquire([cacheRow(tenantId, namespace, a), cacheRow(tenantId, namespace, b)], turn.signal);
     try {
-      const s = await this.admission.run(turn, () => this.pool.score(a.id, normA, Float64Array.of(b.id), Float64Array.of(normB), metric));
+      const ids = Float64Array.of(b.id);
+      const [work] = await this.pool.scoreWork(a.id, ids, metric);
+      const s = await this.admission.run(turn, () => this.pool.score(a.id, normA, ids, Float64Array.of(normB), metric), work);
       return s[0]!;
     } finally {
       release();
@@ -212,13 +216,16 @@ export class QueryService {
   /** Decomposes the array and holds it under `id` (its cores, or its values); resolves to its norm. */
   private async addVector(id: number, payload: Payload, layout: LayoutName, tolerance: number, turn: Turn): Promise<number> {
     try {
-      const r = await this.admission.run(turn, () => this.engine.compress(payload.data, payload.dtype, payload.shape, { tolerance, layout }));
+      const values = payload.data.length / ITEM_SIZE[payload.dtype];
+      const r = await this.admission.run(turn, () => this.engine.compress(payload.data, payload.dtype, payload.shape, { tolerance, layout }),
+        compressWork(values));
       // Holding it (a dense array is gathered into mode order) and its norm: a second, shorter turn.
+      const { modes, ranks } = r.tt;
       return await this.admission.run(turn, async () => {
         if (r.compressible) await this.pool.addTrain(id, r.tt);
         else await this.pool.addDense(id, payload.data, payload.dtype, payload.shape, layout);
         return this.pool.norm(id);
-      });
+      }, r.compressible ? this.engine.trainWork(modes, ranks, modes).contraction : values);
     } catch (err) {
       if (isInvalidInput(err)) throw badRequest(`data_b64 cannot be compared: ${err.message}`);
       throw err;

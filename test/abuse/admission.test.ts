@@ -204,6 +204,31 @@ describe('abuse: admission of engine work, requests in flight and the bytes they
     });
   });
 
+  describe('two tenants whose compressions fill every heavy slot', () => {
+    let server: TestServer;
+    before(async () => {
+      server = await startServer();
+    });
+    after(async () => {
+      await server.destroy();
+    });
+
+    it('another tenant\'s small requests take the light lane and never wait for a heavy compression', async () => {
+      const attackers = [await tenant(server), await tenant(server)];
+      const victim = await tenant(server);
+      const npy = noisyNpy(2 * MiB, 5); // 8 MiB: most of a second of engine work each
+      const alone = await putNpy(server, attackers[0]!, 'alone', npy);
+      expect(alone.status).to.equal(200);
+      const out = await underAttack(server, victim, () =>
+        Promise.all(attackers.flatMap((a, j) => Array.from({ length: 4 }, (_, i) => putNpy(server, a, `heavy-${j}-${i}`, npy)))));
+      expect(out.result.map((a) => a.status)).to.deep.equal(Array(8).fill(200));
+      console.log(`      2 tenants x 4 puts of 8 MiB noise (${alone.ms.toFixed(0)} ms alone): answered in ${out.answerMs.toFixed(0)} ms, `
+        + `victim worst ${out.victim.worstMs.toFixed(0)} ms (median ${out.victim.medianMs.toFixed(0)}, ${out.victim.requests} requests)`);
+      expect(out.victim.failures).to.deep.equal([]);
+      expect(out.victim.worstMs).to.be.lessThan(VICTIM_WORST_MS);
+    });
+  });
+
   describe('with 16 engine requests in flight allowed per tenant', () => {
     let server: TestServer;
     before(async () => {

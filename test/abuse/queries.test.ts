@@ -2,8 +2,8 @@
 // tenant in fair turns"): top-Ks over the heaviest trains put_cores allows, as many at once as a
 // tenant may send, from one tenant and from two, while another tenant's requests go on. Similarity
 // and top-K are engine requests: counted against the tenant's in-flight limit (429, no CU past it),
-// scored in chunks of bounded work, each in the tenant's turn, so the other tenant waits at most for
-// one chunk, never for a whole query.
+// scored in chunks of bounded work, each in the tenant's turn, so another tenant's heavy work waits
+// at most for one chunk, never for a whole query, and its light work for neither.
 import { expect } from 'chai';
 import { http, startServer, type Reply, type TestServer } from '../helpers/server.js';
 import { tenantHeaders, type CreatedTenant } from '../helpers/tenants.js';
@@ -81,11 +81,10 @@ describe('abuse: queries over the heaviest legal trains', function () {
       + `${out.victim.worstMs.toFixed(0)} ms (median ${out.victim.medianMs.toFixed(0)}), peak memory growth ${(out.memory.growthBytes / MiB).toFixed(0)} MiB`);
   });
 
-  it('two tenants\' top-Ks fill every engine slot, and the other tenant waits for chunks, never for a whole query', async () => {
-    // Each tenant takes one slot (all but one), so together they hold both: each turn of the victim's
-    // (a put takes two: its compression and its check) waits for a chunk already running, which is
-    // one candidate as heavy as put_cores allows. That is the bound here, not VICTIM_WORST_MS: two
-    // heavy chunks and the victim's own work take about a second on the loaded 2-core host.
+  it('two tenants\' top-Ks fill every heavy slot, and the other tenant\'s small requests run beside them', async () => {
+    // Each tenant takes one heavy slot (all but one), so together they hold both, each with a chunk
+    // as heavy as put_cores allows; the victim's small put and serve are light work, with slots of
+    // their own, so they wait for neither chunk.
     const timed = async (a: CreatedTenant) => {
       const t0 = performance.now();
       const r = await topk(a);
@@ -98,7 +97,7 @@ describe('abuse: queries over the heaviest legal trains', function () {
       + `(one alone ${wholeQueryMs.toFixed(0)} ms), victim worst ${out.victim.worstMs.toFixed(0)} ms (median ${out.victim.medianMs.toFixed(0)}), `
       + `peak memory growth ${(out.memory.growthBytes / MiB).toFixed(0)} MiB`);
     expect(out.victim.failures).to.deep.equal([]);
-    expect(out.victim.worstMs).to.be.lessThan(fastest / 3);
+    expect(out.victim.worstMs).to.be.lessThan(VICTIM_WORST_MS);
     expect(out.memory.growthBytes).to.be.lessThan(512 * MiB);
   });
 

@@ -1,19 +1,20 @@
 // CONTRACT.md section 8, engine work: slots given in fair turns across tenants (per-tenant queues,
 // round-robin, a tenant's queue never in front of another tenant's request) and the cap on a
-// tenant's engine requests in flight.
+// tenant's engine requests in flight; light work in a lane of its own beside the heavy.
 import { expect } from 'chai';
 import { EngineAdmission, type Turn } from '../../src/admission/engine-admission.js';
+import { LIGHT_TURN_WORK } from '../../src/engine/limits.js';
 import { ProblemError } from '../../src/errors.js';
 
 /** Engine work the test finishes by hand; `log` records the order in which work started. */
 function harness(admission: EngineAdmission) {
   const log: string[] = [];
   const finishers = new Map<string, { ok(): void; fail(err: Error): void }>();
-  const submit = (name: string, turn: Turn): Promise<string> =>
+  const submit = (name: string, turn: Turn, estimatedWork?: number): Promise<string> =>
     admission.run(turn, () => new Promise<string>((resolve, reject) => {
       log.push(name);
       finishers.set(name, { ok: () => resolve(name), fail: reject });
-    }));
+    }), estimatedWork);
   const finish = async (name: string, err?: Error) => {
     const f = finishers.get(name);
     if (!f) throw new Error(`${name} is not running`);
@@ -184,5 +185,48 @@ describe('admission: engine requests in flight per tenant', () => {
     admission.enter('a');
     expect(() => admission.enter('a')).to.throw(ProblemError);
     expect(admission.stats().inFlight).to.equal(2);
+  });
+});
+
+describe('admission: light work (at most LIGHT_TURN_WORK) in a lane of its own', () => {
+  it('runs beside heavy work that holds every heavy slot, never behind it', async () => {
+    const admission = new EngineAdmission({ slots: 2, lightSlots: 2 });
+    const h = harness(admission);
+    for (let i = 1; i <= 3; i++) {
+      void h.submit(`a${i}`, A);
+      void h.submit(`b${i}`, B);
+    }
+    await settle();
+    expect(h.running()).to.deep.equal(['a1', 'b1']);
+    void h.submit('c-small', C, LIGHT_TURN_WORK);
+    void h.submit('c-big', C, LIGHT_TURN_WORK + 1);
+    await settle();
+    expect(h.running()).to.deep.equal(['a1', 'b1', 'c-small']);
+    expect(admission.stats()).to.deep.include({ running: 3, waiting: 5, light: { slots: 2, running: 1, waiting: 0 } });
+    await h.finish('a1');
+    expect(h.running()).to.deep.equal(['b1', 'c-big', 'c-small']); // c has nothing heavy running: its turn before a2
+  });
+
+  it('takes work of unknown size as heavy', async () => {
+    const admission = new EngineAdmission({ slots: 1 });
+    const h = harness(admission);
+    void h.submit('a1', A);
+    void h.submit('b1', B);
+    await settle();
+    expect(h.running()).to.deep.equal(['a1']);
+    expect(admission.stats().heavy).to.deep.equal({ slots: 1, running: 1, waiting: 1 });
+  });
+
+  it('gives its slots in fair turns too: one tenant\'s light work leaves a light slot for the others', async () => {
+    const admission = new EngineAdmission({ slots: 2, lightSlots: 2 });
+    const h = harness(admission);
+    for (let i = 1; i <= 4; i++) void h.submit(`a${i}`, A, 1);
+    await settle();
+    expect(h.running()).to.deep.equal(['a1']);
+    void h.submit('b1', B, 1);
+    await settle();
+    expect(h.running()).to.deep.equal(['a1', 'b1']);
+    await h.finish('a1');
+    expect(h.running()).to.deep.equal(['a2', 'b1']);
   });
 });

@@ -23,6 +23,11 @@ inline constexpr double kMaxTrainWork = 4294967296.0;  // 2^32
 // the norm of the heaviest train put_cores stores.
 inline constexpr double kMaxTurnWork = kMaxTrainWork;
 
+// Largest estimated work of engine work that runs beside heavy calls rather than behind them (the
+// admission's light lane): 2^22 multiply-adds is a few milliseconds of one core, so a small put,
+// serve or score of another tenant never waits for seconds of someone else's compression.
+inline constexpr double kLightTurnWork = 4194304.0;  // 2^22
+
 // A dense rebuild's work grows with the array it writes (each value is a dot product over the bond
 // at the split), so it may also take this many multiply-adds per value: a QTT of the largest float32
 // array (2^26 values) with ranks up to about 120 at its middle is allowed, and the GEMM stays a part

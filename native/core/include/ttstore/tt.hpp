@@ -164,4 +164,20 @@ void set_threads(int n);  // 0: default (all cores)
 // (set_threads applies to every later engine call from any thread, and sets OpenBLAS's pool size;
 // the default is OMP_NUM_THREADS when set.)
 
+// One engine call running on this thread, for as long as it lives. Calls running at once share the
+// engine's threads instead of each taking all of them (two teams of every core on the same cores run
+// slower together than one after the other): a call's OpenMP team is its share when it starts, and
+// OpenBLAS's pool follows the number of calls running. Nests: an inner CallShare changes nothing.
+class CallShare {
+ public:
+  CallShare();
+  ~CallShare();
+  CallShare(const CallShare&) = delete;
+  CallShare& operator=(const CallShare&) = delete;
+
+ private:
+  bool counted_;
+};
+int calls_running();  // CallShares alive, all threads together
+
 }  // namespace tts
