@@ -54,7 +54,7 @@ async function routeServer(gated: boolean): Promise<void> {
   } else {
     const { loadConfig } = await import('../src/config.js');
     const { createLogger } = await import('../src/log.js');
-    const { Database } = await import('../src/store/db.js');
+    const { Database } = await import('../src/store/sqlite/db.js');
     const { createGate, gateMigrations } = await import('../src/gate/index.js');
     const dir = await mkdtemp(path.join(os.tmpdir(), 'ttstore-bench-gated-'));
     process.on('SIGTERM', () => {

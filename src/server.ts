@@ -11,7 +11,7 @@ import { ConfigError, type Config } from './config.js';
 import { badRequest, PROBLEM_CONTENT_TYPE, ProblemError } from './errors.js';
 import { MAX_HEADER_BYTES, sizeText } from './input-limits.js';
 import type { Logger } from './log.js';
-import { Database, type Migration } from './store/db.js';
+import { Database, type Migration } from './store/sqlite/db.js';
 import { engine as nativeEngine, setThreads } from './engine/index.js';
 import { Api } from './api/endpoint.js';
 import { createMetrics } from './metrics/registry.js';
@@ -21,7 +21,7 @@ import { registerHealthRoutes } from './routes/health.js';
 import { registerMetricsRoute } from './routes/metrics.js';
 import { registerReferenceRoutes } from './routes/reference.js';
 // storage (entries): schema, blob store, service, routes
-import { ENTRY_MIGRATIONS } from './entries/migrations.js';
+import { ENTRY_MIGRATIONS } from './store/sqlite/migrations/entries.js';
 import { EntryService } from './entries/service.js';
 import { BlobStore } from './store/blobs.js';
 import { VERSION } from './version.js';
@@ -35,8 +35,8 @@ import { registerStorageRoutes } from './routes/storage.js';
 import { bodyReader } from './routes/storage-body.js';
 import { releaseGpuCoresOnRemoval } from './routes/storage-read.js';
 // simulation: job table, scheduler (solvers run on the engine's threads), routes
-import { JOB_MIGRATIONS } from './jobs/migrations.js';
-import { JobStore } from './jobs/store.js';
+import { JOB_MIGRATIONS } from './store/sqlite/migrations/jobs.js';
+import { JobStore } from './store/sqlite/jobs.js';
 import { JobScheduler, type JobCharger } from './jobs/scheduler.js';
 import { SIMULATION_RUN_SECONDS } from './gate/operations.js';
 import { effectiveQuota } from './gate/plans.js';

@@ -7,7 +7,7 @@
 // rows of a write too large for one transaction are written in pieces (write-pieces.ts), invisible
 // (listed in entry_staged), and one small final transaction makes them all visible; a failure removes
 // them, a crash leaves them for start() to remove. A tenant's writes run in that tenant's writer lane.
-import type { Database, Tx } from '../store/db.js';
+import type { Database, Tx } from '../store/sqlite/db.js';
 import { BlobStore, corrupted, type BlobRef } from '../store/blobs.js';
 import { coreBytes, coreDtypeOf, decodeCores, encodeCores } from '../store/cores.js';
 import { notFound } from '../errors.js';
@@ -18,7 +18,7 @@ import { type EntryRow, type ListRow, shapeOf } from './entry.js';
 import { denseNorm } from './norm.js';
 import { EngineAdmission, SERVER_TURN, type Turn } from '../admission/engine-admission.js';
 import { RowCache } from './row-cache.js';
-import { chunksByCost, nameCost, piecesOf, publishCost, rowCost, type Chunk, type Piece } from './write-pieces.js';
+import { chunksByCost, nameCost, piecesOf, publishCost, rowCost, type Chunk, type Piece } from '../store/sqlite/write-pieces.js';
 import { StorageLedger, storedBytesOf, STORED_BYTES_SQL, type StorageQuotaOf, type StorageReservation } from './storage-quota.js';
 
 export interface EntryLogger {

@@ -5,7 +5,7 @@
 // its blob is written; the commit turns the reservation into stored bytes, a failure releases it, and
 // compaction and tenant purges give bytes back.
 import { ProblemError } from '../errors.js';
-import type { Database } from '../store/db.js';
+import type { Database } from '../store/sqlite/db.js';
 import type { EntryRow } from './entry.js';
 
 /** The bytes an entry stores, as SQL over a row of `entries` (the same rule as storedBytesOf). */

@@ -4,7 +4,7 @@ import type { Middleware } from 'koa';
 import { Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import type { Database } from '../store/db.js';
+import type { Database } from '../store/sqlite/db.js';
 import { Meter } from './meter.js';
 import { createAdminGate, createTenantGate } from './middleware.js';
 import { createGateMetrics, type GateMetrics } from './metrics.js';
@@ -12,7 +12,7 @@ import { SlidingWindowLimiter } from './rate-limit.js';
 import { TenantRegistry } from './registry.js';
 import { resolveServiceKey } from './service-key.js';
 
-export { gateMigrations } from './migrations.js';
+export { gateMigrations } from '../store/sqlite/migrations/gate.js';
 
 export interface Gate {
   registry: TenantRegistry;

@@ -11,7 +11,7 @@
 // the store's group commit, however many requests it covers.
 import { ProblemError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { Database } from '../store/db.js';
+import type { Database } from '../store/sqlite/db.js';
 import { BREAKDOWN_KEYS, OPERATIONS, type BreakdownKey, type Operation } from './operations.js';
 import type { TenantRecord } from './registry.js';
 

@@ -4,7 +4,7 @@
 // admin response. reload() re-reads the whole table (rows written by another process included).
 import { ProblemError, notFound } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { Database, Tx } from '../store/db.js';
+import type { Database, Tx } from '../store/sqlite/db.js';
 import { PLANS, type Plan } from './context.js';
 import { API_KEY_RE, generateApiKey, sha256Hex } from './keys.js';
 import { limitsForPlan, type CustomLimits, type RateLimit } from './plans.js';

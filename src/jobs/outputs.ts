@@ -5,7 +5,7 @@
 // out of budget or quota) keeps the snapshots stored whole so far: keep() commits them with its
 // `failed` state. So a job never leaves half of a step's outputs behind, and a crash leaves only
 // orphan blobs (swept at start).
-import type { Tx } from '../store/db.js';
+import type { Tx } from '../store/sqlite/db.js';
 import type { EntryRow } from '../entries/entry.js';
 import type { CoresInput, PreparedEntry, PutInput } from '../entries/service.js';
 import { resolveTarget } from '../entries/oracle.js';

@@ -6,7 +6,7 @@
 // Every committed change of a namespace (EntryService.onChange) drops its lists and bumps its
 // generation; a listing stores its result only if the generation it started at is still current,
 // so a listing that raced a write cannot put a stale list back.
-import type { Database } from '../store/db.js';
+import type { Database } from '../store/sqlite/db.js';
 import type { EntryChange } from '../entries/service.js';
 import { listCandidates, type CandidateRow, type Comparable } from './candidates.js';
 import { filterPairs, type Filters } from './filters.js';

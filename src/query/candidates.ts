@@ -1,6 +1,6 @@
 // Which entries a query looks at, read from SQLite: the candidates of a top-K (latest live entries
 // comparable with the query, CONTRACT.md sections 3 and 6) and the matches of a metadata search.
-import type { Database } from '../store/db.js';
+import type { Database } from '../store/sqlite/db.js';
 import { DTYPES, ITEM_SIZE, type DType, type LayoutName } from '../engine/types.js';
 import type { StoredRef } from '../entries/service.js';
 import { filterPairs, matchCondition, type Filters } from './filters.js';

@@ -1,7 +1,7 @@
 // GET /gate/health: no authentication; says what the engine runs on and whether the database answers.
 import type { Api } from '../api/endpoint.js';
 import { ADMIN_ENDPOINTS } from '../api/admin.js';
-import type { Database } from '../store/db.js';
+import type { Database } from '../store/sqlite/db.js';
 import type { Engine } from '../engine/types.js';
 
 export interface HealthDeps {

@@ -2,13 +2,13 @@
 // runner the test drives by hand (fake-runner.ts), shared by the scheduler's test files.
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { Database } from '../../src/store/db.js';
+import { Database } from '../../src/store/sqlite/db.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { EntryService } from '../../src/entries/service.js';
-import { ENTRY_MIGRATIONS } from '../../src/entries/migrations.js';
+import { ENTRY_MIGRATIONS } from '../../src/store/sqlite/migrations/entries.js';
 import { engine } from '../../src/engine/index.js';
-import { JOB_MIGRATIONS } from '../../src/jobs/migrations.js';
-import { JobStore } from '../../src/jobs/store.js';
+import { JOB_MIGRATIONS } from '../../src/store/sqlite/migrations/jobs.js';
+import { JobStore } from '../../src/store/sqlite/jobs.js';
 import { JobScheduler, type JobSchedulerOptions } from '../../src/jobs/scheduler.js';
 import type { OutputStore } from '../../src/jobs/outputs.js';
 import { FakeRunner } from './fake-runner.js';

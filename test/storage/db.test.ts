@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Database, WRITE_COST_BUDGET } from '../../src/store/db.js';
+import { Database, WRITE_COST_BUDGET } from '../../src/store/sqlite/db.js';
 
 const MIGRATION = { component: 'test', version: 1, sql: 'CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER NOT NULL)' };
 

@@ -1,7 +1,7 @@
 // SQL of the job system: every state change is one write on the group-commit queue, durable when the
 // promise resolves. Reads go to the reader connection.
-import type { Database, Tx } from '../store/db.js';
-import type { JobParams, JobRow, JobStatus, Progress } from './job.js';
+import type { Database, Tx } from './db.js';
+import type { JobParams, JobRow, JobStatus, Progress } from '../../jobs/job.js';
 
 export interface NewJob {
   jobId: string;

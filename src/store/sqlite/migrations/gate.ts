@@ -1,5 +1,5 @@
 // The gate's tables: the tenant registry and the monthly usage ledger.
-import type { Migration } from '../store/db.js';
+import type { Migration } from '../db.js';
 
 export const gateMigrations: Migration[] = [
   {

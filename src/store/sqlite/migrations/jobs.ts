@@ -1,7 +1,7 @@
 // Schema of the simulation job system. `seq` orders jobs: ascending is the FIFO run order, descending
 // the newest-first order of the list endpoint. A job's outputs are entries (src/entries); this table
 // only names them.
-import type { Migration } from '../store/db.js';
+import type { Migration } from '../db.js';
 
 export const JOB_MIGRATIONS: Migration[] = [
   {

@@ -4,8 +4,8 @@
 // 64 KiB of metadata) writes about 300 pages: its 256 index rows land on 256 different pages of the
 // (tenant, namespace, name, value) index, one region per name, so an entry's metadata is what costs,
 // not its row. Such an entry is written in several pieces; small ones share a transaction.
-import { WRITE_COST_BUDGET } from '../store/db.js';
-import { canonicalJson } from './entry.js';
+import { WRITE_COST_BUDGET } from './db.js';
+import { canonicalJson } from '../../entries/entry.js';
 
 export const PAGE_BYTES = 4096;
 

@@ -1,7 +1,7 @@
 // Schema of the storage component. Entries are addressed by (tenant, namespace, key, version); the
 // per-key row keeps the version counter (so a number is never reused, also across deletes and purges)
 // and the live version, which makes list a walk over one index.
-import type { Migration } from '../store/db.js';
+import type { Migration } from '../db.js';
 
 export const ENTRY_MIGRATIONS: Migration[] = [
   {
