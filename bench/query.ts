@@ -21,7 +21,7 @@ import { EntryService } from '../src/entries/service.js';
 import { ENTRY_MIGRATIONS } from '../src/store/sqlite/migrations/entries.js';
 import { resolveTarget } from '../src/entries/oracle.js';
 import { limiter } from '../src/entries/limiter.js';
-import { listCandidates, storageRefs, type CandidateRow } from '../src/query/candidates.js';
+import { listCandidates, storageRefs, type CandidateRow } from '../src/store/sqlite/candidates.js';
 import { CoreCache, type CacheRow } from '../src/query/core-cache.js';
 import { QueryService } from '../src/query/service.js';
 import { topKIndices } from '../src/query/topk.js';

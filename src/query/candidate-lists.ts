@@ -8,7 +8,7 @@
 // so a listing that raced a write cannot put a stale list back.
 import type { Database } from '../store/sqlite/db.js';
 import type { EntryChange } from '../entries/service.js';
-import { listCandidates, type CandidateRow, type Comparable } from './candidates.js';
+import { listCandidates, type CandidateRow, type Comparable } from '../store/sqlite/candidates.js';
 import { filterPairs, type Filters } from './filters.js';
 
 export class CandidateLists {

@@ -13,7 +13,7 @@ import { layoutForShape, type EntryService } from '../entries/service.js';
 import type { Payload } from '../codec/payload.js';
 import { EngineAdmission, type Turn } from '../admission/engine-admission.js';
 import { CandidateLists } from './candidate-lists.js';
-import { searchMetadata, storageRefs, type CandidateRow, type Comparable } from './candidates.js';
+import { searchMetadata, storageRefs, type CandidateRow, type Comparable } from '../store/sqlite/candidates.js';
 import { CoreCache, type CacheRow } from './core-cache.js';
 import type { Filters } from './filters.js';
 import { chunkEnds, scoreInTurns } from './score-turns.js';

@@ -1,9 +1,9 @@
 // Which entries a query looks at, read from SQLite: the candidates of a top-K (latest live entries
 // comparable with the query, CONTRACT.md sections 3 and 6) and the matches of a metadata search.
-import type { Database } from '../store/sqlite/db.js';
-import { DTYPES, ITEM_SIZE, type DType, type LayoutName } from '../engine/types.js';
-import type { StoredRef } from '../entries/service.js';
-import { filterPairs, matchCondition, type Filters } from './filters.js';
+import type { Database } from './db.js';
+import { DTYPES, ITEM_SIZE, type DType, type LayoutName } from '../../engine/types.js';
+import type { StoredRef } from '../../entries/service.js';
+import { filterPairs, matchCondition, type Filters } from '../../query/filters.js';
 
 /**
  * Entries are comparable when shape and layout are equal (the columns hold canonical JSON), whatever
