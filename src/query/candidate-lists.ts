@@ -9,7 +9,7 @@
 import type { Database } from '../store/sqlite/db.js';
 import type { EntryChange } from '../entries/service.js';
 import { listCandidates, type CandidateRow, type Comparable } from '../store/sqlite/candidates.js';
-import { filterPairs, type Filters } from './filters.js';
+import { filterPairs, type Filters } from '../store/filters.js';
 
 export class CandidateLists {
   /** Lists by class id, least recently used first. */

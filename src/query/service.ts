@@ -15,7 +15,7 @@ import { EngineAdmission, type Turn } from '../admission/engine-admission.js';
 import { CandidateLists } from './candidate-lists.js';
 import { searchMetadata, storageRefs, type CandidateRow, type Comparable } from '../store/sqlite/candidates.js';
 import { CoreCache, type CacheRow } from './core-cache.js';
-import type { Filters } from './filters.js';
+import type { Filters } from '../store/filters.js';
 import { chunkEnds, scoreInTurns } from './score-turns.js';
 import { topKIndices } from './topk.js';
 

@@ -6,7 +6,7 @@ import type { Base64Data } from '../codec/base64.js';
 import { decodePayload, payloadBytes, type Payload } from '../codec/payload.js';
 import type { Metric } from '../engine/types.js';
 import { resolveTarget } from '../entries/oracle.js';
-import type { Filters } from '../query/filters.js';
+import type { Filters } from '../store/filters.js';
 import { parseBody } from '../schema/validate.js';
 import { searchBody, similarityBody, topkBody, topkVectorBody } from '../api/query.js';
 import { isNpy } from '../codec/npy.js';

@@ -12,7 +12,7 @@ import { canonicalJson } from '../../src/entries/entry.js';
 import { validateMetadata } from '../../src/entries/metadata.js';
 import { ProblemError } from '../../src/errors.js';
 import { BODY_MAX_DEPTH, JSON_BODY_BYTES, JSON_MAX_DEPTH, METADATA_MAX_BYTES, METADATA_MAX_KEYS } from '../../src/input-limits.js';
-import { filterPairs } from '../../src/query/filters.js';
+import { filterPairs } from '../../src/store/filters.js';
 import { parseSubmit } from '../../src/routes/simulation-validate.js';
 import type { ObjectSchema } from '../../src/schema/types.js';
 import { parseBody } from '../../src/schema/validate.js';

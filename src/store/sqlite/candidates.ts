@@ -3,7 +3,7 @@
 import type { Database } from './db.js';
 import { DTYPES, ITEM_SIZE, type DType, type LayoutName } from '../../engine/types.js';
 import type { StoredRef } from '../../entries/service.js';
-import { filterPairs, matchCondition, type Filters } from '../../query/filters.js';
+import { filterPairs, matchCondition, type Filters } from '../filters.js';
 
 /**
  * Entries are comparable when shape and layout are equal (the columns hold canonical JSON), whatever
