@@ -54,15 +54,15 @@ async function routeServer(gated: boolean): Promise<void> {
   } else {
     const { loadConfig } = await import('../src/config.js');
     const { createLogger } = await import('../src/log.js');
-    const { Database } = await import('../src/store/sqlite/db.js');
-    const { createGate, gateMigrations } = await import('../src/gate/index.js');
+    const { openSqliteStores } = await import('../src/store/sqlite/index.js');
+    const { createGate } = await import('../src/gate/index.js');
     const dir = await mkdtemp(path.join(os.tmpdir(), 'ttstore-bench-gated-'));
     process.on('SIGTERM', () => {
       void rm(dir, { recursive: true, force: true }).finally(() => process.exit(0));
     });
     const config = loadConfig({ SVC_GATE_DATA_DIR: dir, SVC_GATE_ENGINE_SERVICE_KEY: SERVICE_KEY });
-    const db = await Database.open(path.join(dir, 'gate.db'), gateMigrations);
-    const gate = await createGate({ db, config, log: createLogger('silent') });
+    const stores = await openSqliteStores(path.join(dir, 'gate.db'));
+    const gate = await createGate({ tenants: stores.tenants, usage: stores.usage, config, log: createLogger('silent') });
     const { apiKey: key } = await gate.registry.create({
       tenantId: 'bench', plan: 'enterprise', namespaces: ['default'], email: null, rateLimit: SLOT_LIMIT, monthlyQuota: 1e12,
     });

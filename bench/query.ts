@@ -16,12 +16,14 @@ import { fileURLToPath } from 'node:url';
 import { engine } from '../src/engine/index.js';
 import { blasKernelsFor, cpuFlags } from '../src/engine/load.js';
 import { Database } from '../src/store/sqlite/db.js';
+import { SqliteEntryStore } from '../src/store/sqlite/entries.js';
 import { BlobStore } from '../src/store/blobs.js';
 import { EntryService } from '../src/entries/service.js';
 import { ENTRY_MIGRATIONS } from '../src/store/sqlite/migrations/entries.js';
 import { resolveTarget } from '../src/entries/oracle.js';
 import { limiter } from '../src/entries/limiter.js';
-import { listCandidates, storageRefs, type CandidateRow } from '../src/store/sqlite/candidates.js';
+import { listCandidates, storageRefs } from '../src/store/sqlite/candidates.js';
+import type { CandidateRow } from '../src/store/entries.js';
 import { CoreCache, type CacheRow } from '../src/query/core-cache.js';
 import { QueryService } from '../src/query/service.js';
 import { topKIndices } from '../src/query/topk.js';
@@ -64,7 +66,7 @@ const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
 async function openEntries(dir: string): Promise<{ db: Database; entries: EntryService }> {
   const db = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS);
   const blobs = await BlobStore.open(path.join(dir, 'blobs'));
-  const entries = new EntryService({ db, blobs, engine, compressionThresholdBytes: 4096, retentionDays: 30, log: silent });
+  const entries = new EntryService({ store: new SqliteEntryStore(db), blobs, engine, compressionThresholdBytes: 4096, retentionDays: 30, log: silent });
   return { db, entries };
 }
 
@@ -170,7 +172,7 @@ async function main(): Promise<void> {
     release();
 
     // The whole service call in process (candidate listing included).
-    const service = new QueryService({ entries: e.entries, engine, coreCacheBytes: 1 << 30 });
+    const service = new QueryService({ entries: e.entries, search: new SqliteEntryStore(e.db), engine, coreCacheBytes: 1 << 30 });
     // The service's first call loads the cores into its own cache and lists the candidates; after a
     // change of the namespace (simulated by invalidating its lists) a call lists them again from
     // SQLite; later calls reuse both.

@@ -11,7 +11,7 @@ import { ConfigError, type Config } from './config.js';
 import { badRequest, PROBLEM_CONTENT_TYPE, ProblemError } from './errors.js';
 import { MAX_HEADER_BYTES, sizeText } from './input-limits.js';
 import type { Logger } from './log.js';
-import { Database, type Migration } from './store/sqlite/db.js';
+import { openSqliteStores } from './store/sqlite/index.js';
 import { engine as nativeEngine, setThreads } from './engine/index.js';
 import { Api } from './api/endpoint.js';
 import { createMetrics } from './metrics/registry.js';
@@ -20,23 +20,20 @@ import { registerServiceGauges } from './metrics/service-gauges.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMetricsRoute } from './routes/metrics.js';
 import { registerReferenceRoutes } from './routes/reference.js';
-// storage (entries): schema, blob store, service, routes
-import { ENTRY_MIGRATIONS } from './store/sqlite/migrations/entries.js';
+// storage (entries): blob store, service, routes
 import { EntryService } from './entries/service.js';
 import { BlobStore } from './store/blobs.js';
 import { VERSION } from './version.js';
 import { BufferPool } from './buffer-pool.js';
 // gate: tenants, keys, rate limits, metering; admin routes
-import { createGate, gateMigrations } from './gate/index.js';
+import { createGate } from './gate/index.js';
 import { effectiveStorageQuota } from './gate/plans.js';
 import { TenantPurger } from './gate/purge.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerStorageRoutes } from './routes/storage.js';
 import { bodyReader } from './routes/storage-body.js';
 import { releaseGpuCoresOnRemoval } from './routes/storage-read.js';
-// simulation: job table, scheduler (solvers run on the engine's threads), routes
-import { JOB_MIGRATIONS } from './store/sqlite/migrations/jobs.js';
-import { JobStore } from './store/sqlite/jobs.js';
+// simulation: scheduler (solvers run on the engine's threads), routes
 import { JobScheduler, type JobCharger } from './jobs/scheduler.js';
 import { SIMULATION_RUN_SECONDS } from './gate/operations.js';
 import { effectiveQuota } from './gate/plans.js';
@@ -109,12 +106,12 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const engine = instrumentEngine(nativeEngine, metrics.engine, log);
   if (config.engineThreads > 0) setThreads(config.engineThreads);
 
-  const migrations: Migration[] = [...ENTRY_MIGRATIONS, ...gateMigrations, ...JOB_MIGRATIONS];
+  // Every repository (entries, tenants, usage, jobs) over one SQLite file, its schema migrated on open.
   const dbFile = path.join(config.dataDir, 'ttstore.db');
-  const db = await Database.open(dbFile, migrations);
+  const stores = await openSqliteStores(dbFile, log);
 
   // gate: registry + limiter + meter; tenantGate goes first on every /v1 route
-  const gate = await createGate({ db, config, log, metrics: metrics.registry });
+  const gate = await createGate({ tenants: stores.tenants, usage: stores.usage, config, log, metrics: metrics.registry });
 
   // storage: blob files under <dataDir>/blobs; start() sweeps orphans and runs compaction (then hourly).
   // Storage quotas come from the tenant's plan (gate/plans.ts); a tenant unknown to the registry has none.
@@ -122,7 +119,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const blobs = await BlobStore.open(blobDir);
   const engineAdmission = new EngineAdmission({ slots: ENGINE_SLOTS, tenantInflight: config.tenantInflight });
   const entries = new EntryService({
-    db, blobs, engine, log, admission: engineAdmission,
+    store: stores.entries, blobs, engine, log, admission: engineAdmission,
     compressionThresholdBytes: config.compressionThresholdBytes,
     retentionDays: config.retentionDays,
     storageQuota: (tenantId) => {
@@ -132,9 +129,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   });
   await entries.start();
   releaseGpuCoresOnRemoval(entries, engine.gpu);
-  const jobStore = new JobStore(db);
   const purger = new TenantPurger(gate.registry, async (tenantId) => {
-    await jobStore.purgeTenant(tenantId);
+    await stores.jobs.purgeTenant(tenantId);
     return entries.purgeTenant(tenantId);
   }, log);
   purger.start();
@@ -152,7 +148,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     },
   };
   const scheduler = new JobScheduler({
-    store: jobStore, outputs: entries, runner: engine, concurrency: config.simConcurrency, log, charger,
+    store: stores.jobs, outputs: entries, runner: engine, concurrency: config.simConcurrency, log, charger,
     quantumS: config.jobQuantumS,
     queuedPerTenant: config.jobsQueuedPerTenant,
     tenantActive: (tenantId) => gate.registry.get(tenantId)?.active === true,
@@ -174,7 +170,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     ...(ep.engine ? [admission.engineRequest] : []),
     bodyReader(ep, { maxPayloadBytes: config.maxPayloadBytes, admission: ep.auth === 'tenant' ? admission : undefined }),
   ]);
-  registerHealthRoutes(api, { db, engine, version: VERSION, startedAt });
+  registerHealthRoutes(api, { db: stores, engine, version: VERSION, startedAt });
   registerAdminRoutes(api, gate, entries.storage, {
     onDeactivated: (tenantId) => {
       scheduler.cancelTenant(tenantId).catch((err) => log.error({ err, tenant_id: tenantId }, 'cancelling a deactivated tenant\'s jobs failed'));
@@ -184,7 +180,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   registerReferenceRoutes(api);
   registerStorageRoutes(api, { entries, engine, config, buffers, admission });
   registerSimulationRoutes(api, { scheduler, runner: engine });
-  const query = registerQueryRoutes(api, { entries, engine, config, admission });
+  const query = registerQueryRoutes(api, { entries, search: stores.entries, engine, config, admission });
   registerServiceGauges(metrics.registry, {
     coreCache: () => query.cache.stats(),
     jobs: () => ({ queued: scheduler.queuedCount, running: scheduler.runningCount }),
@@ -228,7 +224,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         await jobsStopped;
         entries.stop();
         purger.stop();
-        await db.close(); // waits for queued writes (metered CU among them), then closes SQLite
+        await stores.close(); // waits for queued writes (metered CU among them), then closes SQLite
       })();
       return closing;
     },

@@ -3,11 +3,11 @@
 // the blob is durable before the row that names it commits, so at worst a blob has no row (swept at
 // start), never a row without its blob.
 //
-// Writes stay within the writer's budget per transaction (store/db.ts, CONTRACT.md section 8): the
-// rows of a write too large for one transaction are written in pieces (write-pieces.ts), invisible
-// (listed in entry_staged), and one small final transaction makes them all visible; a failure removes
-// them, a crash leaves them for start() to remove. A tenant's writes run in that tenant's writer lane.
-import type { Database, Tx } from '../store/sqlite/db.js';
+// The rows go through the EntryStore (src/store/entries.ts), which keeps every write within its
+// writer's budget and all of a batch visible at once or not at all; a write interrupted by a stop
+// leaves invisible rows that start() removes.
+import type { EntryStore, NewEntryRow, PurgeScope, StoredRef } from '../store/entries.js';
+import type { Transaction } from '../store/transaction.js';
 import { BlobStore, corrupted, type BlobRef } from '../store/blobs.js';
 import { coreBytes, coreDtypeOf, decodeCores, encodeCores } from '../store/cores.js';
 import { notFound } from '../errors.js';
@@ -18,8 +18,7 @@ import { type EntryRow, type ListRow, shapeOf } from './entry.js';
 import { denseNorm } from './norm.js';
 import { EngineAdmission, SERVER_TURN, type Turn } from '../admission/engine-admission.js';
 import { RowCache } from './row-cache.js';
-import { chunksByCost, nameCost, piecesOf, publishCost, rowCost, type Chunk, type Piece } from '../store/sqlite/write-pieces.js';
-import { StorageLedger, storedBytesOf, STORED_BYTES_SQL, type StorageQuotaOf, type StorageReservation } from './storage-quota.js';
+import { StorageLedger, storedBytesOf, type StorageQuotaOf, type StorageReservation } from './storage-quota.js';
 
 export interface EntryLogger {
   info(obj: object, msg: string): void;
@@ -28,7 +27,7 @@ export interface EntryLogger {
 }
 
 export interface EntryServiceOptions {
-  db: Database;
+  store: EntryStore;
   blobs: BlobStore;
   engine: Engine;
   compressionThresholdBytes: number;
@@ -75,15 +74,11 @@ export interface EntryChange {
   removedIds?: number[];
 }
 
-/** The columns readCores and readDense need. */
-export type StoredRef = Pick<EntryRow, 'blob_id' | 'blob_kind' | 'checksum' | 'original_bytes' | 'shape' | 'layout' | 'dtype'>;
-
-type NewRow = Omit<EntryRow, 'id' | 'version' | 'created_at' | 'deleted_at' | 'tenant_id' | 'namespace' | 'key'>;
 
 /** A put whose blob is durable but whose row is not committed yet (EntryService.prepare). */
 export interface PreparedEntry {
   key: string;
-  row: NewRow;
+  row: NewEntryRow;
   metadata: Record<string, unknown>;
   blob: BlobRef;
   /** Its stored bytes held against the tenant's storage quota (null: held by the caller's reservation). */
@@ -92,15 +87,9 @@ export interface PreparedEntry {
 
 const HOUR_MS = 3600_000;
 const PURGE_BATCH = 500;
-const KEY_ROWS_PER_TX = 1024;
-/** The writer lane of a tenant's writes (store/db.ts: lanes take turns). */
-const laneOf = (tenantId: string): string => `tenant:${tenantId}`;
-
-/** SQL: the `entries` row under `alias` is not one of a write still in progress (entry_staged). */
-const notStaged = (alias: string): string => `NOT EXISTS (SELECT 1 FROM entry_staged s WHERE s.id = ${alias}.id)`;
 
 export class EntryService {
-  readonly db: Database;
+  private readonly store: EntryStore;
   readonly blobs: BlobStore;
   readonly engine: Engine;
   private readonly opts: EntryServiceOptions;
@@ -115,7 +104,7 @@ export class EntryService {
 
   constructor(opts: EntryServiceOptions) {
     this.opts = opts;
-    this.db = opts.db;
+    this.store = opts.store;
     this.blobs = opts.blobs;
     this.engine = opts.engine;
     this.now = opts.now ?? (() => Date.now() / 1000);
@@ -131,11 +120,11 @@ export class EntryService {
    * process alive).
    */
   async start(): Promise<void> {
-    await this.storage.load(this.db);
-    const unfinished = await this.purgeWhere('id IN (SELECT id FROM entry_staged)', []);
+    this.storage.load(await this.store.storedBytesByTenant());
+    const unfinished = await this.purgeWhere({ staged: true });
     if (unfinished > 0) this.opts.log.info({ entries: unfinished }, 'removed the rows of writes interrupted by a stop');
-    await this.stampDeleted('1', [], '');
-    const live = new Set((await this.db.all<{ blob_id: string }>('SELECT blob_id FROM entries')).map((r) => r.blob_id));
+    await this.store.stampDeleted('all');
+    const live = await this.store.blobIds();
     const swept = await this.blobs.sweep((id) => live.has(id));
     if (swept.orphans > 0 || swept.temps > 0) this.opts.log.info(swept, 'removed orphan blobs and temp files');
     await this.compact();
@@ -222,7 +211,7 @@ export class EntryService {
       this.storage.release(reservation);
       throw err;
     }
-    const row: NewRow = {
+    const row: NewEntryRow = {
       kind: payload.kind,
       dtype: payload.dtype,
       shape: JSON.stringify(payload.shape),
@@ -253,7 +242,7 @@ export class EntryService {
    * Commit prepared entries in one transaction (all visible or none), with `also` run inside the
    * same transaction (e.g. a job's state change); on failure the prepared blobs are removed.
    */
-  commitPrepared(tenantId: string, namespace: string, items: PreparedEntry[], also?: (tx: Tx) => Promise<void>): Promise<EntryRow[]> {
+  commitPrepared(tenantId: string, namespace: string, items: PreparedEntry[], also?: (tx: Transaction) => Promise<void>): Promise<EntryRow[]> {
     return this.commit(tenantId, namespace, items, [], also);
   }
 
@@ -338,11 +327,11 @@ export class EntryService {
    */
   private async commit(
     tenantId: string, namespace: string, items: PreparedEntry[], reservations: StorageReservation[],
-    also?: (tx: Tx) => Promise<void>,
+    also?: (tx: Transaction) => Promise<void>,
   ): Promise<EntryRow[]> {
     const held = [...reservations, ...items.flatMap((it) => (it.reservation ? [it.reservation] : []))];
     try {
-      const rows = await this.writeRows(tenantId, namespace, items, also);
+      const rows = await this.store.insert(tenantId, namespace, items, this.now, also);
       for (const r of held) this.storage.commit(r);
       for (const it of items) {
         this.cache.invalidate(RowCache.id(tenantId, namespace, it.key));
@@ -357,109 +346,6 @@ export class EntryService {
   }
 
   /**
-   * The rows of `items`, visible all at once. Within the writer's budget: one transaction. Beyond it
-   * (write-pieces.ts): pieces of invisible rows in transactions of their own, then one transaction
-   * that makes them all visible (and runs `also`); when a step fails, what was written is removed.
-   */
-  private async writeRows(tenantId: string, namespace: string, items: PreparedEntry[], also?: (tx: Tx) => Promise<void>): Promise<EntryRow[]> {
-    const lane = laneOf(tenantId);
-    const chunks = chunksByCost(piecesOf(items.map((it) => ({ metadata: it.metadata, metadataText: it.row.metadata }))), (p) => p.cost);
-    const first = chunks.next();
-    const second = first.done ? first : chunks.next();
-    if (first.done || second.done) {
-      const only = first.done ? { items: [], cost: 1 } : first.value;
-      return this.db.write(async (tx) => {
-        const out: EntryRow[] = [];
-        for (const p of only.items) {
-          if (p.first) out.push(await this.insertRow(tx, tenantId, namespace, items[p.index]!, false));
-          await insertNames(tx, out[p.index]!, p.values);
-        }
-        if (also) await also(tx);
-        return out;
-      }, { lane, cost: only.cost });
-    }
-    // rows[i] is the row of items[i] (pieces keep the items' order), once its transaction committed.
-    const rows: EntryRow[] = [];
-    // Pieces are not durable on their own (a power loss loses only invisible rows); the fsync of the
-    // transaction that makes them visible covers them.
-    const stage = async (chunk: Chunk<Piece>) => {
-      rows.push(...await this.db.write(async (tx) => {
-        const made: EntryRow[] = [];
-        for (const p of chunk.items) {
-          if (p.first) made.push(await this.insertRow(tx, tenantId, namespace, items[p.index]!, true));
-          await insertNames(tx, rows[p.index] ?? made.at(-1)!, p.values);
-        }
-        return made;
-      }, { lane, cost: chunk.cost, durable: false }));
-    };
-    try {
-      await stage(first.value);
-      await stage(second.value);
-      for (const chunk of chunks) await stage(chunk);
-      await this.db.write(async (tx) => {
-        await this.publish(tx, rows);
-        if (also) await also(tx);
-      }, { lane, cost: publishCost(rows.length) });
-      return rows;
-    } catch (err) {
-      await this.removeRows(rows.map((r) => ({ id: r.id, metadataBytes: Buffer.byteLength(r.metadata) })), lane)
-        .catch((e: unknown) => this.opts.log.error({ err: e }, 'could not remove the rows of a failed write; start() will'));
-      throw err;
-    }
-  }
-
-  /**
-   * An entry's row and key row (its metadata names go in with insertNames). A `staged` row takes its
-   * version number now (so no other write can take it) but stays invisible: the key's live version
-   * is left as it is and the row is listed in entry_staged.
-   */
-  private async insertRow(tx: Tx, tenantId: string, namespace: string, item: PreparedEntry, staged: boolean): Promise<EntryRow> {
-    const { key, row } = item;
-    const k = await tx.get<{ last_version: number }>(
-      'SELECT last_version FROM entry_keys WHERE tenant_id = ? AND namespace = ? AND key = ?', [tenantId, namespace, key]);
-    const version = (k?.last_version ?? 0) + 1;
-    const createdAt = this.now();
-    const full: Omit<EntryRow, 'id'> = { ...row, tenant_id: tenantId, namespace, key, version, created_at: createdAt, deleted_at: null };
-    const cols = Object.keys(full) as Array<keyof typeof full>;
-    const { lastID } = await tx.run(
-      `INSERT INTO entries (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`,
-      cols.map((c) => full[c] as string | number | null));
-    if (staged) {
-      await tx.run(
-        `INSERT INTO entry_keys (tenant_id, namespace, key, last_version, live_id) VALUES (?, ?, ?, ?, NULL)
-         ON CONFLICT (tenant_id, namespace, key) DO UPDATE SET last_version = excluded.last_version`,
-        [tenantId, namespace, key, version]);
-      await tx.run('INSERT INTO entry_staged (id) VALUES (?)', [lastID]);
-    } else {
-      await tx.run(
-        `INSERT INTO entry_keys (tenant_id, namespace, key, last_version, live_id) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (tenant_id, namespace, key) DO UPDATE SET last_version = excluded.last_version, live_id = excluded.live_id`,
-        [tenantId, namespace, key, version, lastID]);
-    }
-    return { ...full, id: lastID };
-  }
-
-  /**
-   * Make staged rows visible: drop their staged marks, and make each key's newest staged version its
-   * live one unless a newer version became live meanwhile (that write came after this one) or a
-   * delete hid it (a newer version was deleted, so this one came before that delete). Two
-   * statements, each a lookup by primary key per row, whatever the size of the namespace.
-   */
-  private async publish(tx: Tx, rows: EntryRow[]): Promise<void> {
-    await tx.run('DELETE FROM entry_staged WHERE id IN (SELECT value FROM json_each(?))', [JSON.stringify(rows.map((r) => r.id))]);
-    const newest = new Map<string, EntryRow>();
-    for (const r of rows) if ((newest.get(r.key)?.version ?? 0) < r.version) newest.set(r.key, r);
-    await tx.run(
-      `UPDATE entry_keys SET live_id = e.id
-       FROM entries e
-       WHERE e.id IN (SELECT value FROM json_each(?))
-         AND entry_keys.tenant_id = e.tenant_id AND entry_keys.namespace = e.namespace AND entry_keys.key = e.key
-         AND e.version > entry_keys.hidden_through
-         AND (entry_keys.live_id IS NULL OR (SELECT x.version FROM entries x WHERE x.id = entry_keys.live_id) < e.version)`,
-      [JSON.stringify([...newest.values()].map((r) => r.id))]);
-  }
-
-  /**
    * Hide every version of a key at once; 404 when there is no live version. One small transaction
    * hides them (the key row: no live version, versions up to hidden_through hidden); stamping each
    * row's deleted_at, for compaction's clock, follows in transactions within the writer's budget
@@ -467,55 +353,15 @@ export class EntryService {
    * a crash.
    */
   async delete(tenantId: string, namespace: string, key: string): Promise<{ versions: number; deletedAt: number; purgeAfter: number }> {
-    const lane = laneOf(tenantId);
-    const result = await this.db.write(async (tx) => {
-      const k = await tx.get<{ live_id: number | null; hidden_through: number }>(
-        'SELECT live_id, hidden_through FROM entry_keys WHERE tenant_id = ? AND namespace = ? AND key = ?', [tenantId, namespace, key]);
-      if (!k || k.live_id === null) throw notFound(`no entry ${JSON.stringify(key)} in namespace ${namespace}`);
-      const deletedAt = this.now();
-      // The visible versions: above the last delete's hidden_through, not staged. Read from the
-      // (key, version) index alone: a row's deleted_at sits behind its metadata's overflow pages.
-      // Rows of a write in progress with a higher version become visible after this delete; those
-      // below are hidden with the rest.
-      const hidden = await tx.all<{ id: number; version: number }>(
-        `SELECT id, version FROM entries e WHERE tenant_id = ? AND namespace = ? AND key = ? AND version > ? AND ${notStaged('e')}`,
-        [tenantId, namespace, key, k.hidden_through]);
-      const through = hidden.reduce((m, r) => Math.max(m, r.version), k.hidden_through);
-      await tx.run('UPDATE entry_keys SET live_id = NULL, hidden_through = ?, hidden_at = ? WHERE tenant_id = ? AND namespace = ? AND key = ?',
-        [through, deletedAt, tenantId, namespace, key]);
-      return { versions: hidden.length, deletedAt, removedIds: hidden.map((r) => r.id) };
-    }, { lane, cost: 2 });
+    const deletedAt = this.now();
+    const hidden = await this.store.hide(tenantId, namespace, key, deletedAt);
+    if (!hidden) throw notFound(`no entry ${JSON.stringify(key)} in namespace ${namespace}`);
     this.cache.invalidate(RowCache.id(tenantId, namespace, key));
-    this.emit({ tenantId, namespace, key, removedIds: result.removedIds });
+    this.emit({ tenantId, namespace, key, removedIds: hidden.removedIds });
     // The delete took effect above; a stamping that fails is finished by the next start.
-    await this.stampDeleted('k.tenant_id = ? AND k.namespace = ? AND k.key = ?', [tenantId, namespace, key], lane)
+    await this.store.stampDeleted({ tenantId, namespace, key })
       .catch((err: unknown) => this.opts.log.error({ err }, 'could not stamp the versions a delete hid; the next start will'));
-    return { versions: result.versions, deletedAt: result.deletedAt, purgeAfter: result.deletedAt + this.opts.retentionDays * 86400 };
-  }
-
-  /**
-   * Stamp deleted_at (the key's hidden_at) on the rows a delete hid, for the keys matching `cond`
-   * (over entry_keys `k`) whose stamping is unfinished (hidden_at set), in transactions within the
-   * writer's budget (rewriting a row costs its pages); a key whose rows are all stamped is marked done.
-   */
-  private async stampDeleted(cond: string, params: Array<string | number>, lane: string): Promise<void> {
-    const keys = await this.db.all<{ tenant_id: string; namespace: string; key: string; hidden_through: number; hidden_at: number }>(
-      `SELECT tenant_id, namespace, key, hidden_through, hidden_at FROM entry_keys k WHERE ${cond} AND hidden_at IS NOT NULL`, params);
-    for (const k of keys) {
-      const where = [k.tenant_id, k.namespace, k.key];
-      const rows = await this.db.all<{ id: number; metadataBytes: number }>(
-        `SELECT id, length(CAST(metadata AS BLOB)) AS metadataBytes FROM entries
-         WHERE tenant_id = ? AND namespace = ? AND key = ? AND version <= ? AND deleted_at IS NULL`, [...where, k.hidden_through]);
-      for (const chunk of chunksByCost(rows, (r) => rowCost(r.metadataBytes))) {
-        await this.db.write(async (tx) => {
-          for (const r of chunk.items) await tx.run('UPDATE entries SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL', [k.hidden_at, r.id]);
-        }, { lane, cost: chunk.cost });
-      }
-      // Done, unless another delete of the key started a stamping of its own meanwhile.
-      await this.db.write((tx) => tx.run(
-        'UPDATE entry_keys SET hidden_at = NULL WHERE tenant_id = ? AND namespace = ? AND key = ? AND hidden_at = ?', [...where, k.hidden_at]),
-      { lane });
-    }
+    return { versions: hidden.versions, deletedAt, purgeAfter: deletedAt + this.opts.retentionDays * 86400 };
   }
 
   // -------------------------------------------------------------------------------------------
@@ -527,15 +373,7 @@ export class EntryService {
     const cached = this.cache.get(id, version);
     if (cached) return cached;
     const gen = this.cache.generation(id);
-    const row = version === undefined
-      ? await this.db.get<EntryRow>(
-        `SELECT e.* FROM entry_keys k JOIN entries e ON e.id = k.live_id
-         WHERE k.tenant_id = ? AND k.namespace = ? AND k.key = ?`, [tenantId, namespace, key])
-      : await this.db.get<EntryRow>(
-        `SELECT e.* FROM entries e JOIN entry_keys k ON k.tenant_id = e.tenant_id AND k.namespace = e.namespace AND k.key = e.key
-         WHERE e.tenant_id = ? AND e.namespace = ? AND e.key = ? AND e.version = ? AND e.version > k.hidden_through
-           AND e.deleted_at IS NULL AND ${notStaged('e')}`,
-        [tenantId, namespace, key, version]);
+    const row = await this.store.find(tenantId, namespace, key, version);
     if (row) this.cache.set(id, gen, row, version === undefined);
     return row;
   }
@@ -584,19 +422,8 @@ export class EntryService {
   }
 
   /** Latest live versions of keys with `prefix`, in byte order, and how many keys match in all. */
-  async list(tenantId: string, namespace: string, prefix: string, limit: number, offset: number): Promise<{ rows: ListRow[]; total: number }> {
-    const where = `k.tenant_id = $tenant AND k.namespace = $ns AND k.live_id IS NOT NULL AND k.key >= $prefix AND k.key GLOB $glob`;
-    const params = { $tenant: tenantId, $ns: namespace, $prefix: prefix, $glob: globPrefix(prefix) };
-    const rows = await this.db.all<ListRow & { total: number }>(
-      `SELECT e.key, e.version, e.created_at, e.verdict, e.compressed, e.original_bytes, e.stored_core_bytes,
-              (SELECT COUNT(*) FROM entry_keys k WHERE ${where}) AS total
-       FROM entry_keys k JOIN entries e ON e.id = k.live_id
-       WHERE ${where}
-       ORDER BY k.key LIMIT $limit OFFSET $offset`,
-      { ...params, $limit: limit, $offset: offset });
-    if (rows.length > 0) return { rows, total: rows[0]!.total };
-    const c = await this.db.get<{ total: number }>(`SELECT COUNT(*) AS total FROM entry_keys k WHERE ${where}`, params);
-    return { rows: [], total: c?.total ?? 0 };
+  list(tenantId: string, namespace: string, prefix: string, limit: number, offset: number): Promise<{ rows: ListRow[]; total: number }> {
+    return this.store.list(tenantId, namespace, prefix, limit, offset);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -610,7 +437,7 @@ export class EntryService {
     this.compacting ??= (async () => {
       try {
         const cutoff = now - this.opts.retentionDays * 86400;
-        return await this.purgeWhere('deleted_at IS NOT NULL AND deleted_at <= ?', [cutoff]);
+        return await this.purgeWhere({ deletedBefore: cutoff });
       } finally {
         this.compacting = null;
       }
@@ -621,31 +448,22 @@ export class EntryService {
   /** Remove every entry, key counter and blob of a tenant (the gate calls this after retention). */
   async purgeTenant(tenantId: string): Promise<number> {
     const removedIds: number[] = [];
-    const n = await this.purgeWhere('tenant_id = ?', [tenantId], removedIds);
-    // Key rows are small and neighbours: KEY_ROWS_PER_TX of them a transaction (a tenant may hold millions).
-    for (let changes = KEY_ROWS_PER_TX; changes === KEY_ROWS_PER_TX;) {
-      ({ changes } = await this.db.write((tx) => tx.run(
-        `DELETE FROM entry_keys WHERE (tenant_id, namespace, key) IN
-           (SELECT tenant_id, namespace, key FROM entry_keys WHERE tenant_id = ? LIMIT ${KEY_ROWS_PER_TX})`, [tenantId]),
-      { lane: laneOf(tenantId), cost: KEY_ROWS_PER_TX / 16 }));
-    }
+    const n = await this.purgeWhere({ tenantId }, removedIds);
+    await this.store.removeKeys(tenantId);
     this.cache.clear();
     this.emit({ tenantId, removedIds });
     return n;
   }
 
   /**
-   * Purges the entries matching `cond` in batches (rows first, then blobs), giving their bytes back
+   * Purges the entries of `scope` in batches (rows first, then blobs), giving their bytes back
    * to the storage ledger; their ids are appended to `purged` when given.
    */
-  private async purgeWhere(cond: string, params: Array<string | number>, purged?: number[]): Promise<number> {
+  private async purgeWhere(scope: PurgeScope, purged?: number[]): Promise<number> {
     let total = 0;
     for (;;) {
-      const rows = await this.db.all<{ id: number; blob_id: string; tenant_id: string; bytes: number; metadataBytes: number }>(
-        `SELECT id, blob_id, tenant_id, ${STORED_BYTES_SQL} AS bytes, length(CAST(metadata AS BLOB)) AS metadataBytes
-         FROM entries WHERE ${cond} LIMIT ${PURGE_BATCH}`, params);
+      const rows = await this.store.purge(scope, PURGE_BATCH);
       if (rows.length === 0) break;
-      await this.removeRows(rows, '');
       for (const r of rows) {
         await this.blobs.remove(r.blob_id);
         this.storage.freed(r.tenant_id, r.bytes);
@@ -657,38 +475,6 @@ export class EntryService {
     if (total > 0) this.opts.log.info({ purged: total }, 'purged entries');
     return total;
   }
-
-  /**
-   * Delete entry rows with their metadata and staged marks, every transaction within the writer's
-   * budget: the metadata names first (in pieces, as they were written), then the rows.
-   */
-  private async removeRows(rows: Array<{ id: number; metadataBytes: number }>, lane: string): Promise<void> {
-    for (const chunk of chunksByCost(rows, (r) => rowCost(r.metadataBytes))) {
-      const ids = JSON.stringify(chunk.items.map((r) => r.id));
-      const names = await this.db.all<{ entry_id: number; name: string; bytes: number }>(
-        `SELECT entry_id, name, length(CAST(name AS BLOB)) + length(CAST(value_json AS BLOB)) AS bytes
-         FROM entry_metadata WHERE entry_id IN (SELECT value FROM json_each(?))`, [ids]);
-      for (const piece of chunksByCost(names, (n) => nameCost(n.bytes))) {
-        await this.db.write((tx) => tx.run(
-          'DELETE FROM entry_metadata WHERE (entry_id, name) IN (SELECT j.value ->> 0, j.value ->> 1 FROM json_each(?) j)',
-          [JSON.stringify(piece.items.map((n) => [n.entry_id, n.name]))]), { lane, cost: piece.cost });
-      }
-      await this.db.write(async (tx) => {
-        await tx.run('UPDATE entry_keys SET live_id = NULL WHERE live_id IN (SELECT value FROM json_each(?))', [ids]);
-        await tx.run('DELETE FROM entry_staged WHERE id IN (SELECT value FROM json_each(?))', [ids]);
-        await tx.run('DELETE FROM entries WHERE id IN (SELECT value FROM json_each(?))', [ids]);
-      }, { lane, cost: chunk.cost });
-    }
-  }
-}
-
-/** Add metadata names of an entry to the index: one statement for all, {name: canonical JSON} unpacked by json_each. */
-async function insertNames(tx: Tx, row: EntryRow, values: Piece['values']): Promise<void> {
-  if (Object.keys(values).length === 0) return;
-  await tx.run(
-    `INSERT INTO entry_metadata (entry_id, tenant_id, namespace, key, version, name, value_json)
-     SELECT ?, ?, ?, ?, ?, j.key, j.value FROM json_each(?) j`,
-    [row.id, row.tenant_id, row.namespace, row.key, row.version, JSON.stringify(values)]);
 }
 
 /** The engine's layout for a shape; shapes it cannot lay out (empty arrays) report row_major, no modes. */
@@ -699,9 +485,4 @@ export function layoutForShape(engine: Engine, shape: number[]): { layout: Layou
   } catch {
     return { layout: 'row_major', modes: [] };
   }
-}
-
-/** A GLOB pattern matching exactly the strings that start with `prefix` (metacharacters escaped). */
-export function globPrefix(prefix: string): string {
-  return prefix.replace(/[*?[]/g, (c) => `[${c}]`) + '*';
 }

@@ -5,13 +5,9 @@
 // its blob is written; the commit turns the reservation into stored bytes, a failure releases it, and
 // compaction and tenant purges give bytes back.
 import { ProblemError } from '../errors.js';
-import type { Database } from '../store/sqlite/db.js';
 import type { EntryRow } from './entry.js';
 
-/** The bytes an entry stores, as SQL over a row of `entries` (the same rule as storedBytesOf). */
-export const STORED_BYTES_SQL = "(CASE WHEN blob_kind = 'cores' THEN stored_core_bytes ELSE original_bytes END)";
-
-/** The bytes an entry stores: its cores when compressed, else its data. */
+/** The bytes an entry stores: its cores when compressed, else its data (the stores sum the same rule). */
 export function storedBytesOf(row: Pick<EntryRow, 'blob_kind' | 'stored_core_bytes' | 'original_bytes'>): number {
   return row.blob_kind === 'cores' ? row.stored_core_bytes : row.original_bytes;
 }
@@ -33,12 +29,10 @@ export class StorageLedger {
 
   constructor(private readonly quotaOf: StorageQuotaOf = () => null) {}
 
-  /** Sum every tenant's stored bytes from the database (start-up, before any write). */
-  async load(db: Database): Promise<void> {
-    const rows = await db.all<{ tenant_id: string; bytes: number }>(
-      `SELECT tenant_id, SUM(${STORED_BYTES_SQL}) AS bytes FROM entries GROUP BY tenant_id`);
+  /** Every tenant's stored bytes as the store summed them (start-up, before any write). */
+  load(rows: Array<{ tenantId: string; bytes: number }>): void {
     this.stored.clear();
-    for (const r of rows) this.stored.set(r.tenant_id, r.bytes);
+    for (const r of rows) this.stored.set(r.tenantId, r.bytes);
   }
 
   /** Committed bytes of a tenant (reservations not counted). */

@@ -1,18 +1,17 @@
 // The gate assembled: registry, limiter, meter and the two middlewares. Built once by the
-// composition root (src/server.ts) after the database is open with gateMigrations.
+// composition root (src/server.ts) over the tenant and usage stores.
 import type { Middleware } from 'koa';
 import { Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import type { Database } from '../store/sqlite/db.js';
+import type { TenantStore } from '../store/tenants.js';
+import type { UsageStore } from '../store/usage.js';
 import { Meter } from './meter.js';
 import { createAdminGate, createTenantGate } from './middleware.js';
 import { createGateMetrics, type GateMetrics } from './metrics.js';
 import { SlidingWindowLimiter } from './rate-limit.js';
 import { TenantRegistry } from './registry.js';
 import { resolveServiceKey } from './service-key.js';
-
-export { gateMigrations } from '../store/sqlite/migrations/gate.js';
 
 export interface Gate {
   registry: TenantRegistry;
@@ -28,11 +27,11 @@ export interface Gate {
   reload(): Promise<number>;
 }
 
-export async function createGate(opts: { db: Database; config: Config; log: Logger; metrics?: Registry }): Promise<Gate> {
-  const { db, config, log } = opts;
+export async function createGate(opts: { tenants: TenantStore; usage: UsageStore; config: Config; log: Logger; metrics?: Registry }): Promise<Gate> {
+  const { config, log } = opts;
   const serviceKey = await resolveServiceKey(config.serviceKey, config.dataDir, log);
-  const registry = new TenantRegistry(db, log);
-  const meter = new Meter(db, log);
+  const registry = new TenantRegistry(opts.tenants, log);
+  const meter = new Meter(opts.usage, log);
   const limiter = new SlidingWindowLimiter();
   const metrics = createGateMetrics(opts.metrics ?? new Registry(), registry);
   const reload = async (): Promise<number> => {

@@ -5,13 +5,13 @@
 // `used` and persists it; release() drops it. Amounts are integers in thousandths of a CU, so 0.1 +
 // 0.2 is exactly 0.3.
 //
-// Durability: charge() resolves once the CU are committed to gate_usage, and the gate awaits it
+// Durability: charge() resolves once the CU are committed to the usage store, and the gate awaits it
 // before the response leaves, so a restart (or crash) loses no charged CU. Charges that arrive while
-// a write is queued join it: one UPSERT per (tenant, period, bucket) per database transaction, riding
-// the store's group commit, however many requests it covers.
+// a write is queued join it: one amount per (tenant, period, bucket) per write, however many
+// requests it covers.
 import { ProblemError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { Database } from '../store/sqlite/db.js';
+import type { UsageStore } from '../store/usage.js';
 import { BREAKDOWN_KEYS, OPERATIONS, type BreakdownKey, type Operation } from './operations.js';
 import type { TenantRecord } from './registry.js';
 
@@ -67,20 +67,19 @@ export class Meter {
   private pending = new Map<string, number>();
   private flushing: Promise<void> | null = null;
 
-  constructor(private readonly db: Database, private readonly log: Logger) {}
+  constructor(private readonly store: UsageStore, private readonly log: Logger) {}
 
   /** Load the current period's usage of every tenant not yet in memory (start-up and reload). */
   async load(): Promise<void> {
     const period = periodOf();
-    const rows = await this.db.all<{ tenant_id: string; bucket: string; cu_milli: number }>(
-      'SELECT tenant_id, bucket, cu_milli FROM gate_usage WHERE period = ?', [period]);
+    const rows = await this.store.ofPeriod(period);
     const loaded = new Map<string, TenantUsage>();
     for (const row of rows) {
-      if (this.usage.get(row.tenant_id)?.period === period) continue; // memory is ahead of the disk
-      let u = loaded.get(row.tenant_id);
-      if (!u) loaded.set(row.tenant_id, (u = { period, usedMilli: 0, reservedMilli: 0, breakdownMilli: emptyBreakdown() }));
-      if ((BREAKDOWN_KEYS as readonly string[]).includes(row.bucket)) u.breakdownMilli[row.bucket as BreakdownKey] += row.cu_milli;
-      u.usedMilli += row.cu_milli;
+      if (this.usage.get(row.tenantId)?.period === period) continue; // memory is ahead of the disk
+      let u = loaded.get(row.tenantId);
+      if (!u) loaded.set(row.tenantId, (u = { period, usedMilli: 0, reservedMilli: 0, breakdownMilli: emptyBreakdown() }));
+      if ((BREAKDOWN_KEYS as readonly string[]).includes(row.bucket)) u.breakdownMilli[row.bucket as BreakdownKey] += row.milli;
+      u.usedMilli += row.milli;
     }
     for (const [id, u] of loaded) this.usage.set(id, u);
   }
@@ -129,13 +128,12 @@ export class Meter {
       const u = this.usage.get(tenantId);
       return u && u.period === period ? figures(u.usedMilli, u.breakdownMilli) : figures(0, emptyBreakdown());
     }
-    const rows = await this.db.all<{ bucket: string; cu_milli: number }>(
-      'SELECT bucket, cu_milli FROM gate_usage WHERE tenant_id = ? AND period = ?', [tenantId, period]);
+    const rows = await this.store.ofTenant(tenantId, period);
     const b = emptyBreakdown();
     let total = 0;
     for (const row of rows) {
-      if ((BREAKDOWN_KEYS as readonly string[]).includes(row.bucket)) b[row.bucket as BreakdownKey] += row.cu_milli;
-      total += row.cu_milli;
+      if ((BREAKDOWN_KEYS as readonly string[]).includes(row.bucket)) b[row.bucket as BreakdownKey] += row.milli;
+      total += row.milli;
     }
     return figures(total, b);
   }
@@ -147,9 +145,7 @@ export class Meter {
       for (const [id, u] of this.usage) if (u.period === period) out.set(id, toCu(u.usedMilli));
       return out;
     }
-    const rows = await this.db.all<{ tenant_id: string; milli: number }>(
-      'SELECT tenant_id, SUM(cu_milli) AS milli FROM gate_usage WHERE period = ? GROUP BY tenant_id', [period]);
-    for (const row of rows) out.set(row.tenant_id, toCu(row.milli));
+    for (const [tenantId, milli] of await this.store.totals(period)) out.set(tenantId, toCu(milli));
     return out;
   }
 
@@ -171,20 +167,16 @@ export class Meter {
   private flush(): Promise<void> {
     if (this.flushing) return this.flushing;
     let batch: Map<string, number> | null = null;
-    const job = this.db.write(async (tx) => {
+    const job = this.store.add(() => {
       // From here on, new charges go to the next write.
       this.flushing = null;
       batch = this.pending;
       this.pending = new Map();
-      for (const [k, milli] of batch) {
+      return [...batch].map(([k, milli]) => {
         const [tenantId, period, bucket] = k.split('\0') as [string, string, string];
-        await tx.run(
-          `INSERT INTO gate_usage (tenant_id, period, bucket, cu_milli) VALUES (?, ?, ?, ?)
-           ON CONFLICT (tenant_id, period, bucket) DO UPDATE SET cu_milli = cu_milli + excluded.cu_milli`,
-          [tenantId, period, bucket, milli]);
-      }
-      // Its own writer lane: a flush waits for the transaction in progress, never behind a tenant's queue.
-    }, { lane: 'meter', cost: Math.max(1, this.pending.size) });
+        return { tenantId, period, bucket, milli };
+      });
+    }, this.pending.size);
     this.flushing = job;
     job.catch((err) => {
       if (this.flushing === job) this.flushing = null;

@@ -1,10 +1,10 @@
-// The tenant registry: rows in SQLite (gate_tenants), served from an in-memory cache keyed by the
-// SHA-256 of each active tenant's key. Every change commits to the database first and then replaces
-// the cached record, so a rotated or deactivated key fails for every request that starts after the
-// admin response. reload() re-reads the whole table (rows written by another process included).
+// The tenant registry: rows in the TenantStore, served from an in-memory cache keyed by the SHA-256
+// of each active tenant's key. Every change commits to the store first and then replaces the cached
+// record, so a rotated or deactivated key fails for every request that starts after the admin
+// response. reload() re-reads every tenant (rows written by another process included).
 import { ProblemError, notFound } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { Database, Tx } from '../store/sqlite/db.js';
+import type { TenantChange, TenantPatch, TenantRow, TenantStore } from '../store/tenants.js';
 import { PLANS, type Plan } from './context.js';
 import { API_KEY_RE, generateApiKey, sha256Hex } from './keys.js';
 import { limitsForPlan, type CustomLimits, type RateLimit } from './plans.js';
@@ -27,27 +27,6 @@ export interface TenantRecord {
   readonly deactivatedAt: number | null;
   readonly purgeAfter: number | null;
 }
-
-interface TenantRow {
-  tenant_id: string;
-  plan: string;
-  namespaces: string;
-  email: string | null;
-  active: number;
-  key_hash: string;
-  rate_limit_requests: number | null;
-  rate_limit_window_s: number | null;
-  monthly_quota: number | null;
-  storage_quota_bytes: number | null;
-  created_at: number;
-  key_rotated_at: number | null;
-  deactivated_at: number | null;
-  purge_after: number | null;
-}
-
-const SELECT = `SELECT tenant_id, plan, namespaces, email, active, key_hash, rate_limit_requests,
-  rate_limit_window_s, monthly_quota, storage_quota_bytes, created_at, key_rotated_at, deactivated_at, purge_after
-  FROM gate_tenants`;
 
 function toRecord(row: TenantRow): TenantRecord {
   if (!(PLANS as readonly string[]).includes(row.plan)) throw new Error(`unknown plan "${row.plan}"`);
@@ -76,10 +55,6 @@ function toRecord(row: TenantRow): TenantRecord {
   });
 }
 
-function isUniqueViolation(err: unknown): boolean {
-  return /SQLITE_CONSTRAINT/.test(String((err as Error)?.message ?? err));
-}
-
 export interface CreateTenantInput extends CustomLimits {
   tenantId: string;
   plan: Plan;
@@ -94,13 +69,13 @@ export class TenantRegistry {
   /** Active tenants only, by hex SHA-256 of the key. */
   private byHash = new Map<string, TenantRecord>();
 
-  constructor(private readonly db: Database, private readonly log: Logger) {}
+  constructor(private readonly store: TenantStore, private readonly log: Logger) {}
 
   /** (Re)read every tenant from the database and swap the cache in one step; returns the count. */
   async reload(): Promise<number> {
-    // Read through the writer queue, so the read is ordered with this process's own changes: a
-    // rotation that commits just before is in the rows; one just after installs into the new maps.
-    const rows = await this.db.write((tx) => tx.all<TenantRow>(`${SELECT} ORDER BY tenant_id`));
+    // Ordered with this process's own changes: a rotation that commits just before is in the rows;
+    // one just after installs into the new maps.
+    const rows = await this.store.all();
     const byId = new Map<string, TenantRecord>();
     const byHash = new Map<string, TenantRecord>();
     for (const row of rows) {
@@ -146,45 +121,30 @@ export class TenantRegistry {
   async create(input: CreateTenantInput): Promise<{ record: TenantRecord; apiKey: string }> {
     const apiKey = generateApiKey();
     const limits = limitsForPlan(input.plan, input);
-    let row: TenantRow;
-    try {
-      row = await this.db.write(async (tx) => {
-        await tx.run(
-          `INSERT INTO gate_tenants (tenant_id, plan, namespaces, email, active, key_hash, rate_limit_requests,
-             rate_limit_window_s, monthly_quota, storage_quota_bytes, created_at) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)`,
-          [input.tenantId, input.plan, JSON.stringify(input.namespaces), input.email, sha256Hex(apiKey),
-            limits.rateLimit?.requests ?? null, limits.rateLimit?.window_s ?? null, limits.monthlyQuota,
-            limits.storageQuotaBytes, nowS()],
-        );
-        return readRow(tx, input.tenantId);
-      });
-    } catch (err) {
-      if (isUniqueViolation(err)) {
-        throw new ProblemError(409, 'tenant_exists', `tenant ${input.tenantId} already exists`, { tenant_id: input.tenantId });
-      }
-      throw err;
-    }
+    const row = await this.store.insert({
+      tenant_id: input.tenantId, plan: input.plan, namespaces: JSON.stringify(input.namespaces), email: input.email,
+      key_hash: sha256Hex(apiKey), rate_limit_requests: limits.rateLimit?.requests ?? null,
+      rate_limit_window_s: limits.rateLimit?.window_s ?? null, monthly_quota: limits.monthlyQuota,
+      storage_quota_bytes: limits.storageQuotaBytes, created_at: nowS(),
+    });
+    if (!row) throw new ProblemError(409, 'tenant_exists', `tenant ${input.tenantId} already exists`, { tenant_id: input.tenantId });
     return { record: this.install(row), apiKey };
   }
 
   /** Issue a new key; the old one stops working before this resolves. */
   async rotateKey(tenantId: string): Promise<{ record: TenantRecord; apiKey: string }> {
     const apiKey = generateApiKey();
-    const row = await this.mutateActive(tenantId, (tx) => tx.run(
-      'UPDATE gate_tenants SET key_hash = ?, key_rotated_at = ? WHERE tenant_id = ?',
-      [sha256Hex(apiKey), nowS(), tenantId],
-    ));
+    const row = await this.mutateActive(tenantId, () => ({ key_hash: sha256Hex(apiKey), key_rotated_at: nowS() }));
     return { record: this.install(row), apiKey };
   }
 
   /** Add a namespace to the ACL (no-op when present). */
   async addNamespace(tenantId: string, namespace: string): Promise<TenantRecord> {
-    const row = await this.mutateActive(tenantId, async (tx, current) => {
+    const row = await this.mutateActive(tenantId, (current) => {
       const list = JSON.parse(current.namespaces) as string[];
-      if (!list.includes(namespace)) {
-        list.push(namespace);
-        await tx.run('UPDATE gate_tenants SET namespaces = ? WHERE tenant_id = ?', [JSON.stringify(list), tenantId]);
-      }
+      if (list.includes(namespace)) return null;
+      list.push(namespace);
+      return { namespaces: JSON.stringify(list) };
     });
     return this.install(row);
   }
@@ -192,47 +152,36 @@ export class TenantRegistry {
   /** Change the plan; its limits apply to the next request (custom values: enterprise only). */
   async updateTier(tenantId: string, plan: Plan, custom: CustomLimits): Promise<TenantRecord> {
     const limits = limitsForPlan(plan, custom);
-    const row = await this.mutateActive(tenantId, (tx) => tx.run(
-      `UPDATE gate_tenants SET plan = ?, rate_limit_requests = ?, rate_limit_window_s = ?, monthly_quota = ?,
-         storage_quota_bytes = ? WHERE tenant_id = ?`,
-      [plan, limits.rateLimit?.requests ?? null, limits.rateLimit?.window_s ?? null, limits.monthlyQuota,
-        limits.storageQuotaBytes, tenantId],
-    ));
+    const row = await this.mutateActive(tenantId, () => ({
+      plan, rate_limit_requests: limits.rateLimit?.requests ?? null, rate_limit_window_s: limits.rateLimit?.window_s ?? null,
+      monthly_quota: limits.monthlyQuota, storage_quota_bytes: limits.storageQuotaBytes,
+    }));
     return this.install(row);
   }
 
   /** Soft-delete: the key fails at once; data is kept until purge_after. Idempotent. */
   async deactivate(tenantId: string, retentionDays: number): Promise<TenantRecord> {
-    const row = await this.db.write(async (tx) => {
-      const current = await readRow(tx, tenantId);
-      if (current.active !== 0) {
-        const at = nowS();
-        await tx.run('UPDATE gate_tenants SET active = 0, deactivated_at = ?, purge_after = ? WHERE tenant_id = ?',
-          [at, at + retentionDays * 86_400, tenantId]);
-      }
-      return readRow(tx, tenantId);
-    });
+    const at = nowS();
+    const row = await this.store.deactivate(tenantId, at, at + retentionDays * 86_400);
+    if (!row) throw notFound(`no tenant ${tenantId}`);
     return this.install(row);
   }
 
   /** Deactivated tenants whose retention has run out and whose data was not purged yet. */
-  async duePurges(at = nowS()): Promise<string[]> {
-    const rows = await this.db.all<{ tenant_id: string }>(
-      'SELECT tenant_id FROM gate_tenants WHERE active = 0 AND purge_after <= ? AND purged_at IS NULL ORDER BY tenant_id', [at]);
-    return rows.map((r) => r.tenant_id);
+  duePurges(at = nowS()): Promise<string[]> {
+    return this.store.duePurges(at);
   }
 
-  async markPurged(tenantId: string): Promise<void> {
-    await this.db.write((tx) => tx.run('UPDATE gate_tenants SET purged_at = ? WHERE tenant_id = ?', [nowS(), tenantId]));
+  markPurged(tenantId: string): Promise<void> {
+    return this.store.markPurged(tenantId, nowS());
   }
 
-  private async mutateActive(tenantId: string, change: (tx: Tx, current: TenantRow) => Promise<unknown>): Promise<TenantRow> {
-    return this.db.write(async (tx) => {
-      const current = await readRow(tx, tenantId);
-      if (current.active === 0) throw notFound(`tenant ${tenantId} is deactivated`);
-      await change(tx, current);
-      return readRow(tx, tenantId);
-    });
+  /** Change an active tenant; 404 when it is missing or deactivated. */
+  private async mutateActive(tenantId: string, patch: (current: TenantRow) => TenantPatch | null): Promise<TenantRow> {
+    const change: TenantChange = await this.store.update(tenantId, patch);
+    if ('missing' in change) throw notFound(`no tenant ${tenantId}`);
+    if ('inactive' in change) throw notFound(`tenant ${tenantId} is deactivated`);
+    return change.row;
   }
 
   /** Put a committed row into the cache (called after the commit, never before). */
@@ -244,10 +193,4 @@ export class TenantRegistry {
     if (rec.active) this.byHash.set(rec.keyHash.toString('hex'), rec);
     return rec;
   }
-}
-
-async function readRow(tx: Tx, tenantId: string): Promise<TenantRow> {
-  const row = await tx.get<TenantRow>(`${SELECT} WHERE tenant_id = ?`, [tenantId]);
-  if (!row) throw notFound(`no tenant ${tenantId}`);
-  return row;
 }

@@ -5,7 +5,7 @@
 // out of budget or quota) keeps the snapshots stored whole so far: keep() commits them with its
 // `failed` state. So a job never leaves half of a step's outputs behind, and a crash leaves only
 // orphan blobs (swept at start).
-import type { Tx } from '../store/sqlite/db.js';
+import type { Transaction } from '../store/transaction.js';
 import type { EntryRow } from '../entries/entry.js';
 import type { CoresInput, PreparedEntry, PutInput } from '../entries/service.js';
 import { resolveTarget } from '../entries/oracle.js';
@@ -18,7 +18,7 @@ export interface OutputStore {
   prepare(input: Omit<PutInput, 'namespace'>): Promise<PreparedEntry>;
   /** A field the solver produced as a train: stored as put_cores stores cores (verdict exact). */
   prepareCores(tenantId: string, input: CoresInput): Promise<PreparedEntry>;
-  commitPrepared(tenantId: string, namespace: string, items: PreparedEntry[], also?: (tx: Tx) => Promise<void>): Promise<EntryRow[]>;
+  commitPrepared(tenantId: string, namespace: string, items: PreparedEntry[], also?: (tx: Transaction) => Promise<void>): Promise<EntryRow[]>;
   discard(items: PreparedEntry[]): Promise<void>;
 }
 
@@ -94,7 +94,7 @@ export class JobOutputs {
   }
 
   /** Make every prepared output visible at once, with `also` in the same transaction. */
-  async commit(also: (tx: Tx) => Promise<void>): Promise<string[]> {
+  async commit(also: (tx: Transaction) => Promise<void>): Promise<string[]> {
     const rows = await this.store.commitPrepared(this.job.tenantId, this.job.namespace, this.prepared, also);
     return rows.map((r) => r.key);
   }
@@ -103,7 +103,7 @@ export class JobOutputs {
    * A stopped job's end: the snapshots stored whole so far become visible, with `also` (given their
    * keys) in the same transaction; one still being stored is stopped at its next field and dropped.
    */
-  async keep(also: (tx: Tx, keys: string[]) => Promise<void>): Promise<string[]> {
+  async keep(also: (tx: Transaction, keys: string[]) => Promise<void>): Promise<string[]> {
     this.failure ??= new OutputsAborted();
     await this.chain;
     const keys = this.keys;

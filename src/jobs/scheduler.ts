@@ -22,7 +22,7 @@ import { jobView, type JobRow, type JobView, type LiveState, type Progress } fro
 import { JobOutputs, OutputsAborted, type OutputStore } from './outputs.js';
 import { maxSecondsOf, solverParamsOf } from './params.js';
 import { errorCode, SIM_CANCELLED, SIM_INVALID, solverUnavailable, type SimRun, type SimRunner } from './runner.js';
-import type { JobStore, ListFilter } from '../store/sqlite/jobs.js';
+import type { JobStore, ListFilter } from '../store/jobs.js';
 
 export interface SchedulerLogger {
   info(obj: object, msg: string): void;

@@ -1,14 +1,13 @@
 // The candidate lists of recent top-K queries, by (tenant, namespace, comparable class): a top-K over
 // a namespace that has not changed since the last one reads no rows (listing 10,000 candidates
 // through SQLite costs ~25 ms, scoring them on the cached cores ~4 ms). Only unfiltered lists are
-// kept; a filtered query lists from SQLite, which answers it from the metadata index.
+// kept; a filtered query lists from the store, which answers it from the metadata index.
 //
 // Every committed change of a namespace (EntryService.onChange) drops its lists and bumps its
 // generation; a listing stores its result only if the generation it started at is still current,
 // so a listing that raced a write cannot put a stale list back.
-import type { Database } from '../store/sqlite/db.js';
 import type { EntryChange } from '../entries/service.js';
-import { listCandidates, type CandidateRow, type Comparable } from '../store/sqlite/candidates.js';
+import type { CandidateRow, Comparable, EntrySearch } from '../store/entries.js';
 import { filterPairs, type Filters } from '../store/filters.js';
 
 export class CandidateLists {
@@ -21,15 +20,15 @@ export class CandidateLists {
   private rows = 0;
 
   /** maxRows bounds the rows held over all lists (0 turns the cache off). */
-  constructor(private readonly db: Database, private readonly maxRows: number) {}
+  constructor(private readonly search: EntrySearch, private readonly maxRows: number) {}
 
   /**
-   * The candidates of listCandidates(db, tenantId, namespace, like, excludeKey, filters), in the
+   * The candidates of search.candidates(tenantId, namespace, like, excludeKey, filters), in the
    * same (ascending key) order. The array is shared: callers must not modify it.
    */
   async list(tenantId: string, namespace: string, like: Comparable, excludeKey: string | null, filters: Filters): Promise<readonly CandidateRow[]> {
     if (this.maxRows <= 0 || filterPairs(filters).length > 0) {
-      return listCandidates(this.db, tenantId, namespace, like, excludeKey, filters);
+      return this.search.candidates(tenantId, namespace, like, excludeKey, filters);
     }
     const ns = `${tenantId}\u0000${namespace}`;
     const id = `${ns}\u0000${like.shape}\u0000${like.layout}`;
@@ -41,7 +40,7 @@ export class CandidateLists {
       rows = slot.rows;
     } else {
       const gen = this.generation(tenantId, ns);
-      rows = await listCandidates(this.db, tenantId, namespace, like, null, {});
+      rows = await this.search.candidates(tenantId, namespace, like, null, {});
       if (this.generation(tenantId, ns) === gen && rows.length <= this.maxRows) this.store(id, ns, rows);
     }
     return excludeKey === null ? rows : rows.filter((r) => r.key !== excludeKey);

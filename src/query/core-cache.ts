@@ -16,7 +16,7 @@ import { abandoned, EngineAdmission } from '../admission/engine-admission.js';
 import { ITEM_SIZE, type OperandPool, type TensorTrain } from '../engine/types.js';
 import type { EntryChange, EntryService } from '../entries/service.js';
 import { shapeOf } from '../entries/entry.js';
-import type { StorageRef } from '../store/sqlite/candidates.js';
+import type { StorageRef } from '../store/entries.js';
 
 /** A row to load: a candidate plus where it lives (for invalidation). */
 export interface CacheRow extends Omit<StorageRef, 'key'> {

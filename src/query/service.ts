@@ -13,7 +13,7 @@ import { layoutForShape, type EntryService } from '../entries/service.js';
 import type { Payload } from '../codec/payload.js';
 import { EngineAdmission, type Turn } from '../admission/engine-admission.js';
 import { CandidateLists } from './candidate-lists.js';
-import { searchMetadata, storageRefs, type CandidateRow, type Comparable } from '../store/sqlite/candidates.js';
+import type { CandidateRow, Comparable, EntrySearch } from '../store/entries.js';
 import { CoreCache, type CacheRow } from './core-cache.js';
 import type { Filters } from '../store/filters.js';
 import { chunkEnds, scoreInTurns } from './score-turns.js';
@@ -33,6 +33,8 @@ export interface SearchResult {
 
 export interface QueryServiceOptions {
   entries: EntryService;
+  /** The candidates, operands' storage and metadata search of the entries (the entries' store). */
+  search: EntrySearch;
   engine: Engine;
   /** Byte budget of the decoded-core cache (SVC_GATE_CORE_CACHE_BYTES). */
   coreCacheBytes: number;
@@ -74,6 +76,7 @@ export class QueryService {
   readonly candidates: CandidateLists;
   private readonly pool: OperandPool;
   private readonly entries: EntryService;
+  private readonly store: EntrySearch;
   private readonly engine: Engine;
   private readonly admission: EngineAdmission;
   private readonly turnWork: number | undefined;
@@ -91,7 +94,8 @@ export class QueryService {
     this.pool = opts.engine.createOperandPool();
     this.cache = new CoreCache(this.pool, opts.entries, opts.coreCacheBytes, (row) => comparisonModes(this.engine, row), this.admission,
       (tt, modes) => this.engine.trainWork(tt.modes, tt.ranks, modes).resplit);
-    this.candidates = new CandidateLists(opts.entries.db, opts.candidateListRows ?? 200_000);
+    this.store = opts.search;
+    this.candidates = new CandidateLists(opts.search, opts.candidateListRows ?? 200_000);
     opts.entries.onChange((change) => {
       this.cache.invalidate(change);
       this.candidates.invalidate(change);
@@ -172,7 +176,7 @@ export class QueryService {
 
   /** One page of the live entries whose metadata matches, latest versions, in ascending key order; and how many match. */
   async search(tenantId: string, namespace: string, filters: Filters, limit: number, offset: number): Promise<{ results: SearchResult[]; total: number }> {
-    const { rows, total } = await searchMetadata(this.entries.db, tenantId, namespace, filters, limit, offset);
+    const { rows, total } = await this.store.searchMetadata(tenantId, namespace, filters, limit, offset);
     return { results: rows.map((r) => ({ key: r.key, metadata: JSON.parse(r.metadata) as Record<string, unknown>, version: r.version })), total };
   }
 
@@ -193,7 +197,7 @@ export class QueryService {
     const scores = new Float64Array(candidates.length);
     const turns = { pool: this.pool, admission: this.admission, turnWork: this.turnWork };
     const refsOf = async (missing: number[]) =>
-      (await storageRefs(this.entries.db, tenantId, missing)).map((r) => cacheRow(tenantId, namespace, r));
+      (await this.store.storageRefs(tenantId, missing)).map((r) => cacheRow(tenantId, namespace, r));
     let start = 0;
     for (const end of chunkEnds(candidates.map((c) => c.bytes), this.groupBytes)) {
       const release = await this.cache.acquireIds(ids.subarray(start, end), refsOf, turn.signal);

@@ -1,11 +1,11 @@
 // GET /gate/health: no authentication; says what the engine runs on and whether the database answers.
 import type { Api } from '../api/endpoint.js';
 import { ADMIN_ENDPOINTS } from '../api/admin.js';
-import type { Database } from '../store/sqlite/db.js';
+import type { Stores } from '../store/stores.js';
 import type { Engine } from '../engine/types.js';
 
 export interface HealthDeps {
-  db: Database;
+  db: Pick<Stores, 'ping'>;
   engine: Engine;
   version: string;
   startedAt: number;
@@ -15,7 +15,7 @@ export function registerHealthRoutes(api: Api, deps: HealthDeps): void {
   api.mount(ADMIN_ENDPOINTS.health, async (ctx) => {
     let db = 'ok';
     try {
-      await deps.db.get('SELECT 1 AS one');
+      await deps.db.ping();
     } catch {
       db = 'error';
     }

@@ -8,6 +8,7 @@ import { QUERY_ENDPOINTS as EP } from '../api/query.js';
 import type { Config } from '../config.js';
 import type { Engine } from '../engine/types.js';
 import type { EntryService } from '../entries/service.js';
+import type { EntrySearch } from '../store/entries.js';
 import type { GateState } from '../gate/context.js';
 import { QueryService } from '../query/service.js';
 import { searchRequest, similarityRequest, topkRequest, topkVectorRequest, vectorPayload } from './query-validate.js';
@@ -16,6 +17,7 @@ import { jsonWithList, sendJsonPieces, STREAM_HELD_BYTES } from './json-stream.j
 
 export interface QueryDeps {
   entries: EntryService;
+  search: EntrySearch;
   engine: Engine;
   config: Pick<Config, 'maxPayloadBytes' | 'coreCacheBytes'>;
   /** Engine requests in flight per tenant, engine turns, and the bytes requests hold. */
@@ -29,7 +31,7 @@ function gateOf(ctx: Context): GateState {
 /** Wires the four query routes; returns the service (its cache statistics are worth watching). */
 export function registerQueryRoutes(api: Api, deps: QueryDeps): QueryService {
   const query = new QueryService({
-    entries: deps.entries, engine: deps.engine, coreCacheBytes: deps.config.coreCacheBytes, admission: deps.admission.engine,
+    entries: deps.entries, search: deps.search, engine: deps.engine, coreCacheBytes: deps.config.coreCacheBytes, admission: deps.admission.engine,
   });
 
   api.mount(EP.similarity, async function similarity(ctx: Context): Promise<void> {

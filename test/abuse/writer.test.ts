@@ -14,6 +14,7 @@ import { resolveTarget } from '../../src/entries/oracle.js';
 import { EntryService, type CoresInput } from '../../src/entries/service.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { Database, WRITE_COST_BUDGET } from '../../src/store/sqlite/db.js';
+import { SqliteEntryStore } from '../../src/store/sqlite/entries.js';
 import { http, type TestServer } from '../helpers/server.js';
 import { tenantHeaders, type CreatedTenant } from '../helpers/tenants.js';
 import { arena, booksOf, underAttack, VICTIM_WORST_MS, watchMemory, worstBatchEntries, worstMetadata } from './harness.js';
@@ -118,7 +119,7 @@ describe('abuse: writes in pieces stay all or nothing (entries service, no HTTP)
   const open = async () => {
     db = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS);
     blobs = await BlobStore.open(path.join(dir, 'blobs'));
-    svc = new EntryService({ db, blobs, engine, compressionThresholdBytes: 4096, retentionDays: 30, log: silent, storageQuota: () => 1_000_000 });
+    svc = new EntryService({ store: new SqliteEntryStore(db), blobs, engine, compressionThresholdBytes: 4096, retentionDays: 30, log: silent, storageQuota: () => 1_000_000 });
     await svc.start();
     realWrite = db.write.bind(db);
   };

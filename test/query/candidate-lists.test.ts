@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Database } from '../../src/store/sqlite/db.js';
+import { SqliteEntryStore } from '../../src/store/sqlite/entries.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { EntryService } from '../../src/entries/service.js';
 import { ENTRY_MIGRATIONS } from '../../src/store/sqlite/migrations/entries.js';
@@ -42,7 +43,7 @@ describe('query: candidate lists', function () {
       return all(sql, params as never);
     }) as Database['all'];
     const blobs = await BlobStore.open(path.join(dir, 'blobs'));
-    entries = new EntryService({ db, blobs, engine, compressionThresholdBytes: 4096, retentionDays: 30, log: silent });
+    entries = new EntryService({ store: new SqliteEntryStore(db), blobs, engine, compressionThresholdBytes: 4096, retentionDays: 30, log: silent });
   });
   afterEach(async () => {
     await db.close();
@@ -50,7 +51,7 @@ describe('query: candidate lists', function () {
   });
 
   it('a repeated top-K lists its candidates once, whichever key asks', async () => {
-    const q = new QueryService({ entries, engine, coreCacheBytes: 1 << 30 });
+    const q = new QueryService({ entries, search: new SqliteEntryStore(db), engine, coreCacheBytes: 1 << 30 });
     for (let j = 0; j < 6; j++) await put(`k${j}`, j);
     const first = await q.topk('t1', 'default', 'k0', 10, 'cosine', {});
     expect(keysOf(first)).to.deep.equal(['k1', 'k2', 'k3', 'k4', 'k5']);
@@ -63,7 +64,7 @@ describe('query: candidate lists', function () {
   });
 
   it('a put, a delete and a rewrite in the namespace are seen by the next top-K', async () => {
-    const q = new QueryService({ entries, engine, coreCacheBytes: 1 << 30 });
+    const q = new QueryService({ entries, search: new SqliteEntryStore(db), engine, coreCacheBytes: 1 << 30 });
     for (let j = 0; j < 3; j++) await put(`k${j}`, j);
     expect(keysOf(await q.topk('t1', 'default', 'k0', 10, 'cosine', {}))).to.deep.equal(['k1', 'k2']);
     await put('k3', 3);
@@ -79,7 +80,7 @@ describe('query: candidate lists', function () {
   });
 
   it('a write elsewhere keeps the list; another shape, namespace or tenant has its own', async () => {
-    const q = new QueryService({ entries, engine, coreCacheBytes: 1 << 30 });
+    const q = new QueryService({ entries, search: new SqliteEntryStore(db), engine, coreCacheBytes: 1 << 30 });
     for (let j = 0; j < 3; j++) await put(`k${j}`, j);
     await put('k0', 0, { namespace: 'other' });
     await put('k0', 0, { tenantId: 't2' });
@@ -96,7 +97,7 @@ describe('query: candidate lists', function () {
   });
 
   it('filtered queries list from SQLite every time; a tenant purge drops every list of the tenant', async () => {
-    const q = new QueryService({ entries, engine, coreCacheBytes: 1 << 30 });
+    const q = new QueryService({ entries, search: new SqliteEntryStore(db), engine, coreCacheBytes: 1 << 30 });
     for (let j = 0; j < 4; j++) await put(`k${j}`, j);
     for (let r = 0; r < 2; r++) {
       expect(keysOf(await q.topk('t1', 'default', 'k0', 10, 'cosine', { group: 0 }))).to.deep.equal(['k2']);
@@ -109,7 +110,7 @@ describe('query: candidate lists', function () {
   });
 
   it('a budget of 0 rows keeps nothing', async () => {
-    const q = new QueryService({ entries, engine, coreCacheBytes: 1 << 30, candidateListRows: 0 });
+    const q = new QueryService({ entries, search: new SqliteEntryStore(db), engine, coreCacheBytes: 1 << 30, candidateListRows: 0 });
     for (let j = 0; j < 3; j++) await put(`k${j}`, j);
     for (let r = 0; r < 3; r++) await q.topk('t1', 'default', 'k0', 10, 'cosine', {});
     expect(listings).to.equal(3);

@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Database } from '../../src/store/sqlite/db.js';
+import { SqliteEntryStore } from '../../src/store/sqlite/entries.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { EntryService } from '../../src/entries/service.js';
 import { ENTRY_MIGRATIONS } from '../../src/store/sqlite/migrations/entries.js';
@@ -32,8 +33,8 @@ describe('query: core cache', function () {
       reads++;
       return read(...args);
     };
-    entries = new EntryService({ db, blobs, engine, compressionThresholdBytes: 4096, retentionDays: 30, log: silent });
-    return new QueryService({ entries, engine, coreCacheBytes: budget, groupBytes });
+    entries = new EntryService({ store: new SqliteEntryStore(db), blobs, engine, compressionThresholdBytes: 4096, retentionDays: 30, log: silent });
+    return new QueryService({ entries, search: new SqliteEntryStore(db), engine, coreCacheBytes: budget, groupBytes });
   };
   const put = (key: string, seed: number, tenantId = 't1') =>
     entries.put({

@@ -10,7 +10,7 @@ import type { EntryService } from '../../src/entries/service.js';
 import { JOB_MIGRATIONS } from '../../src/store/sqlite/migrations/jobs.js';
 import { ENTRY_MIGRATIONS } from '../../src/store/sqlite/migrations/entries.js';
 import { Database } from '../../src/store/sqlite/db.js';
-import { JobStore } from '../../src/store/sqlite/jobs.js';
+import { SqliteJobStore as JobStore } from '../../src/store/sqlite/jobs.js';
 import type { JobScheduler, SubmitInput } from '../../src/jobs/scheduler.js';
 import type { JobView } from '../../src/jobs/job.js';
 import { smoothField, type FakeRunner } from './fake-runner.js';

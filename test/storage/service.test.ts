@@ -5,8 +5,9 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Database } from '../../src/store/sqlite/db.js';
+import { globPrefix, SqliteEntryStore } from '../../src/store/sqlite/entries.js';
 import { BlobStore } from '../../src/store/blobs.js';
-import { EntryService, globPrefix } from '../../src/entries/service.js';
+import { EntryService } from '../../src/entries/service.js';
 import { ENTRY_MIGRATIONS } from '../../src/store/sqlite/migrations/entries.js';
 import { resolveTarget } from '../../src/entries/oracle.js';
 import { engine } from '../../src/engine/index.js';
@@ -31,7 +32,7 @@ describe('entries service (no HTTP)', () => {
   const open = async () => {
     db = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS);
     blobs = await BlobStore.open(path.join(dir, 'blobs'));
-    svc = new EntryService({ db, blobs, engine, compressionThresholdBytes: 4096, retentionDays: 30, log: silent, now: () => clock });
+    svc = new EntryService({ store: new SqliteEntryStore(db), blobs, engine, compressionThresholdBytes: 4096, retentionDays: 30, log: silent, now: () => clock });
   };
   const put = (key: string, text: string, tenantId = 't1', namespace = 'default') =>
     svc.put({

@@ -1,44 +1,13 @@
 // Which entries a query looks at, read from SQLite: the candidates of a top-K (latest live entries
 // comparable with the query, CONTRACT.md sections 3 and 6) and the matches of a metadata search.
 import type { Database } from './db.js';
-import { DTYPES, ITEM_SIZE, type DType, type LayoutName } from '../../engine/types.js';
-import type { StoredRef } from '../../entries/service.js';
-import { filterPairs, matchCondition, type Filters } from '../filters.js';
-
-/**
- * Entries are comparable when shape and layout are equal (the columns hold canonical JSON), whatever
- * their mode sizes: a row_major train put with its own split is compared in the engine's (CoreCache).
- */
-export interface Comparable {
-  shape: string;
-  layout: LayoutName;
-}
-
-/**
- * A candidate: what scoring needs. Where its operand lives is read only when the operand is not in
- * the core cache (storageRefs): a top-K over a warm namespace reads three columns per candidate.
- */
-export interface CandidateRow {
-  id: number;
-  key: string;
-  /** ||entry||_2 kept at write time; never null here (non-finite entries are not candidates). */
-  norm: number;
-  /** What its operand holds in the core cache, about: the cores as stored, or the values as float64. */
-  bytes: number;
-}
+import { DTYPES, ITEM_SIZE } from '../../engine/types.js';
+import type { CandidateRow, Comparable, SearchRow, StorageRef } from '../entries.js';
+import { filterPairs, type Filters } from '../filters.js';
 
 /** SQL of CandidateRow.bytes for the entry `e`. */
 const OPERAND_BYTES = `CASE WHEN e.blob_kind = 'cores' THEN e.stored_core_bytes ELSE e.original_bytes * CASE e.dtype `
   + `${DTYPES.map((d) => `WHEN '${d}' THEN ${8 / ITEM_SIZE[d]}`).join(' ')} ELSE 8 END END`;
-
-/** Where an entry's operand lives: its blob and how to read it. */
-export interface StorageRef extends StoredRef {
-  id: number;
-  key: string;
-  dtype: DType;
-  /** The stored mode sizes (canonical JSON). */
-  modes: string;
-}
 
 /**
  * Latest live entries of (tenant, namespace) comparable with `like`, holding finite values, other
@@ -70,12 +39,6 @@ export async function storageRefs(db: Database, tenantId: string, ids: number[])
        FROM entries WHERE tenant_id = ? AND id IN (${chunk.map(() => '?').join(',')})`, [tenantId, ...chunk]));
   }
   return out;
-}
-
-export interface SearchRow {
-  key: string;
-  version: number;
-  metadata: string;
 }
 
 /**
@@ -113,4 +76,15 @@ export async function searchMetadata(
     db.get<{ total: number }>(`SELECT COUNT(*) AS total FROM (${matches})`, params),
   ]);
   return { rows, total: count?.total ?? 0 };
+}
+
+/**
+ * An SQL condition that holds when the entry whose id is `idColumn` matches every pair, with its
+ * parameters: one primary-key probe of entry_metadata (entry_id, name) per filter.
+ */
+function matchCondition(pairs: Array<[string, string]>, idColumn: string): { sql: string; params: string[] } {
+  const sql = pairs
+    .map(() => `EXISTS (SELECT 1 FROM entry_metadata m WHERE m.entry_id = ${idColumn} AND m.name = ? AND m.value_json = ?)`)
+    .join(' AND ');
+  return { sql: sql || '1', params: pairs.flat() };
 }

@@ -10,6 +10,7 @@
 // long, and another owner's job waits at most for the transaction in progress and its own.
 import { open as openFile } from 'node:fs/promises';
 import sqlite3 from 'sqlite3';
+import type { Transaction } from '../transaction.js';
 
 export type SqlValue = string | number | bigint | null | Buffer | Uint8Array;
 export type Params = SqlValue[] | Record<string, SqlValue>;
@@ -20,6 +21,10 @@ export interface Tx {
   get<T = Record<string, unknown>>(sql: string, params?: Params): Promise<T | undefined>;
   all<T = Record<string, unknown>>(sql: string, params?: Params): Promise<T[]>;
 }
+
+/** A write transaction handed to a service (opaque there) and back to a repository of this database. */
+export const asTransaction = (tx: Tx): Transaction => tx as unknown as Transaction;
+export const asTx = (t: Transaction): Tx => t as unknown as Tx;
 
 export interface Migration {
   /** Owner of the tables (e.g. 'entries', 'gate', 'jobs'); versions count per component. */
@@ -163,6 +168,11 @@ export class Database {
     while (this.draining || this.queued > 0) await new Promise((r) => setTimeout(r, 5));
     await this.reader.close();
     await this.writer.close();
+  }
+
+  /** Resolves when the reader connection answers (health). */
+  async ping(): Promise<void> {
+    await this.reader.get('SELECT 1 AS one');
   }
 
   /** PRAGMA integrity_check on the writer connection ("ok" when sound). */

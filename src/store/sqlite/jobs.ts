@@ -1,34 +1,11 @@
-// SQL of the job system: every state change is one write on the group-commit queue, durable when the
+// Jobs over SQLite: every state change is one write on the group-commit queue, durable when the
 // promise resolves. Reads go to the reader connection.
-import type { Database, Tx } from './db.js';
-import type { JobParams, JobRow, JobStatus, Progress } from '../../jobs/job.js';
+import { asTx, type Database, type Tx } from './db.js';
+import type { JobRow, Progress } from '../../jobs/job.js';
+import type { CompletedAt, FailedAt, JobStore, ListFilter, NewJob } from '../jobs.js';
+import type { Transaction } from '../transaction.js';
 
-export interface NewJob {
-  jobId: string;
-  tenantId: string;
-  solver: string;
-  namespace: string;
-  outputKeyPrefix: string;
-  params: JobParams;
-  stepsTotal: number;
-  createdAt: number;
-}
-
-export interface FailedAt {
-  finishedAt: number;
-  progress: Progress;
-  error: Record<string, unknown>;
-  /** Snapshots the job keeps (committed in the same transaction). */
-  outputs?: string[];
-}
-
-export interface ListFilter {
-  namespace?: string;
-  status?: JobStatus;
-  limit: number;
-}
-
-export class JobStore {
+export class SqliteJobStore implements JobStore {
   constructor(private readonly db: Database) {}
 
   /** Insert a queued job; resolves once it is durable (what a 202 promises). */
@@ -96,8 +73,8 @@ export class JobStore {
   }
 
   /** running -> completed, inside the transaction that commits the outputs. */
-  async markCompleted(tx: Tx, jobId: string, at: { finishedAt: number; progress: Progress; outputs: string[]; stats: Record<string, number> }): Promise<void> {
-    await tx.run(
+  async markCompleted(tx: Transaction, jobId: string, at: CompletedAt): Promise<void> {
+    await asTx(tx).run(
       `UPDATE sim_jobs SET status = 'completed', finished_at = ?, steps_completed = ?, steps_total = ?, elapsed_s = ?,
          outputs = ?, stats = ?, error = NULL
        WHERE job_id = ? AND status = 'running'`,
@@ -109,14 +86,14 @@ export class JobStore {
    * queued or running -> failed with a problem object, in `tx` (the transaction that commits the
    * snapshots it keeps, `outputs`) or a write of its own.
    */
-  async markFailed(jobId: string, at: FailedAt, tx?: Tx): Promise<void> {
+  async markFailed(jobId: string, at: FailedAt, tx?: Transaction): Promise<void> {
     const update = (t: Tx) => t.run(
       `UPDATE sim_jobs SET status = 'failed', finished_at = ?, steps_completed = ?, steps_total = ?, elapsed_s = ?, error = ?,
          outputs = ?
        WHERE job_id = ? AND status IN ('queued', 'running')`,
       [at.finishedAt, at.progress.steps_completed, at.progress.steps_total, at.progress.elapsed_s, JSON.stringify(at.error),
         at.outputs && at.outputs.length > 0 ? JSON.stringify(at.outputs) : null, jobId]);
-    if (tx) await update(tx);
+    if (tx) await update(asTx(tx));
     else await this.db.write(update);
   }
 

@@ -1,7 +1,7 @@
 // The gate's tables: the tenant registry and the monthly usage ledger.
 import type { Migration } from '../db.js';
 
-export const gateMigrations: Migration[] = [
+export const GATE_MIGRATIONS: Migration[] = [
   {
     component: 'gate',
     version: 1,

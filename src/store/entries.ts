@@ -1,0 +1,118 @@
+// The storage boundary of entries: the versions of (tenant, namespace, key), their metadata index,
+// and the reads the query feature makes over them. EntryService and QueryService depend on these
+// interfaces only; src/store/sqlite/entries.ts implements them over SQLite.
+import type { DType, LayoutName } from '../engine/types.js';
+import type { EntryRow, ListRow } from '../entries/entry.js';
+import type { Filters } from './filters.js';
+import type { Transaction } from './transaction.js';
+
+/** An entry's columns as a write produces them; the store adds its identity, version and times. */
+export type NewEntryRow = Omit<EntryRow, 'id' | 'version' | 'created_at' | 'deleted_at' | 'tenant_id' | 'namespace' | 'key'>;
+
+export interface NewEntry {
+  key: string;
+  row: NewEntryRow;
+  /** Its metadata as an object (row.metadata holds the same as JSON text), for the metadata index. */
+  metadata: Record<string, unknown>;
+}
+
+/** Which entries a purge removes: rows of writes a stop interrupted, tombstones past a time, a tenant's all. */
+export type PurgeScope = { staged: true } | { deletedBefore: number } | { tenantId: string };
+
+/** A purged entry: the blob it named and the bytes it stored. */
+export interface PurgedEntry {
+  id: number;
+  blob_id: string;
+  tenant_id: string;
+  bytes: number;
+}
+
+/** The versions a delete hid. */
+export interface Hidden {
+  versions: number;
+  removedIds: number[];
+}
+
+/** One key, or every key (the stamping a crash interrupted). */
+export type KeyScope = { tenantId: string; namespace: string; key: string } | 'all';
+
+export interface EntryStore {
+  /** Every tenant's stored bytes (storedBytesOf summed over its rows, hidden ones included). */
+  storedBytesByTenant(): Promise<Array<{ tenantId: string; bytes: number }>>;
+  /** The blob ids every row names (the start-up sweep keeps these). */
+  blobIds(): Promise<Set<string>>;
+  /**
+   * Insert entries with the next version of each key, all visible at once (or none), with `also` run
+   * in the transaction that makes them visible; `now` stamps created_at.
+   */
+  insert(tenantId: string, namespace: string, items: NewEntry[], now: () => number,
+    also?: (tx: Transaction) => Promise<void>): Promise<EntryRow[]>;
+  /** Hide every visible version of a key at `at`; null when the key has no live version. */
+  hide(tenantId: string, namespace: string, key: string, at: number): Promise<Hidden | null>;
+  /** Stamp deleted_at on the rows the deletes of `scope` hid, where that is unfinished. */
+  stampDeleted(scope: KeyScope): Promise<void>;
+  /** The live entry (latest, or the given version); undefined when absent or deleted. */
+  find(tenantId: string, namespace: string, key: string, version?: number): Promise<EntryRow | undefined>;
+  /** Latest live versions of keys with `prefix`, in byte order, and how many keys match in all. */
+  list(tenantId: string, namespace: string, prefix: string, limit: number, offset: number): Promise<{ rows: ListRow[]; total: number }>;
+  /** Remove up to `limit` entries of `scope` (rows and metadata; not their blobs) and return them. */
+  purge(scope: PurgeScope, limit: number): Promise<PurgedEntry[]>;
+  /** Remove a tenant's key rows (version counters), after its entries are purged. */
+  removeKeys(tenantId: string): Promise<void>;
+}
+
+/**
+ * Entries are comparable when shape and layout are equal (the columns hold canonical JSON), whatever
+ * their mode sizes: a row_major train put with its own split is compared in the engine's (CoreCache).
+ */
+export interface Comparable {
+  shape: string;
+  layout: LayoutName;
+}
+
+/**
+ * A candidate: what scoring needs. Where its operand lives is read only when the operand is not in
+ * the core cache (storageRefs): a top-K over a warm namespace reads three columns per candidate.
+ */
+export interface CandidateRow {
+  id: number;
+  key: string;
+  /** ||entry||_2 kept at write time; never null here (non-finite entries are not candidates). */
+  norm: number;
+  /** What its operand holds in the core cache, about: the cores as stored, or the values as float64. */
+  bytes: number;
+}
+
+/** The columns reading an entry's stored data needs. */
+export type StoredRef = Pick<EntryRow, 'blob_id' | 'blob_kind' | 'checksum' | 'original_bytes' | 'shape' | 'layout' | 'dtype'>;
+
+/** Where an entry's operand lives: its blob and how to read it. */
+export interface StorageRef extends StoredRef {
+  id: number;
+  key: string;
+  dtype: DType;
+  /** The stored mode sizes (canonical JSON). */
+  modes: string;
+}
+
+export interface SearchRow {
+  key: string;
+  version: number;
+  metadata: string;
+}
+
+/** What the query feature reads: candidates of a top-K, where operands live, metadata search. */
+export interface EntrySearch {
+  /**
+   * Latest live entries of (tenant, namespace) comparable with `like`, holding finite values, other
+   * than `excludeKey`, matching `filters`; in ascending key (byte) order, so an index is a key rank.
+   */
+  candidates(tenantId: string, namespace: string, like: Comparable, excludeKey: string | null, filters: Filters): Promise<CandidateRow[]>;
+  /** The storage refs of entries by id (any state: a candidate deleted meanwhile still has its blob). */
+  storageRefs(tenantId: string, ids: number[]): Promise<StorageRef[]>;
+  /**
+   * One page (`limit` from `offset`) of the latest live entries whose metadata matches every filter,
+   * in ascending key (byte) order, and how many match in all.
+   */
+  searchMetadata(tenantId: string, namespace: string, filters: Filters, limit: number, offset: number): Promise<{ rows: SearchRow[]; total: number }>;
+}

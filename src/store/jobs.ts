@@ -1,0 +1,68 @@
+// The storage boundary of simulation jobs: every state change durable when its promise resolves.
+// The scheduler depends on this interface only; src/store/sqlite/jobs.ts implements it over SQLite.
+import type { JobParams, JobRow, JobStatus, Progress } from '../jobs/job.js';
+import type { Transaction } from './transaction.js';
+
+export interface NewJob {
+  jobId: string;
+  tenantId: string;
+  solver: string;
+  namespace: string;
+  outputKeyPrefix: string;
+  params: JobParams;
+  stepsTotal: number;
+  createdAt: number;
+}
+
+export interface FailedAt {
+  finishedAt: number;
+  progress: Progress;
+  error: Record<string, unknown>;
+  /** Snapshots the job keeps (committed in the same transaction). */
+  outputs?: string[];
+}
+
+export interface CompletedAt {
+  finishedAt: number;
+  progress: Progress;
+  outputs: string[];
+  stats: Record<string, number>;
+}
+
+export interface ListFilter {
+  namespace?: string;
+  status?: JobStatus;
+  limit: number;
+}
+
+export interface JobStore {
+  /** Insert a queued job; resolves once it is durable (what a 202 promises). */
+  insert(job: NewJob): Promise<JobRow>;
+  /** The tenant's job, or undefined (also when it belongs to another tenant). */
+  get(tenantId: string, jobId: string): Promise<JobRow | undefined>;
+  /** The tenant's jobs, newest first. */
+  list(tenantId: string, filter: ListFilter): Promise<JobRow[]>;
+  /**
+   * Start-up: jobs that were running or paused when the server stopped go back to queued from the
+   * start (their state was in memory; their outputs were never committed); returns every queued job
+   * in FIFO order.
+   */
+  recover(): Promise<JobRow[]>;
+  /** queued -> running, a first start; false when the job is no longer queued. */
+  markRunning(jobId: string, startedAt: number): Promise<boolean>;
+  /** running -> queued, time-sliced: its progress (and started_at) kept. */
+  markPaused(jobId: string, progress: Progress): Promise<void>;
+  /** queued -> running, a paused job's next turn. */
+  markResumed(jobId: string): Promise<void>;
+  /** running -> completed, inside the transaction that commits the outputs. */
+  markCompleted(tx: Transaction, jobId: string, at: CompletedAt): Promise<void>;
+  /**
+   * queued or running -> failed with a problem object, in `tx` (the transaction that commits the
+   * snapshots it keeps, `outputs`) or a write of its own.
+   */
+  markFailed(jobId: string, at: FailedAt, tx?: Transaction): Promise<void>;
+  /** running or paused -> queued from the start (cancelled by a shutdown; it runs again at the next start). */
+  requeue(jobId: string): Promise<void>;
+  /** Remove every job of a tenant (after its retention period; its outputs go with its entries). */
+  purgeTenant(tenantId: string): Promise<number>;
+}

@@ -1,0 +1,17 @@
+// Every repository of the service, as the composition root (src/server.ts) wires them: one
+// implementation opens them all over its engine (src/store/sqlite/ for the embedded default).
+import type { EntrySearch, EntryStore } from './entries.js';
+import type { JobStore } from './jobs.js';
+import type { TenantStore } from './tenants.js';
+import type { UsageStore } from './usage.js';
+
+export interface Stores {
+  entries: EntryStore & EntrySearch;
+  tenants: TenantStore;
+  usage: UsageStore;
+  jobs: JobStore;
+  /** Resolves when the metadata store answers (health). */
+  ping(): Promise<void>;
+  /** Wait for queued writes, then close. */
+  close(): Promise<void>;
+}
