@@ -8,9 +8,9 @@
 // leaves invisible rows that start() removes.
 import type { EntryStore, NewEntryRow, PurgeScope, StoredRef } from '../store/entries.js';
 import type { Transaction } from '../store/transaction.js';
-import { BlobStore, corrupted, type BlobRef } from '../store/blobs.js';
+import { BlobCorrupted, BlobStore, type BlobKind, type BlobRef } from '../store/blobs.js';
 import { coreBytes, coreDtypeOf, decodeCores, encodeCores } from '../store/cores.js';
-import { notFound } from '../errors.js';
+import { notFound, ProblemError } from '../errors.js';
 import { ITEM_SIZE, type DType, type Engine, type LayoutName, type TensorTrain } from '../engine/types.js';
 import type { Payload } from '../codec/payload.js';
 import { chooseRepresentation, ZERO_FINGERPRINT, type Target } from './oracle.js';
@@ -86,6 +86,9 @@ export interface PreparedEntry {
 }
 
 const HOUR_MS = 3600_000;
+
+/** Stored data that cannot be returned (a damaged or missing blob): an error, never wrong data. */
+const corrupted = (detail: string): ProblemError => new ProblemError(500, 'data_corrupted', detail);
 const PURGE_BATCH = 500;
 
 export class EntryService {
@@ -392,11 +395,21 @@ export class EntryService {
 
   /** The stored cores of a compressed entry (checksum verified). */
   async readCores(row: StoredRef): Promise<TensorTrain> {
-    const payload = await this.blobs.read(row.blob_id, 'cores', row.checksum);
+    const payload = await this.readBlob(row, 'cores');
     try {
       return decodeCores(payload);
     } catch {
       throw corrupted('the stored cores of this entry are damaged');
+    }
+  }
+
+  /** A row's blob, checksum verified; a blob that cannot be returned is a 500 data_corrupted problem. */
+  private async readBlob(row: StoredRef, kind: BlobKind): Promise<Buffer> {
+    try {
+      return await this.blobs.read(row.blob_id, kind, row.checksum);
+    } catch (err) {
+      if (err instanceof BlobCorrupted) throw corrupted(err.message);
+      throw err;
     }
   }
 
@@ -408,7 +421,7 @@ export class EntryService {
    */
   async readDense(row: StoredRef, out?: Uint8Array, turn: Turn = SERVER_TURN): Promise<Uint8Array> {
     if (row.blob_kind === 'raw') {
-      const data = await this.blobs.read(row.blob_id, 'raw', row.checksum);
+      const data = await this.readBlob(row, 'raw');
       if (data.length !== row.original_bytes) throw corrupted('the stored data of this entry has the wrong length');
       return data;
     }

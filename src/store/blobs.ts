@@ -10,12 +10,11 @@
 //
 // Writes go temp file -> fsync -> rename -> fsync(directory), so once write() resolves the blob survives
 // a crash; the metadata row that names it is committed only after that. Reads verify the checksum
-// against both the header and the caller's expected value (the row's): a mismatch is a 500
-// data_corrupted problem, never wrong data.
+// against both the header and the caller's expected value (the row's): a mismatch is a BlobCorrupted
+// error (the entries service answers it as 500 data_corrupted), never wrong data.
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { ProblemError } from '../errors.js';
 
 export type BlobKind = 'raw' | 'cores';
 
@@ -41,9 +40,12 @@ export async function sha256Hex(data: Uint8Array): Promise<string> {
   return Buffer.from(digest).toString('hex');
 }
 
-export function corrupted(detail: string): ProblemError {
-  return new ProblemError(500, 'data_corrupted', detail);
+/** A blob that is missing, damaged, or not the one its row names: its data cannot be returned. */
+export class BlobCorrupted extends Error {
+  override readonly name = 'BlobCorrupted';
 }
+
+const corrupted = (detail: string): BlobCorrupted => new BlobCorrupted(detail);
 
 export interface BlobLogger {
   warn(obj: object, msg: string): void;

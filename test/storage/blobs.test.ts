@@ -2,9 +2,8 @@ import { expect } from 'chai';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { BlobStore } from '../../src/store/blobs.js';
+import { BlobCorrupted, BlobStore } from '../../src/store/blobs.js';
 import { decodeCores, encodeCores } from '../../src/store/cores.js';
-import { ProblemError } from '../../src/errors.js';
 
 describe('blob store', () => {
   let dir: string;
@@ -27,16 +26,15 @@ describe('blob store', () => {
     expect(back.byteOffset % 8).to.equal(0);
   });
 
-  it('answers a flipped byte, a wrong expected checksum, a wrong kind or a missing file with data_corrupted', async () => {
+  it('answers a flipped byte, a wrong expected checksum, a wrong kind or a missing file with BlobCorrupted (the service\'s data_corrupted)', async () => {
     const ref = await store.write('raw', Buffer.alloc(1000, 7));
     const expectCorrupt = async (p: Promise<unknown>) => {
       try {
         await p;
         expect.fail('read succeeded');
       } catch (err) {
-        expect(err).to.be.instanceOf(ProblemError);
-        expect((err as ProblemError).status).to.equal(500);
-        expect((err as ProblemError).code).to.equal('data_corrupted');
+        expect(err).to.be.instanceOf(BlobCorrupted);
+        expect((err as BlobCorrupted).message).to.match(/^the stored data of this entry /);
       }
     };
     await expectCorrupt(store.read(ref.id, 'raw', 'f'.repeat(64)));
@@ -71,7 +69,7 @@ describe('blob store', () => {
       await store.read(orphan.id, 'raw', orphan.checksum);
       expect.fail('orphan still there');
     } catch (err) {
-      expect((err as ProblemError).code).to.equal('data_corrupted');
+      expect(err).to.be.instanceOf(BlobCorrupted);
     }
   });
 });
