@@ -95,7 +95,7 @@ const MAX_BATCH = 512;
  * Cost one transaction may take on (in write()'s units, about one B-tree row or 4 KiB page written
  * each) before it commits and lets the next one start. Measured on the test host, the largest legal
  * entry (256 metadata names in 64 KiB: about 300 units) held the writer for about 11 ms in one
- * transaction, so 128 units are about 4 ms; entries split their writes to fit (entries/write-pieces.ts).
+ * transaction, so 128 units are about 4 ms; entries split their writes to fit (write-pieces.ts).
  */
 export const WRITE_COST_BUDGET = 128;
 

@@ -1,4 +1,4 @@
-// How a write of entries is cut to fit the writer's budget per transaction (store/db.ts's
+// How a write of entries is cut to fit the writer's budget per transaction (db.ts's
 // WRITE_COST_BUDGET, CONTRACT.md section 8). Costs are in the writer's units, about one B-tree row or
 // 4 KiB page written each. Measured on the test host, the largest legal entry (256 top-level names,
 // 64 KiB of metadata) writes about 300 pages: its 256 index rows land on 256 different pages of the
