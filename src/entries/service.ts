@@ -27,6 +27,7 @@ export interface EntryLogger {
 }
 
 export interface EntryServiceOptions {
+  /** Where the rows live (versions, keys, the metadata index). */
   store: EntryStore;
   blobs: BlobStore;
   engine: Engine;

@@ -71,7 +71,7 @@ export class TenantRegistry {
 
   constructor(private readonly store: TenantStore, private readonly log: Logger) {}
 
-  /** (Re)read every tenant from the database and swap the cache in one step; returns the count. */
+  /** (Re)read every tenant from the store and swap the cache in one step; returns the count. */
   async reload(): Promise<number> {
     // Ordered with this process's own changes: a rotation that commits just before is in the rows;
     // one just after installs into the new maps.

@@ -22,8 +22,10 @@ export interface TenantRow {
 }
 
 /** The columns a change of an active tenant may set. */
-export type TenantPatch = Partial<Pick<TenantRow, 'plan' | 'namespaces' | 'key_hash' | 'key_rotated_at' | 'rate_limit_requests'
-  | 'rate_limit_window_s' | 'monthly_quota' | 'storage_quota_bytes'>>;
+export const TENANT_PATCH_COLUMNS = ['plan', 'namespaces', 'key_hash', 'key_rotated_at', 'rate_limit_requests', 'rate_limit_window_s',
+  'monthly_quota', 'storage_quota_bytes'] as const satisfies ReadonlyArray<keyof TenantRow>;
+
+export type TenantPatch = Partial<Pick<TenantRow, (typeof TENANT_PATCH_COLUMNS)[number]>>;
 
 export type NewTenantRow = Omit<TenantRow, 'active' | 'key_rotated_at' | 'deactivated_at' | 'purge_after'>;
 

@@ -1,15 +1,14 @@
 // Tenants over SQLite (gate_tenants). Every change is one write transaction that reads the row back,
 // so the registry installs exactly what committed.
-import type { NewTenantRow, TenantChange, TenantPatch, TenantRow, TenantStore } from '../tenants.js';
+import { TENANT_PATCH_COLUMNS, type NewTenantRow, type TenantChange, type TenantPatch, type TenantRow, type TenantStore } from '../tenants.js';
 import type { Database, SqlValue, Tx } from './db.js';
 
 const SELECT = `SELECT tenant_id, plan, namespaces, email, active, key_hash, rate_limit_requests,
   rate_limit_window_s, monthly_quota, storage_quota_bytes, created_at, key_rotated_at, deactivated_at, purge_after
   FROM gate_tenants`;
 
-/** The columns a TenantPatch may name (the SQL is built from these names only). */
-const PATCHABLE = new Set(['plan', 'namespaces', 'key_hash', 'key_rotated_at', 'rate_limit_requests', 'rate_limit_window_s',
-  'monthly_quota', 'storage_quota_bytes']);
+/** The columns a TenantPatch may name: the SQL is built from these names only. */
+const PATCHABLE: ReadonlySet<string> = new Set(TENANT_PATCH_COLUMNS);
 
 function isUniqueViolation(err: unknown): boolean {
   return /SQLITE_CONSTRAINT/.test(String((err as Error)?.message ?? err));
