@@ -13,7 +13,7 @@ import net, { type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { engine } from '../src/engine/index.js';
 import { encodeNpy } from '../src/codec/npy.js';
-import { applyMallocSettings } from '../src/process-memory.js';
+import { applyMallocSettings } from '../src/runtime/process-memory.js';
 import { logRecords, startServer } from '../test/helpers/server.js';
 import { createTenant } from '../test/helpers/tenants.js';
 

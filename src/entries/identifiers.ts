@@ -1,6 +1,6 @@
 // Identifier rules of CONTRACT.md section 1 for storage requests: each returns the value or throws a
 // 400 invalid_request that names the field.
-import { badRequest } from '../errors.js';
+import { badRequest } from '../http/errors.js';
 
 export const NAMESPACE_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 export const MAX_KEY_BYTES = 1024;

@@ -2,7 +2,7 @@
 // four verdicts the measured reconstruction earns. It compresses, measures, and decides; it never
 // assumes a verdict. Whatever would lose data beyond the target is stored as it is (passthrough).
 import type { GatheredValues } from '../codec/npy-gather.js';
-import { badRequest, quoteValue } from '../errors.js';
+import { badRequest, quoteValue } from '../http/errors.js';
 import { compressWork, MAX_RANK } from '../engine/limits.js';
 import { ITEM_SIZE, type CompressOptions, type CompressResult, type DType, type Engine, type Fingerprint, type LayoutName, type TensorTrain } from '../engine/types.js';
 

@@ -10,7 +10,7 @@
 import type { Database, Tx } from '../store/db.js';
 import { BlobStore, corrupted, type BlobRef } from '../store/blobs.js';
 import { coreBytes, coreDtypeOf, decodeCores, encodeCores } from '../store/cores.js';
-import { notFound } from '../errors.js';
+import { notFound } from '../http/errors.js';
 import { ITEM_SIZE, type DType, type Engine, type LayoutName, type TensorTrain } from '../engine/types.js';
 import type { Payload } from '../codec/payload.js';
 import { chooseRepresentation, ZERO_FINGERPRINT, type Target } from './oracle.js';

@@ -3,7 +3,7 @@
 import type { Middleware } from 'koa';
 import { Registry } from 'prom-client';
 import type { Config } from '../config.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../runtime/log.js';
 import type { Database } from '../store/db.js';
 import { Meter } from './meter.js';
 import { createAdminGate, createTenantGate } from './middleware.js';

@@ -9,8 +9,8 @@
 // before the response leaves, so a restart (or crash) loses no charged CU. Charges that arrive while
 // a write is queued join it: one UPSERT per (tenant, period, bucket) per database transaction, riding
 // the store's group commit, however many requests it covers.
-import { ProblemError } from '../errors.js';
-import type { Logger } from '../log.js';
+import { ProblemError } from '../http/errors.js';
+import type { Logger } from '../runtime/log.js';
 import type { Database } from '../store/db.js';
 import { BREAKDOWN_KEYS, OPERATIONS, type BreakdownKey, type Operation } from './operations.js';
 import type { TenantRecord } from './registry.js';

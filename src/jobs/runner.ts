@@ -1,6 +1,6 @@
 // What the job system needs from a solver engine: the solvers it offers, their param checks and one
 // call that runs a simulation off the event loop (src/engine provides them; tests inject their own).
-import { ProblemError } from '../errors.js';
+import { ProblemError } from '../http/errors.js';
 import type { Engine, SimField, SimHooks, SimOutput, SimParams, SimRun } from '../engine/types.js';
 
 export type { SimField, SimHooks, SimOutput, SimParams, SimRun };

@@ -17,7 +17,7 @@
 // left running or paused (from the start: a paused run's state was in memory), so an accepted job
 // always runs to an end.
 import { randomBytes } from 'node:crypto';
-import { ProblemError } from '../errors.js';
+import { ProblemError } from '../http/errors.js';
 import { jobView, type JobRow, type JobView, type LiveState, type Progress } from './job.js';
 import { JobOutputs, OutputsAborted, type OutputStore } from './outputs.js';
 import { maxSecondsOf, solverParamsOf } from './params.js';

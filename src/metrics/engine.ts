@@ -2,7 +2,7 @@
 // byte counters per operation (/gate/metrics) and a debug log line per call. A decorator rather than
 // code in src/engine so that the engine stays a plain typed face of the addon; methods this file does
 // not know (added later) pass through untouched via the prototype.
-import type { Logger } from '../log.js';
+import type { Logger } from '../runtime/log.js';
 import type { ArrayBytes, Engine, OperandPool, TensorTrain } from '../engine/types.js';
 import type { EngineMetrics } from './registry.js';
 

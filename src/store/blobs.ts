@@ -15,7 +15,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { ProblemError } from '../errors.js';
+import { ProblemError } from '../http/errors.js';
 
 export type BlobKind = 'raw' | 'cores';
 

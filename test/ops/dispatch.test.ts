@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa, { type Context, type Next } from 'koa';
 import Router from '@koa/router';
-import { dispatch } from '../../src/api/dispatch.js';
+import { dispatch } from '../../src/http/dispatch.js';
 
 function routerUnderTest(): Router {
   const router = new Router();

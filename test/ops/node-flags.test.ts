@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { missingNodeFlags, SERVICE_NODE_FLAGS } from '../../src/node-flags.js';
+import { missingNodeFlags, SERVICE_NODE_FLAGS } from '../../src/runtime/node-flags.js';
 import { logRecords, startServer, type TestServer } from '../helpers/server.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');

@@ -8,10 +8,10 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/runtime/log.js';
 import { startServer as startInProcess, type RunningServer } from '../../src/server.js';
-import { openApiDocument } from '../../src/api/openapi.js';
-import { koaPath } from '../../src/api/endpoint.js';
+import { openApiDocument } from '../../src/http/openapi.js';
+import { koaPath } from '../../src/http/endpoint.js';
 import { http } from '../helpers/server.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');

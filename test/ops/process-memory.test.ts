@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { expect } from 'chai';
 import { ENGINE_INVALID, retainFreedMemory } from '../../src/engine/index.js';
-import { MALLOC_SETTINGS } from '../../src/process-memory.js';
+import { MALLOC_SETTINGS } from '../../src/runtime/process-memory.js';
 import { npyOf, smoothField, storageSuite } from '../storage/helpers.js';
 
 const glibc = Boolean((process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime);

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { BlobStore } from '../../src/store/blobs.js';
 import { decodeCores, encodeCores } from '../../src/store/cores.js';
-import { ProblemError } from '../../src/errors.js';
+import { ProblemError } from '../../src/http/errors.js';
 
 describe('blob store', () => {
   let dir: string;

@@ -1,9 +1,9 @@
 // GET /openapi.json and GET /docs (no auth): the API reference, built once at start from the same
 // endpoint descriptions the router is built from.
-import { ADMIN_ENDPOINTS } from '../api/admin.js';
-import { renderDocsPage } from '../api/docs-page.js';
-import type { Api } from '../api/endpoint.js';
-import { openApiDocument } from '../api/openapi.js';
+import { ADMIN_ENDPOINTS } from '../admin/endpoints.js';
+import { renderDocsPage } from '../../http/docs-page.js';
+import type { Api } from '../../http/endpoint.js';
+import { openApiDocument } from '../../http/openapi.js';
 
 export function registerReferenceRoutes(api: Api): void {
   const doc = openApiDocument();

@@ -9,12 +9,12 @@
 // not drained: the connection closes (app.ts).
 import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware, Next } from 'koa';
-import type { Endpoint } from '../api/endpoint.js';
+import type { Endpoint } from './endpoint.js';
 import { JsonReader, type DataPaths, type JsonReaderLimits } from '../codec/json-reader.js';
-import { badRequest, excerpt, payloadTooLarge, unsupportedMediaType } from '../errors.js';
-import { BODY_MAX_DEPTH, jsonBodyBytes, jsonStructureBytes, UNREAD_BODY_DRAIN_BYTES } from '../input-limits.js';
-import type { BufferPool } from '../buffer-pool.js';
-import type { Schema } from '../schema/types.js';
+import { badRequest, excerpt, payloadTooLarge, unsupportedMediaType } from './errors.js';
+import { BODY_MAX_DEPTH, jsonBodyBytes, jsonStructureBytes, UNREAD_BODY_DRAIN_BYTES } from '../limits/input.js';
+import type { BufferPool } from '../runtime/buffer-pool.js';
+import type { Schema } from './schema/types.js';
 import { JSON_STRUCTURE_HOLD, type RequestAdmission, type RouteAdmission } from './admission.js';
 
 declare module 'koa' {

@@ -1,17 +1,17 @@
 // Validation of the query request bodies (SPEC.md "Query endpoints", CONTRACT.md section 6), from
 // the schemas of src/api/query.ts: each function returns trusted, typed values or throws 400
 // invalid_request (413 for an oversized vector) naming the field.
-import { badRequest, payloadTooLarge } from '../errors.js';
-import type { Base64Data } from '../codec/base64.js';
-import { decodePayload, payloadBytes, type Payload } from '../codec/payload.js';
-import type { Metric } from '../engine/types.js';
-import { resolveTarget } from '../entries/oracle.js';
-import type { Filters } from '../query/filters.js';
-import { parseBody } from '../schema/validate.js';
-import { searchBody, similarityBody, topkBody, topkVectorBody } from '../api/query.js';
-import { isNpy } from '../codec/npy.js';
+import { badRequest, payloadTooLarge } from '../../http/errors.js';
+import type { Base64Data } from '../../codec/base64.js';
+import { decodePayload, payloadBytes, type Payload } from '../../codec/payload.js';
+import type { Metric } from '../../engine/types.js';
+import { resolveTarget } from '../../entries/oracle.js';
+import type { Filters } from '../../query/filters.js';
+import { parseBody } from '../../http/schema/validate.js';
+import { searchBody, similarityBody, topkBody, topkVectorBody } from './endpoints.js';
+import { isNpy } from '../../codec/npy.js';
 
-export { MAX_FILTERS, SEARCH_MAX_LIMIT, TOPK_DEFAULT_K, TOPK_MAX_K } from '../api/query.js';
+export { MAX_FILTERS, SEARCH_MAX_LIMIT, TOPK_DEFAULT_K, TOPK_MAX_K } from './endpoints.js';
 
 export interface SimilarityRequest {
   key_a: string;

@@ -1,8 +1,8 @@
 // GET /gate/health: no authentication; says what the engine runs on and whether the database answers.
-import type { Api } from '../api/endpoint.js';
-import { ADMIN_ENDPOINTS } from '../api/admin.js';
-import type { Database } from '../store/db.js';
-import type { Engine } from '../engine/types.js';
+import type { Api } from '../../http/endpoint.js';
+import { ADMIN_ENDPOINTS } from '../admin/endpoints.js';
+import type { Database } from '../../store/db.js';
+import type { Engine } from '../../engine/types.js';
 
 export interface HealthDeps {
   db: Database;

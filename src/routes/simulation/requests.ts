@@ -1,12 +1,12 @@
 // Validation of simulation requests at the edge (CONTRACT.md sections 4 and 6), from the schemas of
 // src/api/simulation.ts: the untrusted body becomes the job's parameters with the contract's defaults
 // filled in, or a 400 problem naming the offending field (`field: "params.<name>"`).
-import { badRequest } from '../errors.js';
-import type { JobParams, JobStatus } from '../jobs/job.js';
-import { parseBody, parseParams, validate, type QueryInput } from '../schema/validate.js';
-import { listQuery, MAX_PREFIX_BYTES, SOLVER_PARAMS, submitBody, type Solver } from '../api/simulation.js';
+import { badRequest } from '../../http/errors.js';
+import type { JobParams, JobStatus } from '../../jobs/job.js';
+import { parseBody, parseParams, validate, type QueryInput } from '../../http/schema/validate.js';
+import { listQuery, MAX_PREFIX_BYTES, SOLVER_PARAMS, submitBody, type Solver } from './endpoints.js';
 
-export { MAX_N_BITS, MAX_PREFIX_BYTES, MIN_N_BITS, SOLVERS, SOLVER_PARAMS, type Solver } from '../api/simulation.js';
+export { MAX_N_BITS, MAX_PREFIX_BYTES, MIN_N_BITS, SOLVERS, SOLVER_PARAMS, type Solver } from './endpoints.js';
 
 export interface SubmitRequest {
   solver: Solver;

@@ -2,21 +2,21 @@
 // the whole request (400/413/415), then asks the gate (ACL 403, quota 402), then does the work:
 // CONTRACT.md section 4's order of checks.
 import type { Context, Middleware } from 'koa';
-import { payloadTooLarge } from '../errors.js';
-import type { Base64Data } from '../codec/base64.js';
-import { decodePayload, payloadBytes, type Payload } from '../codec/payload.js';
-import { NpyGather, type Widen } from '../codec/npy-gather.js';
-import type { GateState } from '../gate/context.js';
-import { putView } from '../entries/entry.js';
-import { validateNamespace } from '../entries/identifiers.js';
-import { metadataFromHeader } from '../entries/metadata.js';
-import { resolveTarget } from '../entries/oracle.js';
-import { putBody, putQuery } from '../api/storage.js';
-import { parseBody, parseParams } from '../schema/validate.js';
-import { parseCoresBatch, parseCoresEntry } from '../entries/cores-input.js';
-import { NPY_MAX_HEADER_BYTES } from '../input-limits.js';
-import { bodyObject, readRawBody } from './storage-body.js';
-import type { StorageDeps } from './storage.js';
+import { payloadTooLarge } from '../../http/errors.js';
+import type { Base64Data } from '../../codec/base64.js';
+import { decodePayload, payloadBytes, type Payload } from '../../codec/payload.js';
+import { NpyGather, type Widen } from '../../codec/npy-gather.js';
+import type { GateState } from '../../gate/context.js';
+import { putView } from '../../entries/entry.js';
+import { validateNamespace } from '../../entries/identifiers.js';
+import { metadataFromHeader } from '../../entries/metadata.js';
+import { resolveTarget } from '../../entries/oracle.js';
+import { putBody, putQuery } from './endpoints.js';
+import { parseBody, parseParams } from '../../http/schema/validate.js';
+import { parseCoresBatch, parseCoresEntry } from '../../entries/cores-input.js';
+import { NPY_MAX_HEADER_BYTES } from '../../limits/input.js';
+import { bodyObject, readRawBody } from '../../http/body.js';
+import type { StorageDeps } from './routes.js';
 
 const NPY_TYPE = 'application/x-npy';
 const BLOB_TYPE = 'application/octet-stream';

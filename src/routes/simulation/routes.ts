@@ -3,14 +3,14 @@
 // quota 402), then hand the job to the scheduler. Job ids are opaque: an unknown id and another
 // tenant's id are the same 404.
 import type { Context, Middleware } from 'koa';
-import type { Api } from '../api/endpoint.js';
-import { SIMULATION_ENDPOINTS as EP } from '../api/simulation.js';
-import { notFound } from '../errors.js';
-import type { GateState } from '../gate/context.js';
-import type { JobView } from '../jobs/job.js';
-import type { JobScheduler } from '../jobs/scheduler.js';
-import { solverUnavailable, type SimRunner } from '../jobs/runner.js';
-import { parseListQuery, parseSubmit } from './simulation-validate.js';
+import type { Api } from '../../http/endpoint.js';
+import { SIMULATION_ENDPOINTS as EP } from './endpoints.js';
+import { notFound } from '../../http/errors.js';
+import type { GateState } from '../../gate/context.js';
+import type { JobView } from '../../jobs/job.js';
+import type { JobScheduler } from '../../jobs/scheduler.js';
+import { solverUnavailable, type SimRunner } from '../../jobs/runner.js';
+import { parseListQuery, parseSubmit } from './requests.js';
 
 export interface SimulationDeps {
   scheduler: JobScheduler;

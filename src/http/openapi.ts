@@ -1,16 +1,16 @@
 // The OpenAPI 3.1 document, built from the endpoint descriptions the router is built from.
-import { toJsonSchema, type JsonSchema } from '../schema/json-schema.js';
+import { toJsonSchema, type JsonSchema } from './schema/json-schema.js';
 import { SPECS } from '../config.js';
 import {
   BODY_MAX_DEPTH, JSON_BODY_BYTES, jsonStructureBytes, MAX_BATCH_ENTRIES, MAX_HEADER_BYTES, NPY_MAX_HEADER_BYTES, payloadBodyBytes, sizeText,
-} from '../input-limits.js';
-import { VERSION } from '../version.js';
-import { ADMIN_ENDPOINTS } from './admin.js';
-import { problem } from './common.js';
+} from '../limits/input.js';
+import { VERSION } from '../runtime/version.js';
+import { ADMIN_ENDPOINTS } from '../routes/admin/endpoints.js';
+import { problem } from '../routes/fields.js';
 import type { Endpoint } from './endpoint.js';
-import { QUERY_ENDPOINTS } from './query.js';
-import { SIMULATION_ENDPOINTS } from './simulation.js';
-import { STORAGE_ENDPOINTS } from './storage.js';
+import { QUERY_ENDPOINTS } from '../routes/query/endpoints.js';
+import { SIMULATION_ENDPOINTS } from '../routes/simulation/endpoints.js';
+import { STORAGE_ENDPOINTS } from '../routes/storage/endpoints.js';
 
 /** Every endpoint the server serves, in document order. */
 export const ENDPOINTS: readonly Endpoint[] = [

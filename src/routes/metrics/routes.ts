@@ -1,7 +1,7 @@
 // GET /gate/metrics: the process's Prometheus registry (service key, like the other admin paths).
 import type { Registry } from 'prom-client';
-import { ADMIN_ENDPOINTS } from '../api/admin.js';
-import type { Api } from '../api/endpoint.js';
+import { ADMIN_ENDPOINTS } from '../admin/endpoints.js';
+import type { Api } from '../../http/endpoint.js';
 
 export function registerMetricsRoute(api: Api, registry: Registry): void {
   api.mount(ADMIN_ENDPOINTS.metrics, async (ctx) => {

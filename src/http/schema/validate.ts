@@ -2,8 +2,8 @@
 // one 400 invalid_request whose `field` is the path of the first bad field (`params.n_bits`,
 // `namespaces[1]`, `rate_limit.window_s`). A null is the same as an absent field everywhere: clients
 // that serialise "no value" as null get the default rather than an error.
-import { Base64Data } from '../codec/base64.js';
-import { measureJson } from '../codec/json.js';
+import { Base64Data } from '../../codec/base64.js';
+import { measureJson } from '../../codec/json.js';
 import { badRequest, EXCERPT_CHARS, excerpt, type ProblemError } from '../errors.js';
 import type { ArraySchema, NumberSchema, ObjectSchema, Schema } from './types.js';
 

@@ -3,8 +3,8 @@
 // two cannot drift: a route exists only through its description.
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { BodyLimit } from '../input-limits.js';
-import type { ObjectSchema, Schema } from '../schema/types.js';
+import type { BodyLimit } from '../limits/input.js';
+import type { ObjectSchema, Schema } from './schema/types.js';
 
 /** tenant: an API key (X-Api-Key or Bearer); admin: the service key as Bearer; none: open. */
 export type Auth = 'tenant' | 'admin' | 'none';

@@ -1,15 +1,15 @@
 // The storage routes of SPEC.md / CONTRACT.md section 6, each mounted from its description in
 // src/api/storage.ts behind the gate's tenantGate (authenticate, rate limit); the handlers validate,
 // call gate.authorize, then do the work.
-import type { Api } from '../api/endpoint.js';
-import { STORAGE_ENDPOINTS as EP } from '../api/storage.js';
-import type { Config } from '../config.js';
-import type { Engine } from '../engine/types.js';
-import type { EntryService } from '../entries/service.js';
-import type { BufferPool } from '../buffer-pool.js';
-import type { RouteAdmission } from './admission.js';
-import { putCoresBatchHandler, putCoresHandler, putHandler } from './storage-write.js';
-import { deleteHandler, getHandler, listHandler, serveHandler } from './storage-read.js';
+import type { Api } from '../../http/endpoint.js';
+import { STORAGE_ENDPOINTS as EP } from './endpoints.js';
+import type { Config } from '../../config.js';
+import type { Engine } from '../../engine/types.js';
+import type { EntryService } from '../../entries/service.js';
+import type { BufferPool } from '../../runtime/buffer-pool.js';
+import type { RouteAdmission } from '../../http/admission.js';
+import { putCoresBatchHandler, putCoresHandler, putHandler } from './write.js';
+import { deleteHandler, getHandler, listHandler, serveHandler } from './read.js';
 
 export interface StorageDeps {
   entries: EntryService;

@@ -9,12 +9,12 @@ import type { Duplex } from 'node:stream';
 import Koa, { type Context, type Next } from 'koa';
 import type Router from '@koa/router';
 import { ProblemError, problemHandler, renderProblem } from './errors.js';
-import { requestLog, type Logger, type RequestLog } from './log.js';
-import { dispatch } from './api/dispatch.js';
-import { UNREAD_BODY_DRAIN_BYTES, UNREAD_BODY_LINGER_MS } from './input-limits.js';
-import type { HttpMetrics } from './metrics/registry.js';
-import { counterSeries } from './metrics/series.js';
-import { requestHasBody } from './routes/storage-body.js';
+import { requestLog, type Logger, type RequestLog } from '../runtime/log.js';
+import { dispatch } from './dispatch.js';
+import { UNREAD_BODY_DRAIN_BYTES, UNREAD_BODY_LINGER_MS } from '../limits/input.js';
+import type { HttpMetrics } from '../metrics/registry.js';
+import { counterSeries } from '../metrics/series.js';
+import { requestHasBody } from './body.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

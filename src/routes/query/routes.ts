@@ -3,16 +3,16 @@
 // 402), then ask the query service. Similarity and both top-Ks are engine requests (429
 // too_many_in_flight past the tenant's limit), their engine work run in the request's turn.
 import type { Context } from 'koa';
-import type { Api } from '../api/endpoint.js';
-import { QUERY_ENDPOINTS as EP } from '../api/query.js';
-import type { Config } from '../config.js';
-import type { Engine } from '../engine/types.js';
-import type { EntryService } from '../entries/service.js';
-import type { GateState } from '../gate/context.js';
-import { QueryService } from '../query/service.js';
-import { searchRequest, similarityRequest, topkRequest, topkVectorRequest, vectorPayload } from './query-validate.js';
-import type { RouteAdmission } from './admission.js';
-import { jsonWithList, sendJsonPieces, STREAM_HELD_BYTES } from './json-stream.js';
+import type { Api } from '../../http/endpoint.js';
+import { QUERY_ENDPOINTS as EP } from './endpoints.js';
+import type { Config } from '../../config.js';
+import type { Engine } from '../../engine/types.js';
+import type { EntryService } from '../../entries/service.js';
+import type { GateState } from '../../gate/context.js';
+import { QueryService } from '../../query/service.js';
+import { searchRequest, similarityRequest, topkRequest, topkVectorRequest, vectorPayload } from './requests.js';
+import type { RouteAdmission } from '../../http/admission.js';
+import { jsonWithList, sendJsonPieces, STREAM_HELD_BYTES } from '../../http/json-stream.js';
 
 export interface QueryDeps {
   entries: EntryService;

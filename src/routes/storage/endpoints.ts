@@ -1,14 +1,14 @@
 // The storage endpoints (SPEC.md "Storage endpoints", CONTRACT.md section 6) and their request schemas.
-import { MAX_REBUILD_WORK_PER_VALUE, MAX_RANK, MAX_TRAIN_WORK } from '../engine/limits.js';
-import { DTYPES } from '../engine/types.js';
-import { badRequest } from '../errors.js';
-import { s } from '../schema/types.js';
-import { MAX_BATCH_ENTRIES, MAX_CORES } from '../input-limits.js';
-import type { Endpoint } from './endpoint.js';
+import { MAX_REBUILD_WORK_PER_VALUE, MAX_RANK, MAX_TRAIN_WORK } from '../../engine/limits.js';
+import { DTYPES } from '../../engine/types.js';
+import { badRequest } from '../../http/errors.js';
+import { s } from '../../http/schema/types.js';
+import { MAX_BATCH_ENTRIES, MAX_CORES } from '../../limits/input.js';
+import type { Endpoint } from '../../http/endpoint.js';
 import {
   dataB64, domain, dtypeSchema, key, layoutSchema, maxRank, metadata, namespace, prefix, putResponse, getResponse,
   shapeSchema, tolerance, verdictSchema,
-} from './common.js';
+} from '../fields.js';
 
 export const LIST_DEFAULT_LIMIT = 1000;
 export const LIST_MAX_LIMIT = 10000;

@@ -1,16 +1,16 @@
 // Admin and onboarding routes (CONTRACT.md section 6's table), all behind adminGate (service key as
 // Bearer), each mounted from its description in src/api/admin.ts. Bodies are JSON objects validated
 // by the same schemas; unknown fields are 400 so a typo never passes silently.
-import { notFound } from '../errors.js';
-import type { Gate } from '../gate/index.js';
-import type { Plan } from '../gate/context.js';
-import { periodOf } from '../gate/meter.js';
-import { effectiveQuota, effectiveRateLimit, effectiveStorageQuota } from '../gate/plans.js';
-import type { TenantRecord } from '../gate/registry.js';
-import { ADMIN_ENDPOINTS as EP, addNamespaceBody, createBody, periodQuery, reloadBody, tenantOnlyBody, updateTierBody } from '../api/admin.js';
-import type { Api } from '../api/endpoint.js';
-import { parseBody, parseParams } from '../schema/validate.js';
-import { customLimits, type CustomLimitFields } from './admin-validate.js';
+import { notFound } from '../../http/errors.js';
+import type { Gate } from '../../gate/index.js';
+import type { Plan } from '../../gate/context.js';
+import { periodOf } from '../../gate/meter.js';
+import { effectiveQuota, effectiveRateLimit, effectiveStorageQuota } from '../../gate/plans.js';
+import type { TenantRecord } from '../../gate/registry.js';
+import { ADMIN_ENDPOINTS as EP, addNamespaceBody, createBody, periodQuery, reloadBody, tenantOnlyBody, updateTierBody } from './endpoints.js';
+import type { Api } from '../../http/endpoint.js';
+import { parseBody, parseParams } from '../../http/schema/validate.js';
+import { customLimits, type CustomLimitFields } from './custom-limits.js';
 
 const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 

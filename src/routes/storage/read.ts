@@ -4,19 +4,19 @@
 import { hash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Context, Middleware } from 'koa';
-import { badRequest, ProblemError } from '../errors.js';
-import { encodeNpyHeader } from '../codec/npy.js';
-import type { GateState } from '../gate/context.js';
-import { getView, listItemView, shapeOf, ranksOf, fingerprintOf, type EntryRow } from '../entries/entry.js';
-import { decodePathSegment, validateKey, validateNamespace } from '../entries/identifiers.js';
-import { listQuery, serveBody, versionQuery } from '../api/storage.js';
-import { parseBody, parseParams } from '../schema/validate.js';
-import { base64Length, sendJsonPieces, streamHeldBytes, withBase64, withList } from './json-stream.js';
-import type { StorageDeps } from './storage.js';
-import { GpuPlacementError, type GpuPlacement } from '../engine/gpu.js';
-import type { EntryService } from '../entries/service.js';
+import { badRequest, ProblemError } from '../../http/errors.js';
+import { encodeNpyHeader } from '../../codec/npy.js';
+import type { GateState } from '../../gate/context.js';
+import { getView, listItemView, shapeOf, ranksOf, fingerprintOf, type EntryRow } from '../../entries/entry.js';
+import { decodePathSegment, validateKey, validateNamespace } from '../../entries/identifiers.js';
+import { listQuery, serveBody, versionQuery } from './endpoints.js';
+import { parseBody, parseParams } from '../../http/schema/validate.js';
+import { base64Length, sendJsonPieces, streamHeldBytes, withBase64, withList } from '../../http/json-stream.js';
+import type { StorageDeps } from './routes.js';
+import { GpuPlacementError, type GpuPlacement } from '../../engine/gpu.js';
+import type { EntryService } from '../../entries/service.js';
 
-export { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from '../api/storage.js';
+export { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from './endpoints.js';
 
 function gateOf(ctx: Context): GateState {
   return ctx.state as GateState;

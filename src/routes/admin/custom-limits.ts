@@ -1,8 +1,8 @@
 // The admin rules a schema cannot state (CONTRACT.md section 5): custom limits are an enterprise term.
 // Everything else about admin bodies is in the schemas of src/api/admin.ts.
-import { badRequest } from '../errors.js';
-import type { Plan } from '../gate/context.js';
-import type { CustomLimits, RateLimit } from '../gate/plans.js';
+import { badRequest } from '../../http/errors.js';
+import type { Plan } from '../../gate/context.js';
+import type { CustomLimits, RateLimit } from '../../gate/plans.js';
 
 export interface CustomLimitFields {
   rate_limit?: RateLimit;

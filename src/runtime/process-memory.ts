@@ -11,7 +11,7 @@
 // Setting the trim threshold turns off glibc's dynamic mmap threshold, which otherwise rises to the
 // size of the largest block freed (the engine's work vectors): fixed at glibc's ceiling of 32 MiB,
 // blocks below it still come from (reused) heap memory rather than a fresh mapping each time.
-import { retainFreedMemory } from './engine/index.js';
+import { retainFreedMemory } from '../engine/index.js';
 
 export const MALLOC_SETTINGS = {
   /** Free bytes at the top of a heap kept for reuse instead of returned to the kernel. */

@@ -1,13 +1,13 @@
 // The simulation endpoints (CONTRACT.md sections 6 and 8) and their schemas: one params object per
 // solver, built from the engine's param tables (the ranges and defaults the solvers check), so the
 // document lists every solver's params and the validator fills them in from the same description.
-import { MAX_KEY_BYTES, NAMESPACE_RE } from '../entries/identifiers.js';
-import { badRequest, ProblemError, quoteValue } from '../errors.js';
-import { JOB_STATUSES } from '../jobs/job.js';
-import { MAX_SECONDS, paramTable, type SimParamSpec } from '../jobs/params.js';
-import { s, type ObjectSchema, type Schema } from '../schema/types.js';
-import type { Endpoint } from './endpoint.js';
-import { key, namespace } from './common.js';
+import { MAX_KEY_BYTES, NAMESPACE_RE } from '../../entries/identifiers.js';
+import { badRequest, ProblemError, quoteValue } from '../../http/errors.js';
+import { JOB_STATUSES } from '../../jobs/job.js';
+import { MAX_SECONDS, paramTable, type SimParamSpec } from '../../jobs/params.js';
+import { s, type ObjectSchema, type Schema } from '../../http/schema/types.js';
+import type { Endpoint } from '../../http/endpoint.js';
+import { key, namespace } from '../fields.js';
 
 export const SOLVERS = ['poisson_2d', 'navier_stokes_2d', 'euler_2d', 'helmholtz_3d'] as const;
 export type Solver = (typeof SOLVERS)[number];

@@ -3,7 +3,7 @@
 // body, a dense result, a streamed answer) reserves those bytes in the byte budget before it
 // allocates them. Both are given back when the response is done or the client is gone.
 import type { Context, Middleware, Next } from 'koa';
-import { badRequest } from '../errors.js';
+import { badRequest } from './errors.js';
 import type { ByteBudget, Hold } from '../admission/byte-budget.js';
 import { abandoned, type EngineAdmission, type InFlightTicket, type Turn } from '../admission/engine-admission.js';
 import type { GateState } from '../gate/context.js';

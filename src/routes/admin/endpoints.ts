@@ -1,12 +1,12 @@
 // The admin and onboarding endpoints (CONTRACT.md section 6's table), the operator's endpoints
 // (health, metrics) and the API reference itself.
-import { PLANS } from '../gate/context.js';
-import { BREAKDOWN_KEYS } from '../gate/operations.js';
-import { PERIOD_RE } from '../gate/meter.js';
-import { NAMESPACE_RE } from '../entries/identifiers.js';
-import { badRequest } from '../errors.js';
-import { s } from '../schema/types.js';
-import type { Endpoint } from './endpoint.js';
+import { PLANS } from '../../gate/context.js';
+import { BREAKDOWN_KEYS } from '../../gate/operations.js';
+import { PERIOD_RE } from '../../gate/meter.js';
+import { NAMESPACE_RE } from '../../entries/identifiers.js';
+import { badRequest } from '../../http/errors.js';
+import { s } from '../../http/schema/types.js';
+import type { Endpoint } from '../../http/endpoint.js';
 
 export const TENANT_ID_RE = /^[a-z0-9][a-z0-9_-]{1,62}$/;
 const EMAIL_RE = /^[^\s@]{1,64}@[^\s@]{1,253}$/;

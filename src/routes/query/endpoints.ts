@@ -1,10 +1,10 @@
 // The query endpoints (SPEC.md "Query endpoints", CONTRACT.md section 6) and their request schemas.
 // Unknown fields are refused, so a misspelt `metric` cannot silently fall back to the default.
-import { checkNesting } from '../entries/metadata.js';
-import { JSON_MAX_DEPTH } from '../input-limits.js';
-import { s } from '../schema/types.js';
-import type { Endpoint } from './endpoint.js';
-import { dataB64, domain, key, metric, namespace, tolerance } from './common.js';
+import { checkNesting } from '../../entries/metadata.js';
+import { JSON_MAX_DEPTH } from '../../limits/input.js';
+import { s } from '../../http/schema/types.js';
+import type { Endpoint } from '../../http/endpoint.js';
+import { dataB64, domain, key, metric, namespace, tolerance } from '../fields.js';
 
 export const TOPK_DEFAULT_K = 10;
 export const TOPK_MAX_K = 1000;
