@@ -26,7 +26,7 @@ export interface Endpoint {
   path: string;
   summary: string;
   description?: string;
-  tag: string;
+  tag: 'storage' | 'query' | 'simulation' | 'admin' | 'operations';
   auth: Auth;
   /** CU charged for a 2xx (tenant endpoints). */
   cu?: number | string;

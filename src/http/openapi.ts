@@ -5,18 +5,18 @@ import {
   BODY_MAX_DEPTH, JSON_BODY_BYTES, jsonStructureBytes, MAX_BATCH_ENTRIES, MAX_HEADER_BYTES, NPY_MAX_HEADER_BYTES, payloadBodyBytes, sizeText,
 } from '../limits/input.js';
 import { VERSION } from '../runtime/version.js';
-import { ADMIN_ENDPOINTS } from '../routes/admin/endpoints.js';
-import { problem } from '../routes/fields.js';
 import type { Endpoint } from './endpoint.js';
-import { QUERY_ENDPOINTS } from '../routes/query/endpoints.js';
-import { SIMULATION_ENDPOINTS } from '../routes/simulation/endpoints.js';
-import { STORAGE_ENDPOINTS } from '../routes/storage/endpoints.js';
+import { s } from './schema/types.js';
 
-/** Every endpoint the server serves, in document order. */
-export const ENDPOINTS: readonly Endpoint[] = [
-  ...Object.values(STORAGE_ENDPOINTS), ...Object.values(QUERY_ENDPOINTS), ...Object.values(SIMULATION_ENDPOINTS),
-  ...Object.values(ADMIN_ENDPOINTS),
-];
+/** RFC 9457 problem details (CONTRACT.md section 4). */
+const problem = s.object({
+  type: s.string({ example: '/problems/invalid_request' }),
+  title: s.string(),
+  status: s.integer(400, 599),
+  detail: s.string(),
+  code: s.string({ description: 'Stable machine-readable code (CONTRACT.md section 4).' }),
+  field: s.string({ description: 'Path of the offending field, when one is to blame (e.g. params.n_bits).' }),
+}, { title: 'Problem', additionalProperties: true, required: ['type', 'title', 'status', 'detail', 'code'] });
 
 const PROBLEM_TEXT: Record<number, string> = {
   304: 'Not modified',
@@ -121,10 +121,10 @@ function operation(ep: Endpoint): Record<string, unknown> {
   return op;
 }
 
-/** The document (plain JSON data). */
-export function openApiDocument(): Record<string, unknown> {
+/** The document (plain JSON data) of `endpoints` (src/routes/index.ts: all of them), in their order. */
+export function openApiDocument(endpoints: readonly Endpoint[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const ep of ENDPOINTS) (paths[ep.path] ??= {})[ep.method] = operation(ep);
+  for (const ep of endpoints) (paths[ep.path] ??= {})[ep.method] = operation(ep);
   const problemSchema: JsonSchema = toJsonSchema(problem, { open: true });
   return {
     openapi: '3.1.0',

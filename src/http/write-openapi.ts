@@ -3,10 +3,11 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ENDPOINTS } from '../routes/index.js';
 import { openApiDocument } from './openapi.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const out = path.join(root, 'docs', 'openapi.json');
 await mkdir(path.dirname(out), { recursive: true });
-await writeFile(out, `${JSON.stringify(openApiDocument(), null, 2)}\n`);
+await writeFile(out, `${JSON.stringify(openApiDocument(ENDPOINTS), null, 2)}\n`);
 process.stdout.write(`wrote ${path.relative(process.cwd(), out) || out}\n`);

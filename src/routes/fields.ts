@@ -95,13 +95,3 @@ export const getResponse = s.object({
 }, { title: 'GetResponse' });
 
 export { dtype as dtypeSchema, shape as shapeSchema, layout as layoutSchema, verdict as verdictSchema };
-
-/** RFC 9457 problem details (CONTRACT.md section 4). */
-export const problem = s.object({
-  type: s.string({ example: '/problems/invalid_request' }),
-  title: s.string(),
-  status: s.integer(400, 599),
-  detail: s.string(),
-  code: s.string({ description: 'Stable machine-readable code (CONTRACT.md section 4).' }),
-  field: s.string({ description: 'Path of the offending field, when one is to blame (e.g. params.n_bits).' }),
-}, { title: 'Problem', additionalProperties: true, required: ['type', 'title', 'status', 'detail', 'code'] });

@@ -4,7 +4,7 @@
 // problem; and a body the server answers without reading is dropped, or the connection closed.
 import { expect } from 'chai';
 import { gzipSync } from 'node:zlib';
-import { ENDPOINTS } from '../../src/http/openapi.js';
+import { ENDPOINTS } from '../../src/routes/index.js';
 import type { Endpoint } from '../../src/http/endpoint.js';
 import { SPECS } from '../../src/config.js';
 import { JSON_BODY_BYTES, jsonBodyBytes, MAX_HEADER_BYTES, payloadBodyBytes, UNREAD_BODY_DRAIN_BYTES } from '../../src/limits/input.js';

@@ -1,5 +1,4 @@
-// The admin and onboarding endpoints (CONTRACT.md section 6's table), the operator's endpoints
-// (health, metrics) and the API reference itself.
+// The admin and onboarding endpoints (CONTRACT.md section 6's table): tenants, keys, plans and usage.
 import { PLANS } from '../../gate/context.js';
 import { BREAKDOWN_KEYS } from '../../gate/operations.js';
 import { PERIOD_RE } from '../../gate/meter.js';
@@ -78,7 +77,6 @@ const usage = {
 };
 
 const ADMIN = 'admin';
-const OPS = 'operations';
 const BODY_ERRORS = [400, 413, 415];
 
 export const ADMIN_ENDPOINTS = {
@@ -169,36 +167,5 @@ export const ADMIN_ENDPOINTS = {
       },
     },
     problems: [400, 404],
-  },
-  metrics: {
-    id: 'metrics', method: 'get', path: '/gate/metrics', tag: OPS, auth: 'admin',
-    summary: 'Prometheus metrics (text exposition format 0.0.4)',
-    answers: { 200: { description: 'Metrics.', content: { 'text/plain': { description: 'Prometheus text format.' } } } },
-  },
-  health: {
-    id: 'health', method: 'get', path: '/gate/health', tag: OPS, auth: 'none',
-    summary: 'Liveness, engine backend and database state',
-    answers: {
-      200: {
-        description: 'Healthy (503 with status "degraded" when the database does not answer).',
-        schema: s.object({
-          status: s.enum(['ok', 'degraded']), version: s.string(), uptime_s: s.number(),
-          engine: s.object({ backend: s.enum(['cpu', 'cuda']), cuda_devices: s.integer(0, 1024), blas: s.string(), threads: s.integer(0, 4096) },
-            { additionalProperties: true }),
-          db: s.enum(['ok', 'error']),
-        }),
-      },
-    },
-    problems: [503],
-  },
-  openapi: {
-    id: 'openapi', method: 'get', path: '/openapi.json', tag: OPS, auth: 'none',
-    summary: 'This document (OpenAPI 3.1)',
-    answers: { 200: { description: 'The OpenAPI document.', schema: s.json() } },
-  },
-  docs: {
-    id: 'docs', method: 'get', path: '/docs', tag: OPS, auth: 'none',
-    summary: 'The API reference for people (HTML, self-contained)',
-    answers: { 200: { description: 'An HTML page.', content: { 'text/html': {} } } },
   },
 } satisfies Record<string, Endpoint>;

@@ -1,6 +1,6 @@
 // GET /gate/health: no authentication; says what the engine runs on and whether the database answers.
 import type { Api } from '../../http/endpoint.js';
-import { ADMIN_ENDPOINTS } from '../admin/endpoints.js';
+import { HEALTH_ENDPOINTS } from './endpoints.js';
 import type { Database } from '../../store/db.js';
 import type { Engine } from '../../engine/types.js';
 
@@ -12,7 +12,7 @@ export interface HealthDeps {
 }
 
 export function registerHealthRoutes(api: Api, deps: HealthDeps): void {
-  api.mount(ADMIN_ENDPOINTS.health, async (ctx) => {
+  api.mount(HEALTH_ENDPOINTS.health, async (ctx) => {
     let db = 'ok';
     try {
       await deps.db.get('SELECT 1 AS one');
