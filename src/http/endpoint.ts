@@ -3,6 +3,7 @@
 // two cannot drift: a route exists only through its description.
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
+import type { Operation } from '../gate/operations.js';
 import type { BodyLimit } from '../limits/input.js';
 import type { ObjectSchema, Schema } from './schema/types.js';
 
@@ -28,8 +29,11 @@ export interface Endpoint {
   description?: string;
   tag: 'storage' | 'query' | 'simulation' | 'admin' | 'operations';
   auth: Auth;
-  /** CU charged for a 2xx (tenant endpoints). */
-  cu?: number | string;
+  /**
+   * The metered operations a 2xx is charged as (tenant endpoints): their CU are written once, in
+   * src/gate/operations.ts; several where the request picks one (serve's target).
+   */
+  operations?: readonly Operation[];
   pathParams?: Record<string, Schema>;
   query?: Record<string, Schema>;
   body?: {

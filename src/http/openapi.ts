@@ -5,6 +5,7 @@ import {
   BODY_MAX_DEPTH, JSON_BODY_BYTES, jsonStructureBytes, MAX_BATCH_ENTRIES, MAX_HEADER_BYTES, NPY_MAX_HEADER_BYTES, payloadBodyBytes, sizeText,
 } from '../limits/input.js';
 import { VERSION } from '../runtime/version.js';
+import { OPERATIONS, type Operation } from '../gate/operations.js';
 import type { Endpoint } from './endpoint.js';
 import { s } from './schema/types.js';
 
@@ -75,6 +76,12 @@ function bodyLimitText(body: NonNullable<Endpoint['body']>): string {
   return parts.join(' ');
 }
 
+/** An endpoint's CU in words: `1`, or per choice (`dense 0.5, cores 0.5, gpu 2.0` for serve_dense, ...). */
+function costText(ep: Endpoint, ops: readonly Operation[]): string {
+  if (ops.length === 1) return String(OPERATIONS[ops[0]!].cu);
+  return ops.map((op) => `${op.replace(`${ep.id}_`, '')} ${OPERATIONS[op].cu.toFixed(1)}`).join(', ');
+}
+
 function operation(ep: Endpoint): Record<string, unknown> {
   const statuses = new Set<number>([...(ep.problems ?? [])]);
   if (ep.auth === 'tenant') [401, 429].forEach((c) => statuses.add(c));
@@ -101,8 +108,8 @@ function operation(ep: Endpoint): Record<string, unknown> {
   const op: Record<string, unknown> = {
     operationId: ep.id,
     summary: ep.summary,
-    ...(ep.description || ep.cu !== undefined
-      ? { description: [ep.description, ep.cu !== undefined ? `Cost: ${ep.cu} CU (2xx only).` : ''].filter(Boolean).join('\n\n') }
+    ...(ep.description || ep.operations
+      ? { description: [ep.description, ep.operations ? `Cost: ${costText(ep, ep.operations)} CU (2xx only).` : ''].filter(Boolean).join('\n\n') }
       : {}),
     tags: [ep.tag],
     security: ep.auth === 'tenant' ? [{ apiKey: [] }, { bearerApiKey: [] }] : ep.auth === 'admin' ? [{ serviceKey: [] }] : [],

@@ -54,7 +54,7 @@ const HOLDING_ERRORS = [...QUERY_ERRORS, 503];
 
 export const QUERY_ENDPOINTS = {
   similarity: {
-    id: 'similarity', method: 'post', path: '/v1/query/similarity', tag: QUERY, auth: 'tenant', cu: 1, engine: true,
+    id: 'similarity', method: 'post', path: '/v1/query/similarity', tag: QUERY, auth: 'tenant', operations: ['similarity'], engine: true,
     summary: 'Similarity of two stored entries, from their cores',
     body: { json: similarityBody, limit: 'small', required: true },
     answers: {
@@ -66,21 +66,21 @@ export const QUERY_ENDPOINTS = {
     problems: QUERY_ERRORS,
   },
   topk: {
-    id: 'topk', method: 'post', path: '/v1/query/topk', tag: QUERY, auth: 'tenant', cu: 1, engine: true,
+    id: 'topk', method: 'post', path: '/v1/query/topk', tag: QUERY, auth: 'tenant', operations: ['topk'], engine: true,
     summary: 'The k entries of a namespace closest to a stored one',
     body: { json: topkBody, limit: 'small', required: true },
     answers: { 200: { description: 'The best candidates.', schema: topkResponse } },
     problems: QUERY_ERRORS,
   },
   topk_vector: {
-    id: 'topk_vector', method: 'post', path: '/v1/query/topk_vector', tag: QUERY, auth: 'tenant', cu: 1, engine: true,
+    id: 'topk_vector', method: 'post', path: '/v1/query/topk_vector', tag: QUERY, auth: 'tenant', operations: ['topk_vector'], engine: true,
     summary: 'The k entries of a namespace closest to an array given in the request',
     body: { json: topkVectorBody, limit: 'payload', required: true },
     answers: { 200: { description: 'The best candidates (query_key is "").', schema: topkResponse } },
     problems: HOLDING_ERRORS,
   },
   search: {
-    id: 'search', method: 'post', path: '/v1/query/search', tag: QUERY, auth: 'tenant', cu: 0.5,
+    id: 'search', method: 'post', path: '/v1/query/search', tag: QUERY, auth: 'tenant', operations: ['search'],
     summary: 'Entries whose metadata matches every filter, in ascending key order, a page at a time',
     body: { json: searchBody, limit: 'small', required: true },
     answers: {

@@ -152,7 +152,7 @@ const SIMULATION = 'simulation';
 
 export const SIMULATION_ENDPOINTS = {
   simulation_submit: {
-    id: 'simulation_submit', method: 'post', path: '/v1/simulation/submit', tag: SIMULATION, auth: 'tenant', cu: 5,
+    id: 'simulation_submit', method: 'post', path: '/v1/simulation/submit', tag: SIMULATION, auth: 'tenant', operations: ['simulation_submit'],
     summary: 'Queue a simulation job; its output fields are stored as entries',
     description: 'Every param is checked here, as the solver checks it (a job never fails for a param this accepted). '
       + 'Jobs run in fair turns across tenants: a job that has run for SVC_GATE_JOB_QUANTUM_S while another tenant\'s job '
@@ -173,14 +173,14 @@ export const SIMULATION_ENDPOINTS = {
     problems: [400, 402, 403, 415, 429, 503],
   },
   simulation_status: {
-    id: 'simulation_status', method: 'get', path: '/v1/simulation/status/{job_id}', tag: SIMULATION, auth: 'tenant', cu: 0.1,
+    id: 'simulation_status', method: 'get', path: '/v1/simulation/status/{job_id}', tag: SIMULATION, auth: 'tenant', operations: ['simulation_status'],
     summary: 'A job of the tenant, with live progress',
     pathParams: { job_id: s.string({ description: 'As submit returned it.' }) },
     answers: { 200: { description: 'The job.', schema: jobResponse } },
     problems: [402, 404],
   },
   simulation_cancel: {
-    id: 'simulation_cancel', method: 'post', path: '/v1/simulation/cancel/{job_id}', tag: SIMULATION, auth: 'tenant', cu: 0.1,
+    id: 'simulation_cancel', method: 'post', path: '/v1/simulation/cancel/{job_id}', tag: SIMULATION, auth: 'tenant', operations: ['simulation_cancel'],
     summary: 'Cancel a job of the tenant',
     description: 'A queued job fails at once; a running or paused one within 5 s. Either ends `failed` with error code '
       + '`cancelled`, keeping the snapshots it stored (listed in `outputs`). A job already completed or failed: 409 job_finished.',
@@ -189,7 +189,7 @@ export const SIMULATION_ENDPOINTS = {
     problems: [402, 404, 409],
   },
   simulation_list: {
-    id: 'simulation_list', method: 'get', path: '/v1/simulation/list', tag: SIMULATION, auth: 'tenant', cu: 0.1,
+    id: 'simulation_list', method: 'get', path: '/v1/simulation/list', tag: SIMULATION, auth: 'tenant', operations: ['simulation_list'],
     summary: 'The tenant\'s jobs, newest first',
     query: listQuery,
     answers: { 200: { description: 'Jobs.', schema: s.object({ jobs: s.array(jobResponse), count: s.integer(0, LIST_MAX_LIMIT) }) } },

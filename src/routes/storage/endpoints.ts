@@ -81,7 +81,7 @@ const pathKey = s.string({ description: 'Key, percent-encoded: a key a/b travels
 
 export const STORAGE_ENDPOINTS = {
   put: {
-    id: 'put', method: 'post', path: '/v1/put', tag: STORAGE, auth: 'tenant', cu: 1, engine: true,
+    id: 'put', method: 'post', path: '/v1/put', tag: STORAGE, auth: 'tenant', operations: ['put'], engine: true,
     summary: 'Compress and store an array or blob',
     description: 'JSON with data_b64, or the binary form: the .npy (application/x-npy) or the bytes of a blob '
       + '(application/octet-stream) as the body, the other fields as query parameters (which apply to the binary '
@@ -95,7 +95,7 @@ export const STORAGE_ENDPOINTS = {
     problems: ENTRY_ERRORS,
   },
   put_cores: {
-    id: 'put_cores', method: 'post', path: '/v1/put_cores', tag: STORAGE, auth: 'tenant', cu: 1,
+    id: 'put_cores', method: 'post', path: '/v1/put_cores', tag: STORAGE, auth: 'tenant', operations: ['put_cores'],
     summary: 'Store a tensor train given as its cores',
     description: `Checked from the cores' .npy headers before their data is read: ranks above ${MAX_RANK} are a 400 naming the `
       + `core (\`core\`). So is a train whose work in one engine call would pass ${MAX_TRAIN_WORK.toExponential(2)} multiply-adds `
@@ -109,7 +109,7 @@ export const STORAGE_ENDPOINTS = {
     problems: ENTRY_ERRORS,
   },
   put_cores_batch: {
-    id: 'put_cores_batch', method: 'post', path: '/v1/put_cores_batch', tag: STORAGE, auth: 'tenant', cu: 2,
+    id: 'put_cores_batch', method: 'post', path: '/v1/put_cores_batch', tag: STORAGE, auth: 'tenant', operations: ['put_cores_batch'],
     summary: 'Store up to 1000 trains at once, all or nothing',
     description: 'The first invalid entry gives 400 with `index`; every entry as put_cores, and the norms of all entries '
       + `together at most ${MAX_TRAIN_WORK.toExponential(2)} multiply-adds. The bytes of all the cores are checked against the `
@@ -125,7 +125,7 @@ export const STORAGE_ENDPOINTS = {
     problems: ENTRY_ERRORS,
   },
   get: {
-    id: 'get', method: 'get', path: '/v1/get/{namespace}/{key}', tag: STORAGE, auth: 'tenant', cu: 0.1,
+    id: 'get', method: 'get', path: '/v1/get/{namespace}/{key}', tag: STORAGE, auth: 'tenant', operations: ['get'],
     summary: 'Fingerprint and metadata of an entry, without reconstructing it',
     description: 'Always an ETag; If-None-Match gives 304 (free). With ?version= the answer is immutable and cacheable.',
     pathParams: { namespace: pathNamespace, key: pathKey },
@@ -137,7 +137,7 @@ export const STORAGE_ENDPOINTS = {
     problems: [400, 402, 403, 404],
   },
   serve: {
-    id: 'serve', method: 'post', path: '/v1/serve', tag: STORAGE, auth: 'tenant', cu: 'dense 0.5, cores 0.5, gpu 2.0', engine: true,
+    id: 'serve', method: 'post', path: '/v1/serve', tag: STORAGE, auth: 'tenant', operations: ['serve_dense', 'serve_cores', 'serve_gpu'], engine: true,
     summary: 'Reconstruct an entry (dense), hand out its cores, or place them on a GPU',
     description: 'target dense answers JSON with data_b64 (an .npy, or the bytes of a blob); with Accept: application/x-npy '
       + '(or application/octet-stream for a blob) the body is the bytes themselves, the facts in X-Ttstore-* headers.',
@@ -165,7 +165,7 @@ export const STORAGE_ENDPOINTS = {
     problems: [400, 402, 403, 404, 409, 415, 501, 503],
   },
   delete: {
-    id: 'delete', method: 'delete', path: '/v1/delete/{namespace}/{key}', tag: STORAGE, auth: 'tenant', cu: 0.1,
+    id: 'delete', method: 'delete', path: '/v1/delete/{namespace}/{key}', tag: STORAGE, auth: 'tenant', operations: ['delete'],
     summary: 'Soft-delete every version of a key',
     pathParams: { namespace: pathNamespace, key: pathKey },
     answers: {
@@ -180,7 +180,7 @@ export const STORAGE_ENDPOINTS = {
     problems: [400, 402, 403, 404],
   },
   list: {
-    id: 'list', method: 'get', path: '/v1/list/{namespace}', tag: STORAGE, auth: 'tenant', cu: 0.1,
+    id: 'list', method: 'get', path: '/v1/list/{namespace}', tag: STORAGE, auth: 'tenant', operations: ['list'],
     summary: 'Latest versions of the keys of a namespace, in ascending byte order',
     pathParams: { namespace: pathNamespace },
     query: listQuery,
