@@ -45,27 +45,3 @@ export function decodePathSegment(raw: string, field: string): string {
     throw badRequest(`${field} is not validly percent-encoded UTF-8`);
   }
 }
-
-/** A version number from JSON: integer >= 1; absent means the latest. */
-export function validateVersion(v: unknown): number | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw badRequest('version must be an integer >= 1');
-  return v;
-}
-
-/** A single query-string value (repeated parameters are a 400). */
-export function queryValue(query: Record<string, string | string[] | undefined>, name: string): string | undefined {
-  const v = query[name];
-  if (Array.isArray(v)) throw badRequest(`query parameter ${name} is given more than once`);
-  return v;
-}
-
-/** An integer query parameter within [min, max]; undefined when absent. */
-export function queryInt(query: Record<string, string | string[] | undefined>, name: string, min: number, max: number): number | undefined {
-  const raw = queryValue(query, name);
-  if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw)) throw badRequest(`${name} must be an integer in [${min}, ${max}]`);
-  const v = Number(raw);
-  if (!Number.isSafeInteger(v) || v < min || v > max) throw badRequest(`${name} must be an integer in [${min}, ${max}]`);
-  return v;
-}

@@ -7,10 +7,6 @@ export type { SimField, SimHooks, SimOutput, SimParams, SimRun };
 
 export type SimRunner = Pick<Engine, 'solvers' | 'simulate' | 'checkSimulation'>;
 
-/** Engine error codes of a simulation. */
-export const SIM_INVALID = 'ERR_TTS_INVALID';
-export const SIM_CANCELLED = 'ERR_TTS_CANCELLED';
-
 export function errorCode(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;

@@ -2,15 +2,13 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-function findRoot(start: string): string {
-  let dir = start;
-  for (;;) {
+/**
+ * The package root: the directory holding the package.json above `from` (a directory; by default this
+ * file's), found by walking up because the code runs from dist/src/... as well as from src/....
+ */
+export function packageRoot(from: string = path.dirname(fileURLToPath(import.meta.url))): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
     if (existsSync(path.join(dir, 'package.json'))) return dir;
-    const up = path.dirname(dir);
-    if (up === dir) throw new Error(`no package.json above ${start}`);
-    dir = up;
+    if (path.dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
   }
 }
-
-/** The repository / package root (code runs from dist/src/..., sources from src/...). */
-export const packageRoot: string = findRoot(path.dirname(fileURLToPath(import.meta.url)));

@@ -3,4 +3,4 @@ import { packageRoot } from './paths.js';
 import path from 'node:path';
 
 /** The package version from package.json (read once). */
-export const VERSION: string = (JSON.parse(readFileSync(path.join(packageRoot, 'package.json'), 'utf8')) as { version: string }).version;
+export const VERSION: string = (JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;

@@ -8,7 +8,7 @@ import { QUERY_ENDPOINTS as EP } from './endpoints.js';
 import type { Config } from '../../config.js';
 import type { Engine } from '../../engine/types.js';
 import type { EntryService } from '../../entries/service.js';
-import type { GateState } from '../../gate/context.js';
+import { gateOf } from '../../gate/context.js';
 import { QueryService } from '../../query/service.js';
 import { searchRequest, similarityRequest, topkRequest, topkVectorRequest, vectorPayload } from './requests.js';
 import type { RouteAdmission } from '../../http/admission.js';
@@ -20,10 +20,6 @@ export interface QueryDeps {
   config: Pick<Config, 'maxPayloadBytes' | 'coreCacheBytes'>;
   /** Engine requests in flight per tenant, engine turns, and the bytes requests hold. */
   admission: RouteAdmission;
-}
-
-function gateOf(ctx: Context): GateState {
-  return ctx.state as GateState;
 }
 
 /** Wires the four query routes; returns the service (its cache statistics are worth watching). */

@@ -6,7 +6,7 @@ import type { Context, Middleware } from 'koa';
 import type { Api } from '../../http/endpoint.js';
 import { SIMULATION_ENDPOINTS as EP } from './endpoints.js';
 import { notFound } from '../../http/errors.js';
-import type { GateState } from '../../gate/context.js';
+import { gateOf } from '../../gate/context.js';
 import type { JobView } from '../../jobs/job.js';
 import type { JobScheduler } from '../../jobs/scheduler.js';
 import { solverUnavailable, type SimRunner } from '../../jobs/runner.js';
@@ -19,10 +19,6 @@ export interface SimulationDeps {
 }
 
 const MAX_JOB_ID_LENGTH = 128;
-
-function gateOf(ctx: Context): GateState {
-  return ctx.state as GateState;
-}
 
 export function registerSimulationRoutes(api: Api, deps: SimulationDeps): void {
   api.mount(EP.simulation_submit, submitHandler(deps));

@@ -110,7 +110,7 @@ export const STORAGE_ENDPOINTS = {
   },
   put_cores_batch: {
     id: 'put_cores_batch', method: 'post', path: '/v1/put_cores_batch', tag: STORAGE, auth: 'tenant', operations: ['put_cores_batch'],
-    summary: 'Store up to 1000 trains at once, all or nothing',
+    summary: `Store up to ${MAX_BATCH_ENTRIES} trains at once, all or nothing`,
     description: 'The first invalid entry gives 400 with `index`; every entry as put_cores, and the norms of all entries '
       + `together at most ${MAX_TRAIN_WORK.toExponential(2)} multiply-adds. The bytes of all the cores are checked against the `
       + 'storage quota at once (402 storage_quota_exceeded stores none). A large batch is written in pieces that stay '

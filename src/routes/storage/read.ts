@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import type { Context, Middleware } from 'koa';
 import { badRequest, ProblemError } from '../../http/errors.js';
 import { encodeNpyHeader } from '../../codec/npy.js';
-import type { GateState } from '../../gate/context.js';
+import { gateOf } from '../../gate/context.js';
 import { getView, listItemView, shapeOf, ranksOf, fingerprintOf, type EntryRow } from '../../entries/entry.js';
 import { decodePathSegment, validateKey, validateNamespace } from '../../entries/identifiers.js';
 import { listQuery, serveBody, versionQuery } from './endpoints.js';
@@ -17,10 +17,6 @@ import { GpuPlacementError, type GpuPlacement } from '../../engine/gpu.js';
 import type { EntryService } from '../../entries/service.js';
 
 export { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from './endpoints.js';
-
-function gateOf(ctx: Context): GateState {
-  return ctx.state as GateState;
-}
 
 /** The raw (still percent-encoded) path segments after `prefix`, e.g. ['ns', 'a%2Fb']. */
 function rawSegments(ctx: Context, prefix: string, count: number): string[] {

@@ -6,7 +6,7 @@ import { payloadTooLarge } from '../../http/errors.js';
 import type { Base64Data } from '../../codec/base64.js';
 import { decodePayload, payloadBytes, type Payload } from '../../codec/payload.js';
 import { NpyGather, type Widen } from '../../codec/npy-gather.js';
-import type { GateState } from '../../gate/context.js';
+import { gateOf } from '../../gate/context.js';
 import { putView } from '../../entries/entry.js';
 import { validateNamespace } from '../../entries/identifiers.js';
 import { metadataFromHeader } from '../../entries/metadata.js';
@@ -20,10 +20,6 @@ import type { StorageDeps } from './routes.js';
 
 const NPY_TYPE = 'application/x-npy';
 const BLOB_TYPE = 'application/octet-stream';
-
-function gateOf(ctx: Context): GateState {
-  return ctx.state as GateState;
-}
 
 /** The array-data limit (original_bytes) of CONTRACT.md section 2; the .npy header does not count. */
 function checkDataSize(payload: Payload, max: number): void {
