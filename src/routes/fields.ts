@@ -65,9 +65,8 @@ export const maxRank = s.integer(1, MAX_RANK, {
 
 export const metric = s.enum(METRICS, { default: 'cosine', description: 'cosine and dot: larger is closer; euclidean: smaller is closer.' });
 
-export const dataB64 = s.string({
+export const dataB64 = s.base64({
   description: 'Standard base64 of a NumPy .npy file (an array) or of raw bytes (a blob), CONTRACT.md section 2.',
-  format: 'byte',
 });
 
 const fingerprint = s.object({

@@ -13,7 +13,7 @@ import { validateMetadata } from '../../src/entries/metadata.js';
 import { ProblemError } from '../../src/http/errors.js';
 import { BODY_MAX_DEPTH, JSON_BODY_BYTES, JSON_MAX_DEPTH, METADATA_MAX_BYTES, METADATA_MAX_KEYS } from '../../src/limits/input.js';
 import { filterPairs } from '../../src/query/filters.js';
-import { parseSubmit } from '../../src/routes/simulation/requests.js';
+import { parseSubmit } from '../../src/routes/simulation/routes.js';
 import type { ObjectSchema } from '../../src/http/schema/types.js';
 import { parseBody } from '../../src/http/schema/validate.js';
 import { dataPathsOf } from '../../src/http/body.js';
@@ -101,7 +101,7 @@ function accept(route: Route, bytes: Buffer, sizes: number[]): void {
     parseSubmit(obj);
     return;
   }
-  const v = parseBody<Record<string, any>>(route.schema, obj);
+  const v = parseBody(route.schema, obj) as Record<string, any>;
   if (v.filters) filterPairs(v.filters);
   if (v.metadata) for (const x of Object.values(v.metadata)) canonicalJson(x);
 }

@@ -2,7 +2,8 @@
 // that names it, grid bounds per solver with their own codes.
 import { expect } from 'chai';
 import { ProblemError } from '../../src/http/errors.js';
-import { MAX_N_BITS, MAX_PREFIX_BYTES, parseListQuery, parseSubmit, SOLVERS } from '../../src/routes/simulation/requests.js';
+import { MAX_N_BITS, MAX_PREFIX_BYTES, SOLVERS } from '../../src/routes/simulation/endpoints.js';
+import { parseListQuery, parseSubmit } from '../../src/routes/simulation/routes.js';
 
 function problemOf(fn: () => unknown): ProblemError {
   try {

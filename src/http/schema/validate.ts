@@ -5,7 +5,7 @@
 import { Base64Data } from '../../codec/base64.js';
 import { measureJson } from '../../codec/json.js';
 import { badRequest, EXCERPT_CHARS, excerpt, type ProblemError } from '../errors.js';
-import type { ArraySchema, NumberSchema, ObjectSchema, Schema } from './types.js';
+import type { ArraySchema, FieldsOf, Infer, NumberSchema, ObjectSchema, Schema } from './types.js';
 
 const join = (parent: string, name: string): string => (parent ? `${parent}.${name}` : name);
 
@@ -153,8 +153,8 @@ function missing(sc: Schema, field: string): ProblemError {
 }
 
 /** A whole request body: must be a JSON object matching `sc`. */
-export function parseBody<T = Record<string, unknown>>(sc: ObjectSchema, body: unknown): T {
-  return validate(sc, body, '', true) as T;
+export function parseBody<S extends ObjectSchema<unknown>>(sc: S, body: unknown): Infer<S> {
+  return validate(sc, body, '', true) as Infer<S>;
 }
 
 export type QueryInput = Record<string, string | string[] | undefined>;
@@ -164,7 +164,8 @@ export type QueryInput = Record<string, string | string[] | undefined>;
  * body field (an integer must be written as one: `5x` and `1.0` are 400); a repeated one is a 400.
  * Parameters the schema does not name are ignored.
  */
-export function parseParams<T = Record<string, unknown>>(schemas: Record<string, Schema>, query: QueryInput, required: readonly string[] = []): T {
+export function parseParams<Q extends Record<string, Schema>, R extends keyof Q & string = never>(
+  schemas: Q, query: QueryInput, required: readonly R[] = []): FieldsOf<Q, R> {
   const out: Record<string, unknown> = {};
   for (const [name, sc] of Object.entries(schemas)) {
     const raw = query[name];
@@ -176,8 +177,8 @@ export function parseParams<T = Record<string, unknown>>(schemas: Record<string,
     } else if (raw !== undefined && sc.type === 'boolean') {
       value = raw === 'true' ? true : raw === 'false' ? false : raw;
     }
-    const v = validate(sc, value, name, required.includes(name));
+    const v = validate(sc, value, name, (required as readonly string[]).includes(name));
     if (v !== undefined) out[name] = v;
   }
-  return out as T;
+  return out as FieldsOf<Q, R>;
 }

@@ -1,5 +1,5 @@
 // Admin and onboarding routes (CONTRACT.md section 6's table), all behind adminGate (service key as
-// Bearer), each mounted from its description in src/api/admin.ts. Bodies are JSON objects validated
+// Bearer), each mounted from its description in ./endpoints.ts. Bodies are JSON objects validated
 // by the same schemas; unknown fields are 400 so a typo never passes silently.
 import { notFound } from '../../http/errors.js';
 import type { Gate } from '../../gate/index.js';
@@ -10,11 +10,10 @@ import type { TenantRecord } from '../../gate/registry.js';
 import { ADMIN_ENDPOINTS as EP, addNamespaceBody, createBody, periodQuery, reloadBody, tenantOnlyBody, updateTierBody } from './endpoints.js';
 import type { Api } from '../../http/endpoint.js';
 import { parseBody, parseParams } from '../../http/schema/validate.js';
-import { customLimits, type CustomLimitFields } from './custom-limits.js';
+import { customLimits } from './custom-limits.js';
 
 const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 
-type Limits = CustomLimitFields;
 
 /** What the admin routes read of storage: a tenant's stored bytes now (the entries service has it). */
 export interface StoredBytes {
@@ -45,7 +44,7 @@ export function registerAdminRoutes(api: Api, gate: Gate, storage: StoredBytes, 
   };
 
   api.mount(EP.create_tenant, async (ctx) => {
-    const body = parseBody<{ tenant_id: string; plan?: Plan; namespaces?: string[]; email?: string } & Limits>(createBody, ctx.request.body);
+    const body = parseBody(createBody, ctx.request.body);
     const tenantId = body.tenant_id;
     const plan = body.plan ?? 'starter';
     const namespaces = body.namespaces ?? ['default'];
@@ -67,20 +66,20 @@ export function registerAdminRoutes(api: Api, gate: Gate, storage: StoredBytes, 
   });
 
   api.mount(EP.rotate_key, async (ctx) => {
-    const { tenant_id: tenantId } = parseBody<{ tenant_id: string }>(tenantOnlyBody, ctx.request.body);
+    const { tenant_id: tenantId } = parseBody(tenantOnlyBody, ctx.request.body);
     const { record, apiKey } = await registry.rotateKey(tenantId);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { tenant_id: record.tenantId, api_key: apiKey, rotated_at: record.keyRotatedAt };
   });
 
   api.mount(EP.add_namespace, async (ctx) => {
-    const { tenant_id: tenantId, namespace } = parseBody<{ tenant_id: string; namespace: string }>(addNamespaceBody, ctx.request.body);
+    const { tenant_id: tenantId, namespace } = parseBody(addNamespaceBody, ctx.request.body);
     const record = await registry.addNamespace(tenantId, namespace);
     ctx.body = { tenant_id: record.tenantId, namespaces: record.namespaces };
   });
 
   api.mount(EP.update_tier, async (ctx) => {
-    const body = parseBody<{ tenant_id: string; plan: Plan } & Limits>(updateTierBody, ctx.request.body);
+    const body = parseBody(updateTierBody, ctx.request.body);
     const tenantId = body.tenant_id;
     const plan = body.plan;
     const custom = customLimits(plan, body);
@@ -89,7 +88,7 @@ export function registerAdminRoutes(api: Api, gate: Gate, storage: StoredBytes, 
   });
 
   api.mount(EP.deactivate, async (ctx) => {
-    const { tenant_id: tenantId } = parseBody<{ tenant_id: string }>(tenantOnlyBody, ctx.request.body);
+    const { tenant_id: tenantId } = parseBody(tenantOnlyBody, ctx.request.body);
     const record = await registry.deactivate(tenantId, config.retentionDays);
     hooks.onDeactivated?.(tenantId);
     ctx.body = {
@@ -119,7 +118,7 @@ export function registerAdminRoutes(api: Api, gate: Gate, storage: StoredBytes, 
   });
 
   api.mount(EP.usage_all, async (ctx) => {
-    const period = parseParams<{ period?: string }>(periodQuery, ctx.query).period ?? periodOf();
+    const period = parseParams(periodQuery, ctx.query).period ?? periodOf();
     const used = await meter.usageAll(period);
     ctx.body = {
       period,
@@ -135,8 +134,8 @@ export function registerAdminRoutes(api: Api, gate: Gate, storage: StoredBytes, 
   });
 
   api.mount(EP.usage_tenant, async (ctx) => {
-    const tenantId = parseParams<{ tenant_id: string }>(EP.usage_tenant.pathParams, ctx.params, ['tenant_id']).tenant_id;
-    const period = parseParams<{ period?: string }>(periodQuery, ctx.query).period ?? periodOf();
+    const tenantId = parseParams(EP.usage_tenant.pathParams, ctx.params, ['tenant_id']).tenant_id;
+    const period = parseParams(periodQuery, ctx.query).period ?? periodOf();
     const t = mustExist(tenantId);
     const quota = effectiveQuota(t, config);
     const u = await meter.usageOf(tenantId, period);

@@ -6,6 +6,7 @@ import { badRequest, ProblemError, quoteValue } from '../../http/errors.js';
 import { JOB_STATUSES } from '../../jobs/job.js';
 import { MAX_SECONDS, paramTable, type SimParamSpec } from '../../jobs/params.js';
 import { s, type ObjectSchema, type Schema } from '../../http/schema/types.js';
+import { validate } from '../../http/schema/validate.js';
 import type { Endpoint } from '../../http/endpoint.js';
 import { key, namespace } from '../fields.js';
 
@@ -115,6 +116,20 @@ export const MAX_N_BITS: Readonly<Record<Solver, number>> = Object.fromEntries(S
   return [solver, n.maximum];
 })) as Record<Solver, number>;
 
+/**
+ * A submit's rules beyond its fields, as the schema's hook: its params checked against the solver's
+ * own schema (defaults filled in), and the output prefix's length in bytes.
+ */
+function submitRules(b: Record<string, unknown>): Record<string, unknown> {
+  const solver = b.solver as Solver;
+  const params = validate(SOLVER_PARAMS[solver], b.params, 'params', true);
+  const bytes = Buffer.byteLength((b.output_key_prefix as string | undefined) ?? solver, 'utf8');
+  if (bytes > MAX_PREFIX_BYTES) {
+    throw badRequest(`output_key_prefix is ${bytes} bytes of UTF-8; at most ${MAX_PREFIX_BYTES} are allowed`, { field: 'output_key_prefix' });
+  }
+  return { ...b, params };
+}
+
 export const submitBody = s.object({
   solver: s.enum(SOLVERS, {
     invalid: (v, field, generic) => (v === undefined || v === null ? generic
@@ -126,6 +141,7 @@ export const submitBody = s.object({
   output_key_prefix: key(`Prefix of the output keys (default: the solver name); at most ${MAX_PREFIX_BYTES} bytes.`),
 }, {
   required: ['solver', 'params'],
+  refine: submitRules,
   title: 'SubmitRequest',
   oneOf: SOLVERS.map((solver) => ({
     title: solver,

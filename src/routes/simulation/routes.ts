@@ -1,5 +1,5 @@
 // The simulation routes (CONTRACT.md sections 6 and 8), each behind the gate's tenantGate: validate
-// (simulation-validate.ts, then the solver's own checks), authorize (ACL 403 on the output namespace,
+// (the submit schema with its rule hook, then the solver's own checks), authorize (ACL 403 on the output namespace,
 // quota 402), then hand the job to the scheduler. Job ids are opaque: an unknown id and another
 // tenant's id are the same 404.
 import type { Context, Middleware } from 'koa';
@@ -10,7 +10,9 @@ import { gateOf } from '../../gate/context.js';
 import type { JobView } from '../../jobs/job.js';
 import type { JobScheduler } from '../../jobs/scheduler.js';
 import { solverUnavailable, type SimRunner } from '../../jobs/runner.js';
-import { parseListQuery, parseSubmit } from './requests.js';
+import type { JobParams } from '../../jobs/job.js';
+import { parseBody, parseParams, type QueryInput } from '../../http/schema/validate.js';
+import { listQuery, submitBody, type Solver } from './endpoints.js';
 
 export interface SimulationDeps {
   scheduler: JobScheduler;
@@ -19,6 +21,24 @@ export interface SimulationDeps {
 }
 
 const MAX_JOB_ID_LENGTH = 128;
+
+export interface SubmitRequest {
+  solver: Solver;
+  namespace: string;
+  outputKeyPrefix: string;
+  params: JobParams;
+}
+
+/** POST /v1/simulation/submit body -> a validated request (400 naming the field otherwise). */
+export function parseSubmit(body: unknown): SubmitRequest {
+  const b = parseBody(submitBody, body);
+  return { solver: b.solver, namespace: b.namespace, outputKeyPrefix: b.output_key_prefix ?? b.solver, params: b.params as JobParams };
+}
+
+/** GET /v1/simulation/list query: namespace, status, limit (1..1000, default 50). */
+export function parseListQuery(query: QueryInput) {
+  return parseParams(listQuery, query);
+}
 
 export function registerSimulationRoutes(api: Api, deps: SimulationDeps): void {
   api.mount(EP.simulation_submit, submitHandler(deps));

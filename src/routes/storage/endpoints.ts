@@ -27,8 +27,7 @@ export const putBody = s.object({
 export const putQuery = { key: key(), namespace, domain, tolerance, max_rank: maxRank };
 
 const core = s.object({
-  data_b64: s.string({
-    format: 'byte',
+  data_b64: s.base64({
     description: `.npy (float32 or float64) of shape [r_prev, n, r_next], each rank at most ${MAX_RANK}.`,
   }),
 }, { required: ['data_b64'] });
@@ -150,9 +149,9 @@ export const STORAGE_ENDPOINTS = {
         schema: s.object({
           key: s.string(), namespace: s.string(), version: s.integer(1, Number.MAX_SAFE_INTEGER),
           target: s.enum(['dense', 'gpu', 'cores']), kind: s.enum(['array', 'blob']), dtype: dtypeSchema, shape: shapeSchema,
-          layout: layoutSchema, verdict: verdictSchema, fingerprint: s.json(), data_b64: s.string({ format: 'byte' }),
+          layout: layoutSchema, verdict: verdictSchema, fingerprint: s.json(), data_b64: s.base64(),
           ranks: s.array(s.integer(1, MAX_RANK)),
-          cores: s.array(s.object({ shape: shapeSchema, data_b64: s.string({ format: 'byte' }) })),
+          cores: s.array(s.object({ shape: shapeSchema, data_b64: s.base64() })),
           device: s.string(), placed: s.boolean(), resident_before: s.boolean(), gpu_core_bytes: s.integer(0, Number.MAX_SAFE_INTEGER),
           n_cores: s.integer(0, MAX_CORES),
         }, { title: 'ServeResponse' }),

@@ -80,7 +80,7 @@ export function getHandler(deps: StorageDeps): Middleware {
     const { tenant, gate } = gateOf(ctx);
     const { namespace, key } = namespaceAndKey(ctx, '/v1/get/');
     // No query string, no parameters: Koa's ctx.query would parse '' into a fresh object per request.
-    const { version } = ctx.querystring === '' ? NO_PARAMS : parseParams<{ version?: number }>(versionQuery, ctx.query);
+    const { version } = ctx.querystring === '' ? NO_PARAMS : parseParams(versionQuery, ctx.query);
     gate.authorize(namespace, 'get');
     const row = await deps.entries.require(tenant.tenantId, namespace, key, version);
     const etag = etagOf(row);
@@ -104,9 +104,7 @@ function headerSafe(v: string): string {
 export function serveHandler(deps: StorageDeps): Middleware {
   return async function serve(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
-    const { key, namespace, version, target, device = 'cuda:0' } = parseBody<{
-      key: string; namespace: string; version?: number; target: 'dense' | 'gpu' | 'cores'; device?: string;
-    }>(serveBody, ctx.request.body);
+    const { key, namespace, version, target, device = 'cuda:0' } = parseBody(serveBody, ctx.request.body);
     gate.authorize(namespace, target === 'dense' ? 'serve_dense' : target === 'gpu' ? 'serve_gpu' : 'serve_cores');
     const row = await deps.entries.require(tenant.tenantId, namespace, key, version);
     const { hold, turn } = deps.admission.of(ctx);
@@ -245,7 +243,7 @@ export function listHandler(deps: StorageDeps): Middleware {
     const { tenant, gate } = gateOf(ctx);
     const [ns] = rawSegments(ctx, '/v1/list/', 1) as [string];
     const namespace = validateNamespace(decodePathSegment(ns, 'namespace'));
-    const { prefix = '', limit, offset } = parseParams<{ prefix?: string; limit: number; offset: number }>(listQuery, ctx.query);
+    const { prefix = '', limit, offset } = parseParams(listQuery, ctx.query);
     gate.authorize(namespace, 'list');
     const { rows, total } = await deps.entries.list(tenant.tenantId, namespace, prefix, limit, offset);
     ctx.body = { namespace, prefix, keys: rows.map(listItemView), count: rows.length, total, limit, offset };

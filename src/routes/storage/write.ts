@@ -28,14 +28,6 @@ function checkDataSize(payload: Payload, max: number): void {
   }
 }
 
-interface PutFields {
-  key: string;
-  namespace: string;
-  domain?: string;
-  tolerance?: number;
-  max_rank?: number;
-}
-
 export function putHandler(deps: StorageDeps): Middleware {
   const max = deps.config.maxPayloadBytes;
   const widen: Widen = (src, dtype, dst, offset, lanes) => deps.engine.widen(src, dtype, dst, offset, lanes);
@@ -52,7 +44,7 @@ export function putHandler(deps: StorageDeps): Middleware {
     let gather: NpyGather | null = null; // its floats as float64, given back with it
     if (typeof type === 'string') {
       // Binary form: parameters in the query string, metadata in a header, the payload as the body.
-      const q = parseParams<PutFields>(putQuery, ctx.query, ['key']);
+      const q = parseParams(putQuery, ctx.query, ['key']);
       ({ key, namespace } = q);
       target = resolveTarget(q.domain, q.tolerance, q.max_rank);
       metadata = metadataFromHeader(ctx.get('X-Ttstore-Metadata') || undefined);
@@ -80,7 +72,7 @@ export function putHandler(deps: StorageDeps): Middleware {
       }
     } else {
       // The JSON form, read by the route's body reader (data_b64 decoded as it arrived).
-      const body = parseBody<PutFields & { data_b64: Base64Data; metadata?: Record<string, unknown> }>(putBody, ctx.request.body);
+      const body = parseBody(putBody, ctx.request.body);
       ({ key, namespace } = body);
       target = resolveTarget(body.domain, body.tolerance, body.max_rank);
       metadata = body.metadata ?? {};
