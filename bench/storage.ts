@@ -152,7 +152,7 @@ function requestDurations(logs: string[], method: string): number[] {
 
 /**
  * `--floor-server <npy bytes> <get body bytes>`: the bare server of the floor rows; prints its port.
- * It keeps freed memory as the service does (src/process-memory.ts), so that its reads of an upload
+ * It keeps freed memory as the service does (src/runtime/process-memory.ts), so that its reads of an upload
  * do not page-fault where the service's do not.
  */
 function floorServer(npyBytes: number, getBytes: number): void {

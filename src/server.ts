@@ -161,10 +161,10 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   });
   await scheduler.start();
 
-  // Every route is mounted from its description in src/api/, which also makes the OpenAPI document.
+  // Every route is mounted from its description in src/routes/<feature>/endpoints.ts, which also makes the OpenAPI document.
   const router = new Router();
   // Binary put bodies and dense serve outputs: up to 128 MiB of idle buffers of 1 MiB or
-  // more kept for reuse (see buffer-pool.ts for why a fresh large buffer is slow).
+  // more kept for reuse (see runtime/buffer-pool.ts for why a fresh large buffer is slow).
   const buffers = new BufferPool({ maxIdleBytes: 128 << 20, minBytes: 1 << 20 });
   const budget = new ByteBudget({ limit: config.maxInflightBytes });
   const admission = new RouteAdmission(engineAdmission, budget);

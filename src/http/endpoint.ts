@@ -1,5 +1,5 @@
 // One description per route: method, path, auth, parameters, body schema and answers. The router is
-// built from these descriptions (mount) and so is the OpenAPI document (src/api/openapi.ts), so the
+// built from these descriptions (mount) and so is the OpenAPI document (src/http/openapi.ts), so the
 // two cannot drift: a route exists only through its description.
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
@@ -39,7 +39,7 @@ export interface Endpoint {
   body?: {
     json?: ObjectSchema;
     /**
-     * The JSON body's byte limit (src/input-limits.ts): 'small' for a body without array data,
+     * The JSON body's byte limit (src/limits/input.ts): 'small' for a body without array data,
      * 'payload' for one that carries data_b64. Larger: 413 before the body is read.
      */
     limit: BodyLimit;

@@ -62,7 +62,7 @@ function parameters(ep: Endpoint): unknown[] {
 
 const DEFAULT_MAX_PAYLOAD_BYTES = Number(SPECS.maxPayloadBytes.defaultText);
 
-/** The body limits of an endpoint in words (src/input-limits.ts, which the body reader enforces). */
+/** The body limits of an endpoint in words (src/limits/input.ts, which the body reader enforces). */
 function bodyLimitText(body: NonNullable<Endpoint['body']>): string {
   const parts = [body.limit === 'small'
     ? `The JSON body is at most ${sizeText(JSON_BODY_BYTES)}.`

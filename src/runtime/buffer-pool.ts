@@ -1,8 +1,7 @@
 // Large transient buffers (request bodies of the binary put, dense arrays that serve reconstructs),
-// reused instead of allocated per request. A fresh buffer of many MiB comes from mmap and its first
-// touch page-faults every 4 KiB page; on a VM that returns freed pages to the host that costs as much
-// as the engine's own work (about 100 ms for 16 MiB where copying it takes 2 ms). A reused buffer is
-// already mapped.
+// reused instead of allocated per request. Why: a fresh buffer of many MiB comes from mmap and its
+// first touch page-faults every 4 KiB page, which on a VM costs as much as the engine's own work; a
+// reused buffer is already mapped (docs/performance.md has the numbers).
 //
 // Ownership is explicit: acquire() hands out a buffer that nobody else holds; release() takes it back
 // and must be the holder's last touch of it (and of every view on it). Idle buffers are kept up to

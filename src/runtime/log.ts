@@ -36,7 +36,7 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
   );
 }
 
-/** The fields of the one line per request (src/app.ts): ids, route template, status, timing, CU. */
+/** The fields of the one line per request (src/http/app.ts): ids, route template, status, timing, CU. */
 export interface RequestRecord {
   requestId: string;
   /** Absent (left out of the line) when the request carried no valid tenant key. */
@@ -71,7 +71,7 @@ export function formatRequestLine(r: RequestRecord): string {
 }
 
 /**
- * The writer of the one line per request (src/app.ts): `log`'s level and output, with two changes.
+ * The writer of the one line per request (src/http/app.ts): `log`'s level and output, with two changes.
  * No redaction: those lines hold fixed fields (ids, route template, status, timing, CU), never headers
  * or bodies, and redaction copies every logged object (at 1k requests/s a quarter of all the server's
  * allocation, sampling heap profile). And when `log` writes to a file descriptor (stdout), the lines

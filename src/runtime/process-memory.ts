@@ -1,16 +1,11 @@
 // How the service process's C allocator gives memory back to the kernel (main.ts applies it once, at
-// start, through the engine's addon: glibc reads these with mallopt, not from a config file).
+// start, through the engine's addon: glibc reads these with mallopt, not from a config file). The
+// measurements behind it: docs/performance.md.
 //
-// Node reads a socket into a fresh 64 KiB malloc'd buffer per read: a 16 MiB upload takes 256 of
-// them from the main heap, and they are freed together when V8 collects the chunks. With glibc's
-// defaults the heap's top is then trimmed back to the kernel (brk), so the next upload page-faults
-// all 4,096 of its pages again: about 10 ms of system time in a 16 MiB put's 20-25 ms upload on 2
-// cores (measured with getrusage around the body's arrival). Keeping up to 64 MiB free at the heap's
-// top, the heap stays mapped and an upload's reads fault a handful of pages.
-//
-// Setting the trim threshold turns off glibc's dynamic mmap threshold, which otherwise rises to the
-// size of the largest block freed (the engine's work vectors): fixed at glibc's ceiling of 32 MiB,
-// blocks below it still come from (reused) heap memory rather than a fresh mapping each time.
+// Why: Node reads a socket into fresh 64 KiB malloc'd buffers, freed together; with glibc's defaults
+// the heap's top is then trimmed, and the next upload page-faults every page again. Setting the trim
+// threshold also fixes the mmap threshold (glibc stops adjusting it), so blocks below it keep coming
+// from reused heap memory rather than a fresh mapping each time.
 import { retainFreedMemory } from '../engine/index.js';
 
 export const MALLOC_SETTINGS = {

@@ -1,4 +1,4 @@
-// Route dispatch (src/api/dispatch.ts) must answer every request as the router's own routes() does.
+// Route dispatch (src/http/dispatch.ts) must answer every request as the router's own routes() does.
 import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,4 +1,4 @@
-// The service's V8 flags (src/node-flags.ts): every way the project starts the service passes them
+// The service's V8 flags (src/runtime/node-flags.ts): every way the project starts the service passes them
 // (npm start, Dockerfile.cuda, the tests' and benchmarks' server), and a process started without
 // them says so in its log.
 import { readFile } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 // Request bodies (CONTRACT.md section 8): every route's limit comes from its endpoint description
-// (src/input-limits.ts) and is answered from Content-Length before the body is read; a
+// (src/limits/input.ts) and is answered from Content-Length before the body is read; a
 // Content-Encoding other than identity is 415 before reading; header lines past 16 KiB are a 431
 // problem; and a body the server answers without reading is dropped, or the connection closed.
 import { expect } from 'chai';

@@ -1,5 +1,5 @@
 // The admin rules a schema cannot state (CONTRACT.md section 5): custom limits are an enterprise term.
-// Everything else about admin bodies is in the schemas of src/api/admin.ts.
+// Everything else about admin bodies is in the schemas of ./endpoints.ts.
 import { badRequest } from '../../http/errors.js';
 import type { Plan } from '../../gate/context.js';
 import type { CustomLimits, RateLimit } from '../../gate/plans.js';

@@ -1,5 +1,5 @@
 // The storage routes of SPEC.md / CONTRACT.md section 6, each mounted from its description in
-// src/api/storage.ts behind the gate's tenantGate (authenticate, rate limit); the handlers validate,
+// ./endpoints.ts behind the gate's tenantGate (authenticate, rate limit); the handlers validate,
 // call gate.authorize, then do the work.
 import type { Api } from '../../http/endpoint.js';
 import { STORAGE_ENDPOINTS as EP } from './endpoints.js';
