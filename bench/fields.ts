@@ -1,16 +1,8 @@
 // Deterministic test fields for the benchmarks (float32, C order). Coordinates are i / n in [0, 1).
 
-/** Uniform [0, 1) numbers (mulberry32): the same sequence in every run. */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../test/helpers/prng.js';
+
+export { rng };
 
 export interface Field {
   name: string;

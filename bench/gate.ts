@@ -16,7 +16,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SERVICE_NODE_FLAGS } from '../src/node-flags.js';
+import { SERVICE_NODE_FLAGS } from '../src/runtime/node-flags.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const MAIN = path.resolve(HERE, '../src/main.js');
@@ -53,7 +53,7 @@ async function routeServer(gated: boolean): Promise<void> {
     router.get('/v1/get/:namespace/:key', handler);
   } else {
     const { loadConfig } = await import('../src/config.js');
-    const { createLogger } = await import('../src/log.js');
+    const { createLogger } = await import('../src/runtime/log.js');
     const { openSqliteStores } = await import('../src/store/sqlite/index.js');
     const { createGate } = await import('../src/gate/index.js');
     const dir = await mkdtemp(path.join(os.tmpdir(), 'ttstore-bench-gated-'));
@@ -78,7 +78,7 @@ async function routeServer(gated: boolean): Promise<void> {
   }
   if (gated) {
     // problems (a 429 should the limit be reached) render as the real server renders them
-    const { problemHandler } = await import('../src/errors.js');
+    const { problemHandler } = await import('../src/http/errors.js');
     app.use(problemHandler({ error: () => undefined }));
   }
   app.use(router.routes());

@@ -13,7 +13,7 @@ import net, { type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { engine } from '../src/engine/index.js';
 import { encodeNpy } from '../src/codec/npy.js';
-import { applyMallocSettings } from '../src/process-memory.js';
+import { applyMallocSettings } from '../src/runtime/process-memory.js';
 import { logRecords, startServer } from '../test/helpers/server.js';
 import { createTenant } from '../test/helpers/tenants.js';
 
@@ -152,7 +152,7 @@ function requestDurations(logs: string[], method: string): number[] {
 
 /**
  * `--floor-server <npy bytes> <get body bytes>`: the bare server of the floor rows; prints its port.
- * It keeps freed memory as the service does (src/process-memory.ts), so that its reads of an upload
+ * It keeps freed memory as the service does (src/runtime/process-memory.ts), so that its reads of an upload
  * do not page-fault where the service's do not.
  */
 function floorServer(npyBytes: number, getBytes: number): void {

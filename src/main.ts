@@ -1,8 +1,8 @@
 // CLI entry: `node dist/src/main.js [--help]`. Configuration comes from SVC_GATE_* variables only.
 import { ConfigError, helpText, loadConfig, unknownVariables } from './config.js';
-import { createLogger } from './log.js';
-import { missingNodeFlags, SERVICE_NODE_FLAGS } from './node-flags.js';
-import { applyMallocSettings, MALLOC_SETTINGS } from './process-memory.js';
+import { createLogger } from './runtime/log.js';
+import { missingNodeFlags, SERVICE_NODE_FLAGS } from './runtime/node-flags.js';
+import { applyMallocSettings, MALLOC_SETTINGS } from './runtime/process-memory.js';
 import { startServer, type RunningServer } from './server.js';
 
 async function main(): Promise<void> {

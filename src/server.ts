@@ -6,44 +6,44 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import Router from '@koa/router';
-import { createApp, lingerThenDestroy } from './app.js';
+import { createApp, lingerThenDestroy } from './http/app.js';
 import { ConfigError, type Config } from './config.js';
-import { badRequest, PROBLEM_CONTENT_TYPE, ProblemError } from './errors.js';
-import { MAX_HEADER_BYTES, sizeText } from './input-limits.js';
-import type { Logger } from './log.js';
+import { badRequest, PROBLEM_CONTENT_TYPE, ProblemError } from './http/errors.js';
+import { MAX_HEADER_BYTES, sizeText } from './limits/input.js';
+import type { Logger } from './runtime/log.js';
 import { openSqliteStores } from './store/sqlite/index.js';
 import { engine as nativeEngine, setThreads } from './engine/index.js';
-import { Api } from './api/endpoint.js';
+import { Api } from './http/endpoint.js';
 import { createMetrics } from './metrics/registry.js';
 import { instrumentEngine } from './metrics/engine.js';
 import { registerServiceGauges } from './metrics/service-gauges.js';
-import { registerHealthRoutes } from './routes/health.js';
-import { registerMetricsRoute } from './routes/metrics.js';
-import { registerReferenceRoutes } from './routes/reference.js';
+import { registerHealthRoutes } from './routes/health/routes.js';
+import { registerMetricsRoute } from './routes/metrics/routes.js';
+import { registerReferenceRoutes } from './routes/reference/routes.js';
 // storage (entries): blob store, service, routes
 import { EntryService } from './entries/service.js';
 import { BlobStore } from './store/blobs.js';
-import { VERSION } from './version.js';
-import { BufferPool } from './buffer-pool.js';
+import { VERSION } from './runtime/version.js';
+import { BufferPool } from './runtime/buffer-pool.js';
 // gate: tenants, keys, rate limits, metering; admin routes
 import { createGate } from './gate/index.js';
 import { effectiveStorageQuota } from './gate/plans.js';
 import { TenantPurger } from './gate/purge.js';
-import { registerAdminRoutes } from './routes/admin.js';
-import { registerStorageRoutes } from './routes/storage.js';
-import { bodyReader } from './routes/storage-body.js';
-import { releaseGpuCoresOnRemoval } from './routes/storage-read.js';
+import { registerAdminRoutes } from './routes/admin/routes.js';
+import { registerStorageRoutes } from './routes/storage/routes.js';
+import { bodyReader } from './http/body.js';
+import { releaseGpuCoresOnRemoval } from './routes/storage/read.js';
 // simulation: scheduler (solvers run on the engine's threads), routes
 import { JobScheduler, type JobCharger } from './jobs/scheduler.js';
 import { SIMULATION_RUN_SECONDS } from './gate/operations.js';
 import { effectiveQuota } from './gate/plans.js';
-import { registerSimulationRoutes } from './routes/simulation.js';
+import { registerSimulationRoutes } from './routes/simulation/routes.js';
 // query: similarity, top-K, metadata search on the stored cores
-import { registerQueryRoutes } from './routes/query.js';
+import { registerQueryRoutes } from './routes/query/routes.js';
 // admission: engine work in fair turns, engine requests in flight per tenant, bytes held for requests
 import { EngineAdmission, ENGINE_SLOTS } from './admission/engine-admission.js';
 import { ByteBudget } from './admission/byte-budget.js';
-import { RouteAdmission } from './routes/admission.js';
+import { RouteAdmission } from './http/admission.js';
 
 /** The engine backend SVC_GATE_ENGINE_BACKEND asks for; 'cuda' without a usable device stops start-up. */
 function selectBackend(config: Config): void {
@@ -157,10 +157,10 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   });
   await scheduler.start();
 
-  // Every route is mounted from its description in src/api/, which also makes the OpenAPI document.
+  // Every route is mounted from its description in src/routes/<feature>/endpoints.ts, which also makes the OpenAPI document.
   const router = new Router();
   // Binary put bodies and dense serve outputs: up to 128 MiB of idle buffers of 1 MiB or
-  // more kept for reuse (see buffer-pool.ts for why a fresh large buffer is slow).
+  // more kept for reuse (see runtime/buffer-pool.ts for why a fresh large buffer is slow).
   const buffers = new BufferPool({ maxIdleBytes: 128 << 20, minBytes: 1 << 20 });
   const budget = new ByteBudget({ limit: config.maxInflightBytes });
   const admission = new RouteAdmission(engineAdmission, budget);

@@ -10,7 +10,7 @@ import { EntryService } from '../src/entries/service.js';
 import { ENTRY_MIGRATIONS } from '../src/store/sqlite/migrations/entries.js';
 import { resolveTarget } from '../src/entries/oracle.js';
 import { engine } from '../src/engine/index.js';
-import { releaseGpuCoresOnRemoval } from '../src/routes/storage-read.js';
+import { releaseGpuCoresOnRemoval } from '../src/routes/storage/read.js';
 import { requireGpu, smoothField } from './helpers.js';
 
 describe('GPU cores released on delete', function () {

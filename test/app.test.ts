@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { requestIdSource } from '../src/app.js';
+import { requestIdSource } from '../src/http/app.js';
 import { http, startServer, type TestServer } from './helpers/server.js';
 
 describe('the service process', () => {

@@ -5,7 +5,7 @@
 // lone tenant that could fill it would keep the next tenant's request waiting for as long as its own
 // slowest download takes, and section 8 wants the other tenants unaffected. A growth that does not
 // fit waits briefly for bytes to come back, then fails with 503 overloaded.
-import { ProblemError } from '../errors.js';
+import { ProblemError } from '../http/errors.js';
 import { abandoned } from './engine-admission.js';
 
 /** How long a growth that does not fit waits for other requests to give bytes back. */

@@ -12,7 +12,7 @@
 // the cores among the calls running at once. The module knows tenants, slots and work estimates,
 // never tensors.
 import { LIGHT_TURN_WORK } from '../engine/limits.js';
-import { ProblemError } from '../errors.js';
+import { ProblemError } from '../http/errors.js';
 
 /** Heavy engine calls running at once (they share the cores, so more only contend). */
 export const ENGINE_SLOTS = 2;

@@ -2,7 +2,7 @@
 // Node's decoder (native) skips characters outside the alphabet and stops at '=', so a string is valid
 // exactly when its decoded length equals the length its character count implies (and it has none of
 // the URL-safe '-' and '_', which Node also takes).
-import { badRequest } from '../errors.js';
+import { badRequest } from '../http/errors.js';
 
 /** Decoded length implied by `chars` characters whose last `pads` (at most 2) are '=', or -1 when no valid string has it. */
 function impliedLength(chars: number, pads: number): number {

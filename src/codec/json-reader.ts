@@ -13,8 +13,8 @@
 // (codec/base64.ts), into one buffer for the whole body, and stands in the parsed body as a
 // Base64Data. JSON.parse's own rules are kept: the last of duplicate names wins (at the place of the
 // first), and `__proto__` is an own member like any other.
-import { badRequest, payloadTooLarge } from '../errors.js';
-import { sizeText } from '../input-limits.js';
+import { badRequest, payloadTooLarge } from '../http/errors.js';
+import { sizeText } from '../limits/input.js';
 import { Base64Decoder } from './base64.js';
 
 /** Text handed to one JSON.parse at most (about a millisecond of parsing at worst: dense numbers). */

@@ -8,10 +8,10 @@
 // order (or either order when at most one axis is longer than 1), of at least GATHER_MIN_BYTES. For
 // anything else, and for a header that does not parse (the put's decode reports it), nothing is
 // converted and the put goes on as before.
-import type { BufferPool } from '../buffer-pool.js';
+import type { BufferPool } from '../runtime/buffer-pool.js';
 import type { DType } from '../engine/types.js';
-import { ProblemError } from '../errors.js';
-import { NPY_MAX_HEADER_BYTES } from '../input-limits.js';
+import { ProblemError } from '../http/errors.js';
+import { NPY_MAX_HEADER_BYTES } from '../limits/input.js';
 import { isNpy, numel, parseNpyHeader } from './npy.js';
 
 /** Smaller arrays arrive in a few chunks: nothing to overlap. */

@@ -5,9 +5,9 @@
 // Byte swapping uses Buffer.swap16/32/64 (native). The Fortran-to-C transpose is the one element loop
 // in JavaScript on the request path: it is rare (NumPy writes C order unless asked), it yields to the
 // event loop every few million elements, and it touches each element once.
-import { badRequest, excerpt } from '../errors.js';
+import { badRequest, excerpt } from '../http/errors.js';
 import { ITEM_SIZE, type DType } from '../engine/types.js';
-import { NPY_MAX_DIM, NPY_MAX_HEADER_BYTES, sizeText } from '../input-limits.js';
+import { NPY_MAX_DIM, NPY_MAX_HEADER_BYTES, sizeText } from '../limits/input.js';
 
 export const NPY_MAGIC = Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]); // \x93NUMPY
 export const MAX_DIMS = 8;

@@ -1,7 +1,7 @@
 // A put's payload (CONTRACT.md section 2): an .npy array, or any other bytes as a 1-D uint8 blob.
 import type { DType } from '../engine/types.js';
-import { payloadTooLarge } from '../errors.js';
-import { NPY_MAX_HEADER_BYTES } from '../input-limits.js';
+import { payloadTooLarge } from '../http/errors.js';
+import { NPY_MAX_HEADER_BYTES } from '../limits/input.js';
 import type { Base64Data } from './base64.js';
 import type { GatheredValues } from './npy-gather.js';
 import { decodeNpy, isNpy } from './npy.js';

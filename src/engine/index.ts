@@ -177,7 +177,7 @@ export function setThreads(n: number): void {
 
 /**
  * glibc malloc's M_TRIM_THRESHOLD and M_MMAP_THRESHOLD for the whole process (see
- * src/process-memory.ts); synchronous. False where the C library is not glibc (nothing changes).
+ * src/runtime/process-memory.ts); synchronous. False where the C library is not glibc (nothing changes).
  * Not part of Engine (process-wide). Throws a RangeError (ERR_TTS_INVALID) outside
  * [0, 1 GiB] and [0, 32 MiB].
  */

@@ -3,17 +3,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
+import { packageRoot } from '../runtime/paths.js';
 import type { NativeAddon } from './native.js';
 
-/** Directory holding the package.json above `from` (a directory); throws if there is none. */
-export function packageRoot(from: string = path.dirname(fileURLToPath(import.meta.url))): string {
-  for (let dir = from; ; dir = path.dirname(dir)) {
-    if (existsSync(path.join(dir, 'package.json'))) return dir;
-    if (path.dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
-  }
-}
+export { packageRoot };
 
 /** Where the addon is looked for, in order: $TTSTORE_ADDON, the cmake-js build, the node-gyp build. */
 export function addonCandidates(root: string = packageRoot()): string[] {

@@ -7,11 +7,11 @@
 // headers (the first bytes of each core, decoded from base64 as the body arrived) and refuses bad
 // ranks, sizes and work from them; the second reads the core data. A batch inspects every entry
 // before it reads any core's data.
-import { badRequest, payloadTooLarge, ProblemError } from '../errors.js';
+import { badRequest, payloadTooLarge, ProblemError } from '../http/errors.js';
 import { Base64Data } from '../codec/base64.js';
 import { decodeNpy, MAX_DIMS, parseNpyHeader, type NpyHeader } from '../codec/npy.js';
 import { MAX_REBUILD_WORK_PER_VALUE, MAX_RANK, MAX_TRAIN_WORK } from '../engine/limits.js';
-import { MAX_BATCH_ENTRIES, MAX_CORES, NPY_MAX_HEADER_BYTES } from '../input-limits.js';
+import { MAX_BATCH_ENTRIES, MAX_CORES, NPY_MAX_HEADER_BYTES } from '../limits/input.js';
 import { DTYPES, ITEM_SIZE, type DType, type Engine, type LayoutName, type TensorTrain } from '../engine/types.js';
 import { validateKey } from './identifiers.js';
 import { resolveTarget } from './oracle.js';

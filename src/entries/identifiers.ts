@@ -1,6 +1,6 @@
 // Identifier rules of CONTRACT.md section 1 for storage requests: each returns the value or throws a
 // 400 invalid_request that names the field.
-import { badRequest } from '../errors.js';
+import { badRequest } from '../http/errors.js';
 
 export const NAMESPACE_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 export const MAX_KEY_BYTES = 1024;
@@ -44,28 +44,4 @@ export function decodePathSegment(raw: string, field: string): string {
   } catch {
     throw badRequest(`${field} is not validly percent-encoded UTF-8`);
   }
-}
-
-/** A version number from JSON: integer >= 1; absent means the latest. */
-export function validateVersion(v: unknown): number | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw badRequest('version must be an integer >= 1');
-  return v;
-}
-
-/** A single query-string value (repeated parameters are a 400). */
-export function queryValue(query: Record<string, string | string[] | undefined>, name: string): string | undefined {
-  const v = query[name];
-  if (Array.isArray(v)) throw badRequest(`query parameter ${name} is given more than once`);
-  return v;
-}
-
-/** An integer query parameter within [min, max]; undefined when absent. */
-export function queryInt(query: Record<string, string | string[] | undefined>, name: string, min: number, max: number): number | undefined {
-  const raw = queryValue(query, name);
-  if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw)) throw badRequest(`${name} must be an integer in [${min}, ${max}]`);
-  const v = Number(raw);
-  if (!Number.isSafeInteger(v) || v < min || v > max) throw badRequest(`${name} must be an integer in [${min}, ${max}]`);
-  return v;
 }

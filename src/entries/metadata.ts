@@ -1,7 +1,7 @@
 // Entry metadata: an arbitrary JSON object, kept as given and indexed by its top-level names.
 import { measureJson } from '../codec/json.js';
-import { badRequest } from '../errors.js';
-import { JSON_MAX_DEPTH, METADATA_MAX_BYTES, METADATA_MAX_KEYS, sizeText } from '../input-limits.js';
+import { badRequest } from '../http/errors.js';
+import { JSON_MAX_DEPTH, METADATA_MAX_BYTES, METADATA_MAX_KEYS, sizeText } from '../limits/input.js';
 
 /**
  * 400 naming `field` when `value` nests deeper than JSON_MAX_DEPTH levels of objects and arrays;

@@ -2,7 +2,8 @@
 // four verdicts the measured reconstruction earns. It compresses, measures, and decides; it never
 // assumes a verdict. Whatever would lose data beyond the target is stored as it is (passthrough).
 import type { GatheredValues } from '../codec/npy-gather.js';
-import { badRequest, quoteValue } from '../errors.js';
+import { badRequest, quoteValue } from '../http/errors.js';
+import { ENGINE_INVALID } from '../engine/index.js';
 import { compressWork, MAX_RANK } from '../engine/limits.js';
 import { ITEM_SIZE, type CompressOptions, type CompressResult, type DType, type Engine, type Fingerprint, type LayoutName, type TensorTrain } from '../engine/types.js';
 
@@ -153,7 +154,7 @@ export async function chooseRepresentation(input: OracleInput, target: Target, o
   } catch (err) {
     // The engine rejects non-finite input (NaN, Inf) as invalid; such data is kept as it is (and so is
     // anything else it declines: storing the bytes as they are never loses data).
-    if ((err as { code?: unknown }).code === 'ERR_TTS_INVALID') {
+    if ((err as { code?: unknown }).code === ENGINE_INVALID) {
       return pass(/finite|nan|inf/i.test((err as Error).message) ? 'non_finite' : 'engine_rejected');
     }
     throw err;

@@ -10,7 +10,7 @@ import type { EntryStore, NewEntryRow, PurgeScope, StoredRef } from '../store/en
 import type { Transaction } from '../store/transaction.js';
 import { BlobCorrupted, BlobStore, type BlobKind, type BlobRef } from '../store/blobs.js';
 import { coreBytes, coreDtypeOf, decodeCores, encodeCores } from '../store/cores.js';
-import { notFound, ProblemError } from '../errors.js';
+import { notFound, ProblemError } from '../http/errors.js';
 import { ITEM_SIZE, type DType, type Engine, type LayoutName, type TensorTrain } from '../engine/types.js';
 import type { Payload } from '../codec/payload.js';
 import { chooseRepresentation, ZERO_FINGERPRINT, type Target } from './oracle.js';

@@ -4,7 +4,7 @@
 // pass the quota. A write reserves its exact stored bytes once its representation is known and before
 // its blob is written; the commit turns the reservation into stored bytes, a failure releases it, and
 // compaction and tenant purges give bytes back.
-import { ProblemError } from '../errors.js';
+import { ProblemError } from '../http/errors.js';
 import type { EntryRow } from './entry.js';
 
 /** The bytes an entry stores: its cores when compressed, else its data (the stores sum the same rule). */

@@ -1,4 +1,5 @@
 // What the gate hands to the routes behind it, on ctx.state. Routes know nothing else of the gate.
+import type { Context } from 'koa';
 import type { Operation } from './operations.js';
 
 export const PLANS = ['starter', 'builder', 'pro', 'enterprise'] as const;
@@ -25,4 +26,9 @@ export interface Authorizer {
 export interface GateState {
   tenant: RequestTenant;
   gate: Authorizer;
+}
+
+/** The gate's state of a request behind the tenant gate. */
+export function gateOf(ctx: Context): GateState {
+  return ctx.state as GateState;
 }

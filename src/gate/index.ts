@@ -3,7 +3,7 @@
 import type { Middleware } from 'koa';
 import { Registry } from 'prom-client';
 import type { Config } from '../config.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../runtime/log.js';
 import type { TenantStore } from '../store/tenants.js';
 import type { UsageStore } from '../store/usage.js';
 import { Meter } from './meter.js';

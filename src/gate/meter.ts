@@ -9,8 +9,8 @@
 // before the response leaves, so a restart (or crash) loses no charged CU. Charges that arrive while
 // a write is queued join it: one amount per (tenant, period, bucket) per write, however many
 // requests it covers.
-import { ProblemError } from '../errors.js';
-import type { Logger } from '../log.js';
+import { ProblemError } from '../http/errors.js';
+import type { Logger } from '../runtime/log.js';
 import type { UsageStore } from '../store/usage.js';
 import { BREAKDOWN_KEYS, OPERATIONS, type BreakdownKey, type Operation } from './operations.js';
 import type { TenantRecord } from './registry.js';

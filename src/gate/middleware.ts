@@ -7,8 +7,8 @@
 //
 // adminGate (/gate/admin/*, /gate/onboard/*, /gate/metrics): the service key as Bearer only.
 import type { Context, Middleware, Next } from 'koa';
-import { ProblemError } from '../errors.js';
-import type { Logger } from '../log.js';
+import { ProblemError } from '../http/errors.js';
+import type { Logger } from '../runtime/log.js';
 import type { Authorizer, RequestTenant } from './context.js';
 import { apiKeyHeader, bearerToken, digestsEqual, presentedTenantKey, sha256 } from './keys.js';
 import { MILLI, type Meter, type Reservation } from './meter.js';

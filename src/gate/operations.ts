@@ -1,5 +1,6 @@
 // What each tenant operation costs (SPEC.md "CU cost per operation", CONTRACT.md section 5) and the
-// usage-breakdown bucket it is counted in.
+// usage-breakdown bucket it is counted in: the one written copy. Each route's description names the
+// operations it is charged as (Endpoint.operations), and the API reference prints their cost from here.
 
 export const BREAKDOWN_KEYS = ['put', 'get', 'list', 'serve', 'query_topk', 'search', 'delete', 'simulation'] as const;
 export type BreakdownKey = (typeof BREAKDOWN_KEYS)[number];

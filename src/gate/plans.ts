@@ -53,7 +53,7 @@ export function effectiveStorageQuota(t: LimitFields, cfg: GateLimitsConfig): nu
   return bytes < 0 ? null : bytes;
 }
 
-/** Custom limits given to create or update-tier (enterprise only, see routes/admin-validate.ts). */
+/** Custom limits given to create or update-tier (enterprise only, see routes/admin/custom-limits.ts). */
 export interface CustomLimits {
   rateLimit?: RateLimit;
   monthlyQuota?: number;

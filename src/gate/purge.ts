@@ -1,7 +1,7 @@
 // Compaction of deactivated tenants: once a tenant's purge_after has passed, its data is removed by
 // the storage layer's purge function and the tenant row is marked purged (the row itself stays, so
 // the tenant_id is never reissued and its usage history remains). Runs at start, then hourly.
-import type { Logger } from '../log.js';
+import type { Logger } from '../runtime/log.js';
 import type { TenantRegistry } from './registry.js';
 
 export class TenantPurger {

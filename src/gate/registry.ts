@@ -2,8 +2,8 @@
 // of each active tenant's key. Every change commits to the store first and then replaces the cached
 // record, so a rotated or deactivated key fails for every request that starts after the admin
 // response. reload() re-reads every tenant (rows written by another process included).
-import { ProblemError, notFound } from '../errors.js';
-import type { Logger } from '../log.js';
+import { ProblemError, notFound } from '../http/errors.js';
+import type { Logger } from '../runtime/log.js';
 import type { TenantChange, TenantPatch, TenantRow, TenantStore } from '../store/tenants.js';
 import { PLANS, type Plan } from './context.js';
 import { API_KEY_RE, generateApiKey, sha256Hex } from './keys.js';

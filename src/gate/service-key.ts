@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Logger } from '../log.js';
+import type { Logger } from '../runtime/log.js';
 
 export const SERVICE_KEY_FILE = 'service.key';
 

@@ -1,15 +1,11 @@
 // What the job system needs from a solver engine: the solvers it offers, their param checks and one
 // call that runs a simulation off the event loop (src/engine provides them; tests inject their own).
-import { ProblemError } from '../errors.js';
+import { ProblemError } from '../http/errors.js';
 import type { Engine, SimField, SimHooks, SimOutput, SimParams, SimRun } from '../engine/types.js';
 
 export type { SimField, SimHooks, SimOutput, SimParams, SimRun };
 
 export type SimRunner = Pick<Engine, 'solvers' | 'simulate' | 'checkSimulation'>;
-
-/** Engine error codes of a simulation. */
-export const SIM_INVALID = 'ERR_TTS_INVALID';
-export const SIM_CANCELLED = 'ERR_TTS_CANCELLED';
 
 export function errorCode(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;

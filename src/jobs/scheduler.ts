@@ -17,11 +17,12 @@
 // left running or paused (from the start: a paused run's state was in memory), so an accepted job
 // always runs to an end.
 import { randomBytes } from 'node:crypto';
-import { ProblemError } from '../errors.js';
+import { ProblemError } from '../http/errors.js';
 import { jobView, type JobRow, type JobView, type LiveState, type Progress } from './job.js';
 import { JobOutputs, OutputsAborted, type OutputStore } from './outputs.js';
 import { maxSecondsOf, solverParamsOf } from './params.js';
-import { errorCode, SIM_CANCELLED, SIM_INVALID, solverUnavailable, type SimRun, type SimRunner } from './runner.js';
+import { ENGINE_CANCELLED, ENGINE_INVALID } from '../engine/index.js';
+import { errorCode, solverUnavailable, type SimRun, type SimRunner } from './runner.js';
 import type { JobStore, ListFilter } from '../store/jobs.js';
 
 export interface SchedulerLogger {
@@ -159,7 +160,7 @@ export class JobScheduler {
     try {
       this.opts.runner.checkSimulation(solver, solverParamsOf(params));
     } catch (err) {
-      if (errorCode(err) !== SIM_INVALID) throw err;
+      if (errorCode(err) !== ENGINE_INVALID) throw err;
       const message = (err as Error).message;
       const param = /^param (\w+)/.exec(message)?.[1] ?? /^params (\w+)/.exec(message)?.[1] ?? /'(\w+)'/.exec(message)?.[1];
       throw new ProblemError(400, 'invalid_request', message, param ? { field: `params.${param}` } : {});
@@ -574,7 +575,7 @@ export class JobScheduler {
         result = await job.run.result;
       } catch (err) {
         // A cancel we asked for because a snapshot could not be stored: that error is the cause.
-        throw errorCode(err) === SIM_CANCELLED && writeError !== null ? writeError : err;
+        throw errorCode(err) === ENGINE_CANCELLED && writeError !== null ? writeError : err;
       }
       this.endSlice(job);
       if (this.stopping) throw new ShuttingDown();
@@ -592,7 +593,7 @@ export class JobScheduler {
     } catch (err) {
       this.endSlice(job);
       await job.writes;
-      const cancelled = errorCode(err) === SIM_CANCELLED || err instanceof OutputsAborted;
+      const cancelled = errorCode(err) === ENGINE_CANCELLED || err instanceof OutputsAborted;
       const stop = stopOf(job);
       if (stop === 'shutdown' || (stop === null && this.stopping && (err instanceof ShuttingDown || cancelled))) {
         await outputs.discard();
@@ -670,7 +671,7 @@ export class JobScheduler {
     if (err instanceof ProblemError) return err.body();
     const code = errorCode(err);
     const message = err instanceof Error ? err.message : String(err);
-    if (code === SIM_INVALID) return new ProblemError(400, 'invalid_request', message).body();
+    if (code === ENGINE_INVALID) return new ProblemError(400, 'invalid_request', message).body();
     if (code !== undefined && code.startsWith('ERR_TTS_')) {
       return new ProblemError(500, 'internal_error', `the ${row.solver} solver failed: ${message}`).body();
     }

@@ -2,16 +2,10 @@
 // byte counters per operation (/gate/metrics) and a debug log line per call. A decorator rather than
 // code in src/engine so that the engine stays a plain typed face of the addon; methods this file does
 // not know (added later) pass through untouched via the prototype.
-import type { Logger } from '../log.js';
-import type { ArrayBytes, Engine, OperandPool, TensorTrain } from '../engine/types.js';
+import type { Logger } from '../runtime/log.js';
+import type { ArrayBytes, Engine, OperandPool } from '../engine/types.js';
+import { coreBytes } from '../store/cores.js';
 import type { EngineMetrics } from './registry.js';
-
-/** Bytes of a train's cores as held (4 or 8 per element). */
-function coreBytes(tt: TensorTrain): number {
-  let n = 0;
-  for (const c of tt.cores) n += c.byteLength;
-  return n;
-}
 
 const byteLength = (a: ArrayBytes | undefined): number => a?.byteLength ?? 0;
 

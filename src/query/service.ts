@@ -4,7 +4,7 @@
 // stored values), with each entry's norm kept at write time, so cosine costs one inner product per
 // candidate; a top-K scores its candidates in chunks of bounded engine work, each in the tenant's
 // turn of the engine admission (score-turns.ts), and keeps the k best with a bounded heap.
-import { badRequest, ProblemError } from '../errors.js';
+import { badRequest, ProblemError } from '../http/errors.js';
 import { isInvalidInput } from '../engine/index.js';
 import { ITEM_SIZE, type Engine, type LayoutName, type Metric, type OperandPool } from '../engine/types.js';
 import { compressWork } from '../engine/limits.js';

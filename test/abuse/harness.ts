@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { encodeNpy } from '../../src/codec/npy.js';
-import { MAX_BATCH_ENTRIES, METADATA_MAX_BYTES, METADATA_MAX_KEYS } from '../../src/input-limits.js';
+import { MAX_BATCH_ENTRIES, METADATA_MAX_BYTES, METADATA_MAX_KEYS } from '../../src/limits/input.js';
 import { http, startServer, type TestServer } from '../helpers/server.js';
 import { admin, createTenant, tenantHeaders, type CreatedTenant, type TenantOptions } from '../helpers/tenants.js';
 

@@ -7,7 +7,7 @@ import { gzipSync } from 'node:zlib';
 import { encodeNpy } from '../../src/codec/npy.js';
 import {
   BODY_MAX_DEPTH, JSON_MAX_DEPTH, MAX_HEADER_BYTES, METADATA_MAX_KEYS, MiB, NPY_MAX_HEADER_BYTES, payloadBodyBytes,
-} from '../../src/input-limits.js';
+} from '../../src/limits/input.js';
 import { http, type TestServer } from '../helpers/server.js';
 import { rawRequest, type RawReply } from '../helpers/raw-http.js';
 import { tenantHeaders, type CreatedTenant } from '../helpers/tenants.js';

@@ -7,8 +7,8 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
-import { MiB } from '../../src/input-limits.js';
-import { JSON_STRUCTURE_HOLD } from '../../src/routes/admission.js';
+import { MiB } from '../../src/limits/input.js';
+import { JSON_STRUCTURE_HOLD } from '../../src/http/admission.js';
 import { rawRequest, type RawReply } from '../helpers/raw-http.js';
 import type { TestServer } from '../helpers/server.js';
 import { tenantHeaders, type CreatedTenant } from '../helpers/tenants.js';

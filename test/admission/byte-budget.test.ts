@@ -2,7 +2,7 @@
 // holds more than half of it, and a growth that does not fit waits briefly, then gets 503 overloaded.
 import { expect } from 'chai';
 import { ByteBudget } from '../../src/admission/byte-budget.js';
-import { ProblemError } from '../../src/errors.js';
+import { ProblemError } from '../../src/http/errors.js';
 
 const WAIT_MS = 80;
 const budget = () => new ByteBudget({ limit: 1000, waitMs: WAIT_MS });

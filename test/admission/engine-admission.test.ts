@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { EngineAdmission, type Turn } from '../../src/admission/engine-admission.js';
 import { LIGHT_TURN_WORK } from '../../src/engine/limits.js';
-import { ProblemError } from '../../src/errors.js';
+import { ProblemError } from '../../src/http/errors.js';
 
 /** Engine work the test finishes by hand; `log` records the order in which work started. */
 function harness(admission: EngineAdmission) {

@@ -2,6 +2,7 @@
 // reconstruction of a TT from its cores, the fingerprint, dtype casts, and deterministic data.
 // Nothing here calls the engine, so agreement with it is evidence, not tautology.
 import type { DType, LayoutName, TensorTrain } from '../../src/engine/index.js';
+import { rng } from '../helpers/prng.js';
 
 /** Mode sizes and, per mode, how far one unit of its digit moves in the C-order flattening. */
 export function jsLayout(shape: number[], layout: LayoutName): { modes: number[]; weights: number[] } {
@@ -244,19 +245,10 @@ export async function ticksDuring<T>(work: () => Promise<T>): Promise<{ result: 
   }
 }
 
+export { rng };
+
 // ---- data ----------------------------------------------------------------------------------------
 
-/** Deterministic uniform [0, 1) numbers (mulberry32). */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** f(x) at x_i = i / n, i = 0..n-1, as float64. */
 export function sample1d(n: number, f: (x: number) => number): Float64Array {

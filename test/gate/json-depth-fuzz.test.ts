@@ -5,18 +5,18 @@
 // never another throw, never a hang; the scan's depth verdict agrees with a plain reference, and so
 // do the metadata bounds. Then a few hundred of them against a real server: never a 5xx.
 import { expect } from 'chai';
-import { createBody } from '../../src/api/admin.js';
-import { searchBody, topkBody, topkVectorBody } from '../../src/api/query.js';
-import { putBody, serveBody } from '../../src/api/storage.js';
+import { createBody } from '../../src/routes/admin/endpoints.js';
+import { searchBody, topkBody, topkVectorBody } from '../../src/routes/query/endpoints.js';
+import { putBody, serveBody } from '../../src/routes/storage/endpoints.js';
 import { canonicalJson } from '../../src/entries/entry.js';
 import { validateMetadata } from '../../src/entries/metadata.js';
-import { ProblemError } from '../../src/errors.js';
-import { BODY_MAX_DEPTH, JSON_BODY_BYTES, JSON_MAX_DEPTH, METADATA_MAX_BYTES, METADATA_MAX_KEYS } from '../../src/input-limits.js';
+import { ProblemError } from '../../src/http/errors.js';
+import { BODY_MAX_DEPTH, JSON_BODY_BYTES, JSON_MAX_DEPTH, METADATA_MAX_BYTES, METADATA_MAX_KEYS } from '../../src/limits/input.js';
 import { filterPairs } from '../../src/store/filters.js';
-import { parseSubmit } from '../../src/routes/simulation-validate.js';
-import type { ObjectSchema } from '../../src/schema/types.js';
-import { parseBody } from '../../src/schema/validate.js';
-import { dataPathsOf } from '../../src/routes/storage-body.js';
+import { parseSubmit } from '../../src/routes/simulation/routes.js';
+import type { ObjectSchema } from '../../src/http/schema/types.js';
+import { parseBody } from '../../src/http/schema/validate.js';
+import { dataPathsOf } from '../../src/http/body.js';
 import { canonical, randomCuts, readInChunks, readJson, textDepth } from '../helpers/json-bodies.js';
 import { prng, type Prng } from '../helpers/prng.js';
 import { http } from '../helpers/server.js';
@@ -101,7 +101,7 @@ function accept(route: Route, bytes: Buffer, sizes: number[]): void {
     parseSubmit(obj);
     return;
   }
-  const v = parseBody<Record<string, any>>(route.schema, obj);
+  const v = parseBody(route.schema, obj) as Record<string, any>;
   if (v.filters) filterPairs(v.filters);
   if (v.metadata) for (const x of Object.values(v.metadata)) canonicalJson(x);
 }

@@ -3,8 +3,8 @@
 // for depth and structure, then one JSON.parse, then base64 decoding of the data strings).
 import { Base64Data, base64DecodedLength, decodeBase64Strict } from '../../src/codec/base64.js';
 import { JsonReader, type DataPaths, type JsonReaderLimits } from '../../src/codec/json-reader.js';
-import { ProblemError } from '../../src/errors.js';
-import { sizeText } from '../../src/input-limits.js';
+import { ProblemError } from '../../src/http/errors.js';
+import { sizeText } from '../../src/limits/input.js';
 
 export type Outcome = { value: Record<string, unknown> } | { status: number; message: string };
 

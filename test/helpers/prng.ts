@@ -13,15 +13,20 @@ export interface Prng {
   text(alphabet: string, n: number): string;
 }
 
-export function prng(seed: number): Prng {
+/** Uniform [0, 1) numbers from `seed` (mulberry32): the same sequence in every run. */
+export function rng(seed: number): () => number {
   let a = seed >>> 0;
-  const next = (): number => {
+  return () => {
     a = (a + 0x6d2b79f5) >>> 0;
     let t = a;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+export function prng(seed: number): Prng {
+  const next = rng(seed);
   const int = (lo: number, hi: number): number => lo + Math.floor(next() * (hi - lo + 1));
   return {
     next,

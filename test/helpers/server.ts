@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SERVICE_NODE_FLAGS } from '../../src/node-flags.js';
+import { SERVICE_NODE_FLAGS } from '../../src/runtime/node-flags.js';
 
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/main.js');
 

@@ -1,10 +1,10 @@
-// Route dispatch (src/api/dispatch.ts) must answer every request as the router's own routes() does.
+// Route dispatch (src/http/dispatch.ts) must answer every request as the router's own routes() does.
 import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa, { type Context, type Next } from 'koa';
 import Router from '@koa/router';
-import { dispatch } from '../../src/api/dispatch.js';
+import { dispatch } from '../../src/http/dispatch.js';
 
 function routerUnderTest(): Router {
   const router = new Router();

@@ -1,11 +1,11 @@
-// The service's V8 flags (src/node-flags.ts): every way the project starts the service passes them
+// The service's V8 flags (src/runtime/node-flags.ts): every way the project starts the service passes them
 // (npm start, Dockerfile.cuda, the tests' and benchmarks' server), and a process started without
 // them says so in its log.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { missingNodeFlags, SERVICE_NODE_FLAGS } from '../../src/node-flags.js';
+import { missingNodeFlags, SERVICE_NODE_FLAGS } from '../../src/runtime/node-flags.js';
 import { logRecords, startServer, type TestServer } from '../helpers/server.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');

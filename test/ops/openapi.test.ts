@@ -8,10 +8,11 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/runtime/log.js';
 import { startServer as startInProcess, type RunningServer } from '../../src/server.js';
-import { openApiDocument } from '../../src/api/openapi.js';
-import { koaPath } from '../../src/api/endpoint.js';
+import { openApiDocument } from '../../src/http/openapi.js';
+import { ENDPOINTS } from '../../src/routes/index.js';
+import { koaPath } from '../../src/http/endpoint.js';
 import { http } from '../helpers/server.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -21,7 +22,7 @@ describe('operations: the API reference', function () {
   this.timeout(30000);
   let server: RunningServer;
   let dataDir: string;
-  const doc = openApiDocument() as { openapi: string; paths: Record<string, Record<string, any>> };
+  const doc = openApiDocument(ENDPOINTS) as { openapi: string; paths: Record<string, Record<string, any>> };
 
   before(async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'ttstore-openapi-'));
@@ -43,7 +44,7 @@ describe('operations: the API reference', function () {
       for (const m of Object.keys(item)) if (METHODS.includes(m)) documented.add(`${m.toUpperCase()} ${koaPath(p)}`);
     }
     expect([...served].sort()).to.deep.equal([...documented].sort());
-    expect(served.size).to.be.at.least(27);
+    expect(served.size).to.be.at.least(28);
   });
 
   it('is a valid OpenAPI 3.1 document', async () => {
@@ -123,6 +124,17 @@ describe('operations: the API reference', function () {
     expect(page.text).to.include('helmholtz_3d');
     // Self-contained: nothing loaded from elsewhere.
     expect(page.text).to.not.match(/<script|<link|src="http|href="http/);
+  });
+
+  it('answers GET / with a pointer to /docs and /openapi.json, without authentication', async () => {
+    const root = await http(server.url, 'GET', '/');
+    expect(root.status).to.equal(200);
+    expect(root.headers.get('content-type')).to.match(/^application\/json/);
+    expect(root.body).to.include({ service: 'ttstore', docs: '/docs', openapi: '/openapi.json' });
+    expect(root.body.version).to.be.a('string');
+    const schema = doc.paths['/']!.get.responses['200'].content['application/json'].schema;
+    expect(Object.keys(root.body).sort()).to.deep.equal(Object.keys(schema.properties).sort());
+    expect((await http(server.url, 'GET', root.body.docs)).status).to.equal(200);
   });
 
   it('is committed current in docs/openapi.json (npm run build:openapi)', async () => {

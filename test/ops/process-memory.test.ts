@@ -1,10 +1,10 @@
-// The service process keeps freed heap memory for reuse (src/process-memory.ts): with glibc's default
+// The service process keeps freed heap memory for reuse (src/runtime/process-memory.ts): with glibc's default
 // trimming, each 16 MiB upload page-faulted its 4,096 pages of socket buffers again, about 10 ms of
 // system time in a 50 ms put on 2 cores.
 import { readFile } from 'node:fs/promises';
 import { expect } from 'chai';
 import { ENGINE_INVALID, retainFreedMemory } from '../../src/engine/index.js';
-import { MALLOC_SETTINGS } from '../../src/process-memory.js';
+import { MALLOC_SETTINGS } from '../../src/runtime/process-memory.js';
 import { npyOf, smoothField, storageSuite } from '../storage/helpers.js';
 
 const glibc = Boolean((process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime);

@@ -1,13 +1,13 @@
 // Request bodies (CONTRACT.md section 8): every route's limit comes from its endpoint description
-// (src/input-limits.ts) and is answered from Content-Length before the body is read; a
+// (src/limits/input.ts) and is answered from Content-Length before the body is read; a
 // Content-Encoding other than identity is 415 before reading; header lines past 16 KiB are a 431
 // problem; and a body the server answers without reading is dropped, or the connection closed.
 import { expect } from 'chai';
 import { gzipSync } from 'node:zlib';
-import { ENDPOINTS } from '../../src/api/openapi.js';
-import type { Endpoint } from '../../src/api/endpoint.js';
+import { ENDPOINTS } from '../../src/routes/index.js';
+import type { Endpoint } from '../../src/http/endpoint.js';
 import { SPECS } from '../../src/config.js';
-import { JSON_BODY_BYTES, jsonBodyBytes, MAX_HEADER_BYTES, payloadBodyBytes, UNREAD_BODY_DRAIN_BYTES } from '../../src/input-limits.js';
+import { JSON_BODY_BYTES, jsonBodyBytes, MAX_HEADER_BYTES, payloadBodyBytes, UNREAD_BODY_DRAIN_BYTES } from '../../src/limits/input.js';
 import { http, startServer, type TestServer } from '../helpers/server.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { adminHeaders, createTenant, tenantHeaders, type CreatedTenant } from '../helpers/tenants.js';

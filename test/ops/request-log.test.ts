@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { createLogger, formatRequestLine, type RequestRecord } from '../../src/log.js';
+import { createLogger, formatRequestLine, type RequestRecord } from '../../src/runtime/log.js';
 
 function pinoLine(r: RequestRecord): string {
   let out = '';
@@ -38,7 +38,7 @@ describe('request log line', () => {
 });
 
 describe('request log output', () => {
-  const LOG_JS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/log.js');
+  const LOG_JS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/runtime/log.js');
 
   it('loses no line when the process exits in the same turn as it logged them', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'ttstore-log-'));

@@ -3,7 +3,7 @@
 // and foreign jobs, 501 for a solver this build lacks. Refused requests queue nothing and cost nothing.
 import { expect } from 'chai';
 import { engine } from '../../src/engine/index.js';
-import { SOLVERS } from '../../src/routes/simulation-validate.js';
+import { SOLVERS } from '../../src/routes/simulation/endpoints.js';
 import type { TestServer } from '../helpers/server.js';
 import { admin } from '../helpers/tenants.js';
 import { startSimServer, submit, tenantClient, waitCompleted, type Client } from './helpers.js';

@@ -4,9 +4,10 @@
 // submission accepted (CONTRACT.md section 8).
 import { expect } from 'chai';
 import { engine, type SimParamSpec } from '../../src/engine/index.js';
-import { ProblemError } from '../../src/errors.js';
+import { ProblemError } from '../../src/http/errors.js';
 import { solverParamsOf } from '../../src/jobs/params.js';
-import { parseSubmit, SOLVER_PARAMS, SOLVERS, type Solver } from '../../src/routes/simulation-validate.js';
+import { SOLVER_PARAMS, SOLVERS, type Solver } from '../../src/routes/simulation/endpoints.js';
+import { parseSubmit } from '../../src/routes/simulation/routes.js';
 
 /** Small valid params of each solver, to which one param at a time is set. */
 const BASE: Record<Solver, Record<string, unknown>> = {

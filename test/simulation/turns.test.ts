@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { ProblemError } from '../../src/errors.js';
+import { ProblemError } from '../../src/http/errors.js';
 import type { EntryService } from '../../src/entries/service.js';
 import type { JobCharger, SubmitInput } from '../../src/jobs/scheduler.js';
 import type { JobView } from '../../src/jobs/job.js';

@@ -1,8 +1,9 @@
 // Validation of simulation requests at the edge: defaults filled in, every bad field a 400 problem
 // that names it, grid bounds per solver with their own codes.
 import { expect } from 'chai';
-import { ProblemError } from '../../src/errors.js';
-import { MAX_N_BITS, MAX_PREFIX_BYTES, parseListQuery, parseSubmit, SOLVERS } from '../../src/routes/simulation-validate.js';
+import { ProblemError } from '../../src/http/errors.js';
+import { MAX_N_BITS, MAX_PREFIX_BYTES, SOLVERS } from '../../src/routes/simulation/endpoints.js';
+import { parseListQuery, parseSubmit } from '../../src/routes/simulation/routes.js';
 
 function problemOf(fn: () => unknown): ProblemError {
   try {

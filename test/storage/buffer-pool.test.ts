@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { BufferPool } from '../../src/buffer-pool.js';
+import { BufferPool } from '../../src/runtime/buffer-pool.js';
 
 const MiB = 1 << 20;
 

@@ -13,7 +13,7 @@ import { ENTRY_MIGRATIONS } from '../../src/store/sqlite/migrations/entries.js';
 import { resolveTarget } from '../../src/entries/oracle.js';
 import { engine } from '../../src/engine/index.js';
 import type { GpuPlacement } from '../../src/engine/gpu.js';
-import { releaseGpuCoresOnRemoval } from '../../src/routes/storage-read.js';
+import { releaseGpuCoresOnRemoval } from '../../src/routes/storage/read.js';
 
 const silent = { info() {}, warn() {}, error() {} };
 

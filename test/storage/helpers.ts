@@ -85,18 +85,7 @@ export function bytesOf(a: ArrayBufferView): Buffer {
   return Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 }
 
-/** Deterministic pseudo-random numbers in [0, 1). */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 4294967296;
-  };
-}
+export { rng } from '../helpers/prng.js';
 
 /** A smooth float64 field on an n x n grid of [0, 1]^2 (low QTT rank). */
 export function smoothField(n: number, Arr: Float64ArrayConstructor | Float32ArrayConstructor = Float64Array): Float64Array | Float32Array {

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { Base64Data } from '../../src/codec/base64.js';
 import { JSON_PIECE_BYTES, JsonReader, type DataPaths } from '../../src/codec/json-reader.js';
-import { BODY_MAX_DEPTH, JSON_BODY_BYTES } from '../../src/input-limits.js';
+import { BODY_MAX_DEPTH, JSON_BODY_BYTES } from '../../src/limits/input.js';
 import { canonical, randomCuts, readInChunks, referenceRead, structureBytes, textDepth, type Outcome } from '../helpers/json-bodies.js';
 import { prng, type Prng } from '../helpers/prng.js';
 

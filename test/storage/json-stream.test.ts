@@ -1,7 +1,7 @@
 // Streamed JSON answers (CONTRACT.md section 8: large JSON responses are streamed) are the very bytes
 // JSON.stringify gives for the same object, and their declared length is exact.
 import { expect } from 'chai';
-import { base64Pieces, jsonWithList, withBase64, withList, type JsonPieces } from '../../src/routes/json-stream.js';
+import { base64Pieces, jsonWithList, withBase64, withList, type JsonPieces } from '../../src/http/json-stream.js';
 import { rng } from './helpers.js';
 
 const text = (j: JsonPieces) => [...j.pieces].join('');

@@ -5,8 +5,8 @@
 import { expect } from 'chai';
 import { decodeNpy, MAX_DIMS, numel } from '../../src/codec/npy.js';
 import { ITEM_SIZE } from '../../src/engine/types.js';
-import { ProblemError } from '../../src/errors.js';
-import { NPY_MAX_DIM, NPY_MAX_HEADER_BYTES } from '../../src/input-limits.js';
+import { ProblemError } from '../../src/http/errors.js';
+import { NPY_MAX_DIM, NPY_MAX_HEADER_BYTES } from '../../src/limits/input.js';
 import { prng, type Prng } from '../helpers/prng.js';
 import { b64, storageSuite } from './helpers.js';
 import { NPY_MAX_ELEMENTS } from './npy-fixtures.js';

@@ -3,7 +3,7 @@
 // that would need reordering or byte work, or is too small to be worth it, is left to the put's own
 // decode, and so is an upload whose conversion failed.
 import { expect } from 'chai';
-import { BufferPool } from '../../src/buffer-pool.js';
+import { BufferPool } from '../../src/runtime/buffer-pool.js';
 import { encodeNpy, encodeNpyHeader } from '../../src/codec/npy.js';
 import { GATHER_MIN_BYTES, NpyGather, type Widen } from '../../src/codec/npy-gather.js';
 import { ByteBudget } from '../../src/admission/byte-budget.js';

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { decodeNpy, encodeNpy, encodeNpyHeader, parseNpyHeader } from '../../src/codec/npy.js';
 import { decodePayload } from '../../src/codec/payload.js';
 import { Base64Decoder, base64DecodedLength, decodeBase64Strict } from '../../src/codec/base64.js';
-import { ProblemError } from '../../src/errors.js';
-import { NPY_MAX_HEADER_BYTES } from '../../src/input-limits.js';
+import { ProblemError } from '../../src/http/errors.js';
+import { NPY_MAX_HEADER_BYTES } from '../../src/limits/input.js';
 import { f64, fill, fillFortran, npyFile, NPY_MAX_ELEMENTS } from './npy-fixtures.js';
 
 async function rejects400(p: Promise<unknown> | (() => unknown), pattern?: RegExp): Promise<void> {

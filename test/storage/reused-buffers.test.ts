@@ -1,4 +1,4 @@
-// The binary put bodies and the dense serve outputs live in reused buffers (src/buffer-pool.ts): what
+// The binary put bodies and the dense serve outputs live in reused buffers (src/runtime/buffer-pool.ts): what
 // one request wrote there must never show through in another's answer or stored data.
 import http from 'node:http';
 import { expect } from 'chai';

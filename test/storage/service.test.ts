@@ -11,7 +11,7 @@ import { EntryService } from '../../src/entries/service.js';
 import { ENTRY_MIGRATIONS } from '../../src/store/sqlite/migrations/entries.js';
 import { resolveTarget } from '../../src/entries/oracle.js';
 import { engine } from '../../src/engine/index.js';
-import { ProblemError } from '../../src/errors.js';
+import { ProblemError } from '../../src/http/errors.js';
 
 const silent = { info() {}, warn() {}, error() {} };
 const DAY = 86400;
