@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { engine, ITEM_SIZE } from '../../src/engine/index.js';
 import type { DType, LayoutName, TensorTrain } from '../../src/engine/index.js';
 import {
-  castBytes, denseArray, fromFloat64, jsFingerprint, jsLayout, maxRank, relDiff, rng, sample1d, sampleGrid, toFloat64,
+  castBytes, denseArray, fromFloat64, jsFingerprint, jsLayout, maxRank, rng, sample1d, sampleGrid, toFloat64,
 } from './helpers.js';
 
 function expectWellFormed(tt: TensorTrain): void {
