@@ -99,7 +99,7 @@ export function inspectCoresEntry(body: unknown, engine: Engine, limits: CoresLi
   let coreBytes = 0;
   for (const [k, c] of b.cores.entries()) {
     const where = `cores[${k}]`;
-    // The body reader decoded each core's data_b64 string (routes/storage-body.ts).
+    // The body reader decoded each core's data_b64 string (http/body.ts).
     const data = c !== null && typeof c === 'object' ? (c as { data_b64?: unknown }).data_b64 : undefined;
     if (!(data instanceof Base64Data)) {
       throw badRequest(`${where} must be an object with data_b64 (an .npy of shape [r_prev, n, r_next])`, { core: k });
