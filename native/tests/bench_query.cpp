@@ -15,7 +15,7 @@
 #include <map>
 #include <vector>
 
-#include "../core/src/inner_kernels.hpp"
+#include "ttstore/internal/inner_kernels.hpp"
 #include "ttstore/query.hpp"
 #include "ttstore/tt.hpp"
 

@@ -3,7 +3,7 @@
 #include <atomic>
 #include <thread>
 
-#include "../core/src/threads.hpp"
+#include "ttstore/internal/threads.hpp"
 #include "check.hpp"
 #include "ttstore/tt.hpp"
 

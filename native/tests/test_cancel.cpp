@@ -15,7 +15,7 @@
 #include <string>
 #include <thread>
 
-#include "../core/src/poll_point.hpp"
+#include "ttstore/internal/poll_point.hpp"
 #include "check.hpp"
 #include "ttstore/qtt_algebra.hpp"
 #include "ttstore/sim.hpp"

@@ -3,7 +3,7 @@
 #include <thread>
 #include <vector>
 
-#include "../core/src/late_join.hpp"
+#include "ttstore/internal/late_join.hpp"
 #include "check.hpp"
 
 using tts::detail::late_join_for;

@@ -5,7 +5,7 @@
 #include <random>
 #include <thread>
 
-#include "../core/src/poisson_mg.hpp"
+#include "ttstore/internal/poisson_mg.hpp"
 #include "check.hpp"
 #include "ttstore/sim.hpp"
 #include "ttstore/sim_poisson.hpp"

@@ -1,7 +1,7 @@
 // Query operands and score_batch: every kind of pair and every kernel agrees with dense references.
 #include <algorithm>
 
-#include "../core/src/inner_kernels.hpp"
+#include "ttstore/internal/inner_kernels.hpp"
 #include "check.hpp"
 #include "tt_testing.hpp"
 #include "ttstore/query.hpp"

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <random>
 
-#include "../core/src/linalg.hpp"
-#include "../core/src/small_la.hpp"
+#include "ttstore/internal/linalg.hpp"
+#include "ttstore/internal/small_la.hpp"
 #include "check.hpp"
 #include "tt_testing.hpp"
 

@@ -7,11 +7,11 @@
 
 #include "cuda_raii.hpp"
 #include "kernels.hpp"
-#include "linalg.hpp"
-#include "qtt_svd_run.hpp"
+#include "ttstore/internal/linalg.hpp"
+#include "ttstore/internal/qtt_svd_run.hpp"
 #include "sweep.hpp"
-#include "tt_checks.hpp"
-#include "tt_interfaces.hpp"
+#include "ttstore/internal/tt_checks.hpp"
+#include "ttstore/internal/tt_interfaces.hpp"
 
 namespace tts::cuda {
 namespace detail {

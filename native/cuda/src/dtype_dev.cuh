@@ -1,4 +1,4 @@
-// Private: device twins of native/core/src/dtype_io.hpp (load as float64, store with the cast of
+// Private: device twins of native/core/internal/ttstore/internal/dtype_io.hpp (load as float64, store with the cast of
 // CONTRACT.md sections 2-3: floats cast, float16 IEEE round-to-nearest-even straight from float64,
 // integers rounded half to even and saturated, bool = value >= 0.5).
 #pragma once

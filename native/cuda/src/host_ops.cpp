@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "dtype_io.hpp"
+#include "ttstore/internal/dtype_io.hpp"
 #include "sweep.hpp"
 
 namespace tts::cuda::detail {

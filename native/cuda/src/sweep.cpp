@@ -15,11 +15,11 @@
 #include <cmath>
 #include <limits>
 
-#include "dtype_io.hpp"
-#include "linalg.hpp"
-#include "qtt_svd_run.hpp"
-#include "rank_select.hpp"
-#include "unfolding.hpp"
+#include "ttstore/internal/dtype_io.hpp"
+#include "ttstore/internal/linalg.hpp"
+#include "ttstore/internal/qtt_svd_run.hpp"
+#include "ttstore/internal/rank_select.hpp"
+#include "ttstore/internal/unfolding.hpp"
 
 namespace tts::cuda::detail {
 namespace {
@@ -221,7 +221,7 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
 CompressResult compress_with(SweepOps& ops, const ArrayView& a, const QttLayout& layout, const SvdOptions& opt) {
   tts::detail::check_svd_options(opt);
   const int64_t original_bytes = a.numel * static_cast<int64_t>(dtype_size(a.dtype));
-  // The policy of native/core/src/compress.cpp (float32 cores when they meet tol, measured; retries
+  // The policy of native/core/src/tt/compress.cpp (float32 cores when they meet tol, measured; retries
   // at tol/10), over this sweep and the ops' fingerprints.
   return tts::detail::choose_cores(
       opt, original_bytes,

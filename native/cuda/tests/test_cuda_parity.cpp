@@ -8,7 +8,7 @@
 
 #include "check.hpp"
 #include "cuda_raii.hpp"
-#include "dtype_io.hpp"
+#include "ttstore/internal/dtype_io.hpp"
 #include "kernels.hpp"
 #include "sweep.hpp"
 #include "tt_testing.hpp"

@@ -5,7 +5,7 @@
 #include <random>
 
 #include "check.hpp"
-#include "dtype_io.hpp"
+#include "ttstore/internal/dtype_io.hpp"
 #include "lru_budget.hpp"
 #include "sweep.hpp"
 #include "tt_testing.hpp"

@@ -1,11 +1,11 @@
 // QR / LQ / SVD of core unfoldings. A row-major p x q matrix is the column-major q x p matrix M^T,
 // so LAPACK sees the transpose; each helper undoes that in its copy-out.
-#include "small_la.hpp"
+#include "ttstore/internal/small_la.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "linalg.hpp"
+#include "ttstore/internal/linalg.hpp"
 
 namespace tts::detail {
 

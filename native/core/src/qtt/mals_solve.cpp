@@ -12,11 +12,11 @@
 #include <cmath>
 #include <string>
 
-#include "linalg.hpp"
-#include "poll_point.hpp"
-#include "rank_select.hpp"
-#include "small_la.hpp"
-#include "threads.hpp"
+#include "ttstore/internal/linalg.hpp"
+#include "ttstore/internal/poll_point.hpp"
+#include "ttstore/internal/rank_select.hpp"
+#include "ttstore/internal/small_la.hpp"
+#include "ttstore/internal/threads.hpp"
 #include "ttstore/qtt_algebra.hpp"
 
 namespace tts::qtt {

@@ -11,9 +11,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "linalg.hpp"
-#include "operator_core.hpp"
-#include "threads.hpp"
+#include "ttstore/internal/linalg.hpp"
+#include "qtt/operator_core.hpp"
+#include "ttstore/internal/threads.hpp"
 
 namespace tts::detail {
 

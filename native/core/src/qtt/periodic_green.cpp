@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "poll_point.hpp"
+#include "ttstore/internal/poll_point.hpp"
 #include "ttstore/qtt_algebra.hpp"
 
 namespace tts::qtt {

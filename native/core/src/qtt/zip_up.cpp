@@ -16,11 +16,11 @@
 #include <cmath>
 #include <string>
 
-#include "linalg.hpp"
-#include "operator_core.hpp"
-#include "poll_point.hpp"
-#include "rank_select.hpp"
-#include "small_la.hpp"
+#include "ttstore/internal/linalg.hpp"
+#include "qtt/operator_core.hpp"
+#include "ttstore/internal/poll_point.hpp"
+#include "ttstore/internal/rank_select.hpp"
+#include "ttstore/internal/small_la.hpp"
 #include "ttstore/qtt_algebra.hpp"
 
 namespace tts::qtt {

@@ -1,5 +1,5 @@
 // Train-against-train inner products for query batches (see inner_kernels.hpp).
-#include "inner_kernels.hpp"
+#include "ttstore/internal/inner_kernels.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>

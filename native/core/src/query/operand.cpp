@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "qtt_svd_run.hpp"
+#include "ttstore/internal/qtt_svd_run.hpp"
 #include "ttstore/query.hpp"
 
 namespace tts {

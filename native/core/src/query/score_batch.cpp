@@ -5,11 +5,11 @@
 #include <atomic>
 #include <cmath>
 
-#include "inner_kernels.hpp"
-#include "late_join.hpp"
-#include "linalg.hpp"
-#include "threads.hpp"
-#include "tt_interfaces.hpp"
+#include "ttstore/internal/inner_kernels.hpp"
+#include "ttstore/internal/late_join.hpp"
+#include "ttstore/internal/linalg.hpp"
+#include "ttstore/internal/threads.hpp"
+#include "ttstore/internal/tt_interfaces.hpp"
 #include "ttstore/query.hpp"
 
 namespace tts {

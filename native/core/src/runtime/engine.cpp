@@ -5,8 +5,8 @@
 #include <atomic>
 #include <mutex>
 
-#include "linalg.hpp"
-#include "threads.hpp"
+#include "ttstore/internal/linalg.hpp"
+#include "ttstore/internal/threads.hpp"
 #include "ttstore/tt.hpp"
 
 #ifndef TTS_VERSION

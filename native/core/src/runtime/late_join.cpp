@@ -1,5 +1,5 @@
 // A parallel loop that never waits for a thread that has not started (see late_join.hpp).
-#include "late_join.hpp"
+#include "ttstore/internal/late_join.hpp"
 
 #include <algorithm>
 #include <atomic>

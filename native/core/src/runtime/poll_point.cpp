@@ -1,4 +1,4 @@
-#include "poll_point.hpp"
+#include "ttstore/internal/poll_point.hpp"
 
 #include <omp.h>
 

@@ -4,7 +4,7 @@
 #include <memory>
 #include <mutex>
 
-#include "sim_registry.hpp"
+#include "solvers/sim_registry.hpp"
 #include "ttstore/sim.hpp"
 
 namespace tts::sim {

@@ -1,4 +1,4 @@
-#include "sim_params.hpp"
+#include "solvers/sim_params.hpp"
 
 #include <algorithm>
 #include <cmath>

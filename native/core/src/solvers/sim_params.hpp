@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "poll_point.hpp"
+#include "ttstore/internal/poll_point.hpp"
 #include "ttstore/sim.hpp"
 
 namespace tts::sim::detail {

@@ -4,7 +4,7 @@
 #include <cfloat>
 #include <cmath>
 
-#include "qtt_svd_run.hpp"
+#include "ttstore/internal/qtt_svd_run.hpp"
 #include "ttstore/tt.hpp"
 
 namespace tts {

@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "linalg.hpp"
-#include "threads.hpp"
-#include "tt_checks.hpp"
-#include "tt_interfaces.hpp"
-#include "unfolding.hpp"
+#include "ttstore/internal/linalg.hpp"
+#include "ttstore/internal/threads.hpp"
+#include "ttstore/internal/tt_checks.hpp"
+#include "ttstore/internal/tt_interfaces.hpp"
+#include "ttstore/internal/unfolding.hpp"
 #include "ttstore/tt.hpp"
 
 namespace tts {

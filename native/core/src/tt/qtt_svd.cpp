@@ -18,12 +18,12 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "dtype_io.hpp"
-#include "linalg.hpp"
-#include "threads.hpp"
-#include "qtt_svd_run.hpp"
-#include "rank_select.hpp"
-#include "unfolding.hpp"
+#include "ttstore/internal/dtype_io.hpp"
+#include "ttstore/internal/linalg.hpp"
+#include "ttstore/internal/threads.hpp"
+#include "ttstore/internal/qtt_svd_run.hpp"
+#include "ttstore/internal/rank_select.hpp"
+#include "ttstore/internal/unfolding.hpp"
 
 namespace tts {
 namespace detail {

@@ -6,12 +6,12 @@
 #include <cmath>
 #include <limits>
 
-#include "dtype_io.hpp"
-#include "linalg.hpp"
-#include "threads.hpp"
-#include "qtt_svd_run.hpp"
-#include "tt_checks.hpp"
-#include "tt_interfaces.hpp"
+#include "ttstore/internal/dtype_io.hpp"
+#include "ttstore/internal/linalg.hpp"
+#include "ttstore/internal/threads.hpp"
+#include "ttstore/internal/qtt_svd_run.hpp"
+#include "ttstore/internal/tt_checks.hpp"
+#include "ttstore/internal/tt_interfaces.hpp"
 #include "ttstore/tt.hpp"
 
 namespace tts {

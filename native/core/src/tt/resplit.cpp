@@ -4,9 +4,9 @@
 #include <cmath>
 #include <string>
 
-#include "linalg.hpp"
-#include "tt_checks.hpp"
-#include "tt_interfaces.hpp"
+#include "ttstore/internal/linalg.hpp"
+#include "ttstore/internal/tt_checks.hpp"
+#include "ttstore/internal/tt_interfaces.hpp"
 #include "ttstore/limits.hpp"
 #include "ttstore/tt.hpp"
 

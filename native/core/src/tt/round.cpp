@@ -2,11 +2,11 @@
 #include <cfloat>
 #include <cmath>
 
-#include "poll_point.hpp"
-#include "qtt_svd_run.hpp"
-#include "rank_select.hpp"
-#include "small_la.hpp"
-#include "tt_checks.hpp"
+#include "ttstore/internal/poll_point.hpp"
+#include "ttstore/internal/qtt_svd_run.hpp"
+#include "ttstore/internal/rank_select.hpp"
+#include "ttstore/internal/small_la.hpp"
+#include "ttstore/internal/tt_checks.hpp"
 #include "ttstore/tt.hpp"
 
 namespace tts {

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <limits>
 
-#include "linalg.hpp"
-#include "tt_interfaces.hpp"
+#include "ttstore/internal/linalg.hpp"
+#include "ttstore/internal/tt_interfaces.hpp"
 
 namespace tts::detail {
 

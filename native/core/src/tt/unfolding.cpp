@@ -1,6 +1,6 @@
 // One step of the left-to-right TT-SVD: left singular vectors of a wide unfolding without an SVD
 // of the wide matrix, then the in-place projection U_r^T C.
-#include "unfolding.hpp"
+#include "ttstore/internal/unfolding.hpp"
 
 #include <omp.h>
 
@@ -11,9 +11,9 @@
 #include <cstring>
 #include <string>
 
-#include "linalg.hpp"
-#include "small_la.hpp"
-#include "threads.hpp"
+#include "ttstore/internal/linalg.hpp"
+#include "ttstore/internal/small_la.hpp"
+#include "ttstore/internal/threads.hpp"
 
 namespace tts::detail {
 // G = C C^T (upper triangle, row-major m x m).

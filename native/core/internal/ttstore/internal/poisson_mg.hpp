@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "big_buffer.hpp"
+#include "ttstore/internal/big_buffer.hpp"
 
 namespace tts::sim::detail {
 

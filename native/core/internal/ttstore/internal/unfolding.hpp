@@ -5,8 +5,8 @@
 #include <functional>
 #include <vector>
 
-#include "qtt_svd_run.hpp"
-#include "rank_select.hpp"
+#include "ttstore/internal/qtt_svd_run.hpp"
+#include "ttstore/internal/rank_select.hpp"
 
 namespace tts::detail {
 

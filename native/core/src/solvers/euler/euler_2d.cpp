@@ -12,11 +12,11 @@
 #include <optional>
 #include <sstream>
 
-#include "euler_flux.hpp"
-#include "poll_point.hpp"
-#include "sim_params.hpp"
-#include "sim_registry.hpp"
-#include "threads.hpp"
+#include "solvers/euler/euler_flux.hpp"
+#include "ttstore/internal/poll_point.hpp"
+#include "solvers/sim_params.hpp"
+#include "solvers/sim_registry.hpp"
+#include "ttstore/internal/threads.hpp"
 #include "ttstore/sim_euler.hpp"
 
 namespace tts::sim::euler {

@@ -9,7 +9,7 @@
 // do not vectorise at all; with them a step is about 3x faster on AVX2 and 5x on AVX-512. `GCC ivdep`
 // rather than `omp simd`: under `omp simd` the locals of the body become per-lane arrays, whose
 // stores GCC 12 cannot vectorise.
-#include "euler_flux.hpp"
+#include "solvers/euler/euler_flux.hpp"
 
 namespace tts::sim::euler::kernel {
 

@@ -4,9 +4,9 @@
 #include <limits>
 #include <stdexcept>
 
-#include "poll_point.hpp"
-#include "sim_random.hpp"
-#include "threads.hpp"
+#include "ttstore/internal/poll_point.hpp"
+#include "solvers/sim_random.hpp"
+#include "ttstore/internal/threads.hpp"
 #include "ttstore/sim_euler.hpp"
 
 namespace tts::sim::euler {

@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "sim_params.hpp"
-#include "sim_registry.hpp"
+#include "solvers/sim_params.hpp"
+#include "solvers/sim_registry.hpp"
 #include "ttstore/sim_helmholtz.hpp"
 
 namespace tts::sim::helmholtz {

@@ -10,9 +10,9 @@
 #include <string>
 #include <utility>
 
-#include "sim_params.hpp"
-#include "sim_random.hpp"
-#include "sim_registry.hpp"
+#include "solvers/sim_params.hpp"
+#include "solvers/sim_random.hpp"
+#include "solvers/sim_registry.hpp"
 #include "ttstore/sim_navier_stokes.hpp"
 
 namespace tts::sim::navier_stokes {

@@ -5,14 +5,14 @@
 #include <memory>
 #include <optional>
 
-#include "big_buffer.hpp"
-#include "poisson_cg.hpp"
-#include "poisson_mg.hpp"
-#include "poisson_workspace.hpp"
-#include "poll_point.hpp"
-#include "sim_params.hpp"
-#include "sim_random.hpp"
-#include "sim_registry.hpp"
+#include "ttstore/internal/big_buffer.hpp"
+#include "solvers/poisson/poisson_cg.hpp"
+#include "ttstore/internal/poisson_mg.hpp"
+#include "solvers/poisson/poisson_workspace.hpp"
+#include "ttstore/internal/poll_point.hpp"
+#include "solvers/sim_params.hpp"
+#include "solvers/sim_random.hpp"
+#include "solvers/sim_registry.hpp"
 #include "ttstore/sim_poisson.hpp"
 
 namespace tts::sim::poisson {

@@ -1,12 +1,12 @@
-#include "poisson_cg.hpp"
+#include "solvers/poisson/poisson_cg.hpp"
 
 #include <omp.h>
 
 #include <array>
 #include <vector>
 
-#include "poll_point.hpp"
-#include "threads.hpp"
+#include "ttstore/internal/poll_point.hpp"
+#include "ttstore/internal/threads.hpp"
 
 namespace tts::sim::detail {
 
@@ -15,14 +15,14 @@ namespace {
 // The row kernels, compiled for the base instruction set and, on x86-64 with GCC, for AVX2 + FMA
 // (chosen once at run time).
 namespace base {
-#include "poisson_cg_rows.inc"
+#include "solvers/poisson/poisson_cg_rows.inc"
 }
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 #define TTS_CG_AVX2 1
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 namespace avx2 {
-#include "poisson_cg_rows.inc"
+#include "solvers/poisson/poisson_cg_rows.inc"
 }
 #pragma GCC pop_options
 #endif

@@ -1,4 +1,4 @@
-#include "poisson_mg.hpp"
+#include "ttstore/internal/poisson_mg.hpp"
 
 #include <lapacke.h>
 
@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "poll_point.hpp"
-#include "threads.hpp"
+#include "ttstore/internal/poll_point.hpp"
+#include "ttstore/internal/threads.hpp"
 
 namespace tts::sim::detail {
 

@@ -1,4 +1,4 @@
-#include "poisson_workspace.hpp"
+#include "solvers/poisson/poisson_workspace.hpp"
 
 #include <algorithm>
 #include <mutex>

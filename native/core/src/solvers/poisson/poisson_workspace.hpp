@@ -11,8 +11,8 @@
 #include <memory>
 #include <vector>
 
-#include "big_buffer.hpp"
-#include "poisson_mg.hpp"
+#include "ttstore/internal/big_buffer.hpp"
+#include "ttstore/internal/poisson_mg.hpp"
 
 namespace tts::sim::detail {
 
