@@ -1,6 +1,5 @@
-// Timing of the core on 2^24-element float32 fields (not a ctest; build by hand):
-//   g++ -O3 -fopenmp -Inative/core/include native/tests/bench_core.cpp build/core-only/libttcore.a \
-//       -llapacke -lopenblas -o build/bench_core && OMP_NUM_THREADS=2 build/bench_core
+// Timing of the core on 2^24-element float32 fields (a CMake target, not a ctest: see bench/native/README.md):
+//   OMP_NUM_THREADS=2 build/cmake/bench/bench_core
 // Prints seconds per call, ranks and the measured error; compare with bench_numpy_ttsvd.py.
 #include <sys/resource.h>
 

@@ -1,6 +1,6 @@
 """Textbook numpy TT-SVD baseline (np.linalg.svd per unfolding) on the same fields as bench_core.
 
-    OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 python3 native/tests/bench_numpy_ttsvd.py 2d 0 [f64]
+    OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 python3 bench/native/bench_numpy_ttsvd.py 2d 0 [f64]
 """
 import sys, time
 import numpy as np

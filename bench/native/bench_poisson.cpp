@@ -1,7 +1,6 @@
 // Timing of poisson_2d's solve clock (stats.solve_s) over repeated solves in one process, the way a
-// long-running engine sees them (not a ctest; build by hand after the core):
-//   g++ -O3 -fopenmp -Inative/core/include native/tests/bench_poisson.cpp build/cmake/libttcore.a \
-//       -llapacke -lopenblas -o build/bench_poisson && OMP_NUM_THREADS=2 build/bench_poisson [reps]
+// long-running engine sees them (a CMake target, not a ctest: see bench/native/README.md):
+//   OMP_NUM_THREADS=2 build/cmake/bench/bench_poisson [reps]
 // Each solve runs on a fresh std::thread, as in the addon (BENCH_SAME_THREAD=1: all on the main
 // thread); a second argument picks one case by index. Prints the median and the best solve_s per case; the scipy baseline is bench/poisson_scipy.py.
 #include <algorithm>

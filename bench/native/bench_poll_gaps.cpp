@@ -1,8 +1,6 @@
 // The longest stretch of a solver's work between two polls of Hooks::cancelled (which is where a
-// cancel or a pause takes effect), for any params (not a ctest; build by hand after the core):
-//   g++ -O3 -fopenmp -Inative/core/include native/tests/bench_poll_gaps.cpp build/cmake/libttcore.a \
-//       -llapacke -lopenblas -o build/bench_poll_gaps
-//   sh scripts/openblas-env.sh build/bench_poll_gaps [--seconds S] <solver> name=value ...
+// cancel or a pause takes effect), for any params (a CMake target, not a ctest: see bench/native/README.md):
+//   sh scripts/openblas-env.sh build/cmake/bench/bench_poll_gaps [--seconds S] <solver> name=value ...
 // Values that parse as numbers are numbers, the rest strings. The run is cancelled at its first poll
 // after S seconds (default 30), so a long run is sampled rather than finished. Prints the time to the
 // first poll, the longest gaps with the time they ended, and the time from the cancel to the throw;

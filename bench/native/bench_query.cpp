@@ -1,6 +1,5 @@
-// Timing of score_batch on bench:query's data shape (not a ctest; build by hand):
-//   g++ -O3 -fopenmp -Inative/core/include native/tests/bench_query.cpp build/cmake/libttcore.a \
-//       -llapacke -lopenblas -o build/bench_query && build/bench_query [candidates] [distinct] [reps]
+// Timing of score_batch on bench:query's data shape (a CMake target, not a ctest: see bench/native/README.md):
+//   build/cmake/bench/bench_query [candidates] [distinct] [reps]
 // Fields as bench/query.ts makes them (a sum of 1 to 4 sinusoids over 2^16 points, so QTT ranks 2 to 8),
 // compressed at the default tolerance (1e-6); `distinct` fields are decomposed and copied round
 // robin into `candidates` operands (each its own allocation, as the pool holds them). Prints the

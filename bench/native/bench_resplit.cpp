@@ -1,6 +1,6 @@
-// Where a put_cores train of its own mode split should live (not a ctest; build by hand):
-//   g++ -O3 -fopenmp -Inative/core/include native/tests/bench_resplit.cpp build/cmake/libttcore.a \
-//       -llapacke -lopenblas -o build/bench_resplit && scripts/openblas-env.sh build/bench_resplit [reps]
+// Where a put_cores train of its own mode split should live (a CMake target, not a ctest: see
+// bench/native/README.md):
+//   scripts/openblas-env.sh build/cmake/bench/bench_resplit [reps]
 // For each train, two designs side by side, timed in the same run:
 //   A (kept): store the cores as given; put takes the norm in their modes, serve rebuilds over a
 //     row_major layout of those modes, a query brings the train into the engine's split when it loads
