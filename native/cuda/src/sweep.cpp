@@ -89,24 +89,14 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
     ops.gram(1, N, &sumsq);
   }
   out.norm = std::sqrt(sumsq) / scale;
-  const double norm_s = std::sqrt(sumsq);
-  const double delta = opt.tol > 0 ? opt.tol * norm_s / std::sqrt(std::max(1, d - 1)) : 16 * DBL_EPSILON * norm_s;
-  const double delta_sq = delta * delta;
+  const double delta_sq = tts::detail::step_threshold_sq(opt, d, sumsq);
 
   int64_t r = 1, P = N, core_elems = 0;
   double disc_sq = 0;
   bool untruncated = true;
   // Whether the cores so far plus the next (full rank, as every step so far kept) outweigh the input.
   auto hopeless = [&](int next) {
-    if (abort_core_bytes <= 0) return false;
-    int64_t bound = core_elems;
-    if (untruncated && next < d) {
-      const int64_t m2 = r * layout.modes[next], K2 = P / layout.modes[next];
-      int64_t r2 = std::min(m2, K2);
-      if (opt.max_rank > 0) r2 = std::min(r2, opt.max_rank);
-      bound += next + 1 < d ? m2 * r2 : m2;
-    }
-    return bound * 4 >= abort_core_bytes;
+    return tts::detail::cores_would_outweigh(layout, opt, core_elems, untruncated, next, r, P, abort_core_bytes);
   };
   auto take = [&](std::vector<double> core, int64_t r_new, const tts::detail::RankChoice& c, int64_t m, int64_t K) {
     disc_sq += c.discarded_sq;
@@ -187,7 +177,8 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
     std::function<bool(int64_t)> would_outweigh;
     if (abort_core_bytes > 0 && untruncated) {
       would_outweigh = [&, k, m, K](int64_t r_here) {
-        return tts::detail::cores_would_outweigh(layout, opt, k, m, K, core_elems, r_here, abort_core_bytes);
+        return tts::detail::cores_would_outweigh(layout, opt, core_elems + m * r_here, r_here == std::min(m, K), k + 1,
+                                                 r_here, K, abort_core_bytes);
       };
     }
     tts::detail::StepResult s = tts::detail::factor_unfolding(H.data(), m, K, delta_sq, sumsq, opt.max_rank,

@@ -14,9 +14,6 @@
 #include <cstring>
 #include <functional>
 #include <limits>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 
 #include "ttstore/internal/dtype_io.hpp"
 #include "ttstore/internal/linalg.hpp"
@@ -200,15 +197,22 @@ Prefix full_rank_prefix(const double* W, const std::vector<int64_t>& modes, int6
 
 }  // namespace
 
-bool cores_would_outweigh(const QttLayout& layout, const SvdOptions& opt, int k, int64_t m, int64_t K,
-                          int64_t core_elems, int64_t r_here, int64_t abort_core_bytes) {
+double step_threshold_sq(const SvdOptions& opt, int d, double sumsq) {
+  const double norm_s = std::sqrt(sumsq);
+  const double delta = opt.tol > 0 ? opt.tol * norm_s / std::sqrt(std::max(1, d - 1)) : 16 * DBL_EPSILON * norm_s;
+  return delta * delta;
+}
+
+bool cores_would_outweigh(const QttLayout& layout, const SvdOptions& opt, int64_t core_elems, bool untruncated,
+                          int next, int64_t r, int64_t P, int64_t abort_core_bytes) {
+  if (abort_core_bytes <= 0) return false;
   const int d = static_cast<int>(layout.modes.size());
-  int64_t bound = core_elems + m * r_here;
-  if (r_here == std::min(m, K) && k + 1 < d) {
-    const int64_t m2 = r_here * layout.modes[k + 1], K2 = K / layout.modes[k + 1];
+  int64_t bound = core_elems;
+  if (untruncated && next < d) {
+    const int64_t m2 = r * layout.modes[next], K2 = P / layout.modes[next];
     int64_t r2 = std::min(m2, K2);
     if (opt.max_rank > 0) r2 = std::min(r2, opt.max_rank);
-    bound += k + 2 < d ? m2 * r2 : m2;
+    bound += next + 1 < d ? m2 * r2 : m2;
   }
   return bound * 4 >= abort_core_bytes;
 }
@@ -225,15 +229,6 @@ TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOp
   tt.ranks.assign(1, 1);
   tt.f32 = false;
 
-  const bool trace = std::getenv("TTS_TRACE") != nullptr;
-  auto t0 = std::chrono::steady_clock::now();
-  auto lap = [&](const char* what, int64_t m, int64_t K, int64_t r, int gram) {
-    if (!trace) return;
-    const auto t1 = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "  %-8s m %6lld K %9lld r %5lld route %d  %.4f s\n", what, (long long)m,
-                 (long long)K, (long long)r, gram, std::chrono::duration<double>(t1 - t0).count());
-    t0 = t1;
-  };
   DoubleBuffer owned;
   double* W = run.pregathered;
   double sumsq;
@@ -247,7 +242,6 @@ TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOp
     W = owned.data();
     sumsq = gather(a, layout, W);
   }
-  lap("gather", 0, N, 0, 0);
   if (sumsq == 0) {  // all zeros: rank 1 everywhere, zero cores
     tt.ranks.assign(d + 1, 1);
     for (int k = 0; k < d; ++k) tt.cores.emplace_back(static_cast<std::size_t>(layout.modes[k]), 0.0);
@@ -258,12 +252,7 @@ TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOp
   const double scale = rescale(W, N, sumsq);
   run.norm = std::sqrt(sumsq) / scale;
 
-  // Per-step threshold: (d-1) steps of delta^2 add up to (tol ||A||)^2. tol = 0 still drops
-  // singular values at the float64 rounding floor (16 eps ||A|| per step).
-  const double norm_s = std::sqrt(sumsq);
-  const double delta = opt.tol > 0 ? opt.tol * norm_s / std::sqrt(std::max(1, d - 1))
-                                   : 16 * DBL_EPSILON * norm_s;
-  const double delta_sq = delta * delta;
+  const double delta_sq = step_threshold_sq(opt, d, sumsq);
 
   int64_t r = 1, P = N, core_elems = 0;
   double disc_sq = 0;
@@ -282,20 +271,11 @@ TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOp
     P /= n;
     run.routes.push_back(Route::Identity);
   }
-  lap("prefix", r, P, r, pre.steps);
   // Early stop for compress(): the cores so far, plus the next core if the next step keeps full rank
   // as every step so far did (noise-like data), already outweigh the input.
   bool untruncated = true;
   auto hopeless = [&](int next) {
-    if (run.abort_core_bytes <= 0) return false;
-    int64_t bound = core_elems;
-    if (untruncated && next < d) {
-      const int64_t m2 = r * layout.modes[next], K2 = P / layout.modes[next];
-      int64_t r2 = std::min(m2, K2);
-      if (opt.max_rank > 0) r2 = std::min(r2, opt.max_rank);
-      bound += next + 1 < d ? m2 * r2 : m2;
-    }
-    return bound * 4 >= run.abort_core_bytes;
+    return cores_would_outweigh(layout, opt, core_elems, untruncated, next, r, P, run.abort_core_bytes);
   };
   if (pre.steps > 0 && hopeless(pre.steps)) run.aborted = true;
   for (int k = pre.steps; k + 1 < d && !run.aborted; ++k) {
@@ -306,7 +286,8 @@ TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOp
     std::function<bool(int64_t)> would_outweigh;
     if (run.abort_core_bytes > 0 && untruncated) {
       would_outweigh = [&, k, m, K](int64_t r_here) {
-        return cores_would_outweigh(layout, opt, k, m, K, core_elems, r_here, run.abort_core_bytes);
+        return cores_would_outweigh(layout, opt, core_elems + m * r_here, r_here == std::min(m, K), k + 1, r_here, K,
+                                    run.abort_core_bytes);
       };
     }
     StepResult s = factor_unfolding(W, m, K, delta_sq, sumsq, opt.max_rank, run.force_route,
@@ -315,7 +296,6 @@ TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOp
       run.aborted = true;
       break;
     }
-    lap("step", m, K, s.choice.r, static_cast<int>(s.route));
     disc_sq += s.choice.discarded_sq;
     run.capped = run.capped || s.choice.capped;
     run.routes.push_back(s.route);
@@ -345,83 +325,6 @@ TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOp
 }
 
 }  // namespace detail
-
-namespace {
-
-// widen() of a float type that also adds each value's square to its lane (see tt.hpp): a scalar
-// head up to a lane boundary, whole rows of kSquareLanes (the inner loop vectorises across lanes,
-// each lane still adding its elements in order), a scalar tail.
-template <typename F>
-void widen_with_squares(const unsigned char* p, int64_t n, double* dst, double* lanes, int64_t first) {
-  auto load = [p](int64_t i) {
-    F v;
-    std::memcpy(&v, p + static_cast<std::size_t>(i) * sizeof(F), sizeof(F));
-    return static_cast<double>(v);
-  };
-  constexpr int L = kSquareLanes;
-  int64_t i = 0;
-  for (; i < n && (first + i) % L != 0; ++i) {
-    const double v = load(i);
-    dst[i] = v;
-    lanes[(first + i) % L] += v * v;
-  }
-  double acc[L];
-  std::memcpy(acc, lanes, sizeof acc);
-  for (; i + L <= n; i += L) {
-    for (int j = 0; j < L; ++j) {
-      const double v = load(i + j);
-      dst[i + j] = v;
-      acc[j] += v * v;
-    }
-  }
-  std::memcpy(lanes, acc, sizeof acc);
-  for (; i < n; ++i) {
-    const double v = load(i);
-    dst[i] = v;
-    lanes[(first + i) % L] += v * v;
-  }
-}
-
-}  // namespace
-
-double sum_square_lanes(const double* lanes) {
-  double s = 0;
-  for (int j = 0; j < kSquareLanes; ++j) s += lanes[j];
-  return s;
-}
-
-void widen(const void* src, DType dtype, int64_t n, double* dst, double* lanes, int64_t first) {
-  if (n < 0) throw InvalidArgument("widen: negative element count");
-  if (first < 0) throw InvalidArgument("widen: negative first index");
-  const unsigned char* p = static_cast<const unsigned char*>(src);
-  if (lanes != nullptr && (dtype == DType::F32 || dtype == DType::F64)) {
-    if (dtype == DType::F32) {
-      widen_with_squares<float>(p, n, dst, lanes, first);
-    } else {
-      widen_with_squares<double>(p, n, dst, lanes, first);
-    }
-    return;
-  }
-  if (dtype == DType::F64) {
-    std::memcpy(dst, p, static_cast<std::size_t>(n) * 8);
-  } else if (dtype == DType::F32) {  // a constant stride, so the loop vectorises
-    for (int64_t i = 0; i < n; ++i) {
-      float v;
-      std::memcpy(&v, p + static_cast<std::size_t>(i) * 4, 4);
-      dst[i] = v;
-    }
-  } else {
-    const std::size_t sz = dtype_size(dtype);
-    detail::dispatch(dtype, [&](auto e) {
-      using E = decltype(e);
-      for (int64_t i = 0; i < n; ++i) dst[i] = E::load(p + static_cast<std::size_t>(i) * sz);
-      return 0;
-    });
-  }
-  if (lanes != nullptr) {
-    for (int64_t i = 0; i < n; ++i) lanes[(first + i) % kSquareLanes] += dst[i] * dst[i];
-  }
-}
 
 TensorTrain qtt_svd(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
                     const ProgressFn& progress) {

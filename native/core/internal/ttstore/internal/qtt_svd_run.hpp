@@ -40,11 +40,18 @@ double gather(const ArrayView& a, const QttLayout& layout, double* W);
 TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
                         const ProgressFn& progress, SvdRun& run);
 
-// The early stop of a sweep, shared by the CPU sweep and the CUDA one: would keeping rank r_here at
-// step k of the m x K unfolding (and full rank at step k + 1, as every step so far did), on top of
-// the core_elems elements kept already, make the cores reach abort_core_bytes at 4 bytes an element?
-bool cores_would_outweigh(const QttLayout& layout, const SvdOptions& opt, int k, int64_t m, int64_t K,
-                          int64_t core_elems, int64_t r_here, int64_t abort_core_bytes);
+// The rules every TT-SVD sweep follows (the CPU core's and the CUDA backend's), written once.
+//
+// The truncation threshold: the most each of the d - 1 steps over an array whose squares sum to
+// sumsq may discard (a sum of sigma^2), so that the steps add up to (tol ||A||)^2; tol = 0 still
+// drops singular values at the float64 rounding floor (16 eps ||A|| per step).
+double step_threshold_sq(const SvdOptions& opt, int d, double sumsq);
+// The early stop: do the cores kept so far (core_elems elements), plus the core of step `next` at
+// full rank when every step so far kept full rank (`untruncated`: noise-like data), reach
+// abort_core_bytes at 4 bytes an element? r is the rank entering step `next` and P the columns of
+// its unfolding (r x P). Never true when abort_core_bytes <= 0 (no early stop asked for).
+bool cores_would_outweigh(const QttLayout& layout, const SvdOptions& opt, int64_t core_elems, bool untruncated,
+                          int next, int64_t r, int64_t P, int64_t abort_core_bytes);
 
 // One decomposition within compress(): the train, or `aborted` (the cores outgrew the input).
 struct SweepAttempt {
