@@ -59,7 +59,7 @@ BackendKind SelectBackend(const std::string& choice) {
 }
 
 tts::CompressResult BackendCompress(const tts::ArrayView& a, const tts::QttLayout& layout, const tts::SvdOptions& opt,
-                                    double* gathered, double gathered_sum_squares) {
+                                    const tts::CompressOptions& more) {
 #ifdef TTS_HAVE_CUDA
   if (ActiveBackend() == BackendKind::Cuda && a.numel >= kGpuMinElements) {
     try {
@@ -69,7 +69,7 @@ tts::CompressResult BackendCompress(const tts::ArrayView& a, const tts::QttLayou
     }
   }
 #endif
-  return tts::compress(a, layout, opt, {}, gathered, gathered_sum_squares);
+  return tts::compress(a, layout, opt, more);
 }
 
 tts::Fingerprint BackendReconstruct(const tts::TensorTrain& tt, const tts::QttLayout& layout,

@@ -259,19 +259,19 @@ TEST(a_pregathered_workspace_gives_the_same_train_and_is_checked_against_the_inp
     widen(x.data() + start, DType::F32, count, w.data() + start);
   }
   CHECK(w == std::vector<double>(x.begin(), x.end()));
-  const CompressResult pre = compress(a, L, opt, {}, w.data());
+  const CompressResult pre = compress(a, L, opt, CompressOptions{{}, w.data()});
   CHECK(pre.tt.ranks == plain.tt.ranks && pre.tt.cores == plain.tt.cores && pre.tt.f32 == plain.tt.f32);
   CHECK_EQ(pre.fingerprint.frobenius_error, plain.fingerprint.frobenius_error);
   CHECK_EQ(pre.fingerprint.max_abs_error, plain.fingerprint.max_abs_error);
 
   std::vector<double> wrong(x.begin(), x.end());
   for (double& v : wrong) v *= 1.5;
-  const CompressResult off = compress(a, L, opt, {}, wrong.data());
+  const CompressResult off = compress(a, L, opt, CompressOptions{{}, wrong.data()});
   CHECK(off.fingerprint.relative_error <= opt.tol);
 
   x[77] = std::numeric_limits<float>::quiet_NaN();
   std::vector<double> bad(x.begin(), x.end());
-  CHECK_THROWS(InvalidArgument, compress(a, L, opt, {}, bad.data()), "NaN) at flat index 77 (index [0, 77])");
+  CHECK_THROWS(InvalidArgument, compress(a, L, opt, CompressOptions{{}, bad.data()}), "NaN) at flat index 77 (index [0, 77])");
 }
 
 // widen()'s square lanes: however the input is cut into pieces (converted in order), every lane adds
@@ -327,7 +327,7 @@ TEST(widen_square_lanes_total_the_same_bits_however_the_input_is_cut) {
     const int64_t count = std::min(step, m - start);
     widen(x.data() + start, DType::F32, count, w.data() + start, lanes, start);
   }
-  const CompressResult pre = compress(a, L, opt, {}, w.data(), sum_square_lanes(lanes));
+  const CompressResult pre = compress(a, L, opt, CompressOptions{{}, w.data(), sum_square_lanes(lanes)});
   CHECK(pre.tt.ranks == plain.tt.ranks && pre.tt.f32 == plain.tt.f32);
   CHECK(pre.fingerprint.relative_error <= opt.tol);
   CHECK(std::fabs(pre.fingerprint.reference_norm - plain.fingerprint.reference_norm) <= 1e-14 * plain.fingerprint.reference_norm);
@@ -336,7 +336,7 @@ TEST(widen_square_lanes_total_the_same_bits_however_the_input_is_cut) {
   double bad_lanes[kSquareLanes] = {};
   widen(x.data(), DType::F32, m, w.data(), bad_lanes, 0);
   CHECK(std::isnan(sum_square_lanes(bad_lanes)));
-  CHECK_THROWS(InvalidArgument, compress(a, L, opt, {}, w.data(), sum_square_lanes(bad_lanes)), "NaN) at flat index 100");
+  CHECK_THROWS(InvalidArgument, compress(a, L, opt, CompressOptions{{}, w.data(), sum_square_lanes(bad_lanes)}), "NaN) at flat index 100");
 }
 
 TEST_MAIN()

@@ -75,15 +75,21 @@ struct CompressResult {
 // bytes as the input before the sweep ends, it stops early: `tt` is then empty (d() == 0),
 // `compressible` is false and `fingerprint` holds only reference_norm (errors 0: the caller keeps
 // the input itself, CONTRACT.md's passthrough).
-// `gathered`, when given, holds a's numel values already converted to float64 in the layout's mode
-// order (for row_major that is C order), e.g. converted while the input was still arriving: the first
-// sweep takes it as its workspace instead of converting a itself, and overwrites it. Fingerprints
-// are still measured against a. `gathered_sum_squares`, when finite, is the sum of the squares of
-// `gathered`'s values (widen()'s square lanes, totalled by sum_square_lanes), which spares the sweep
-// that pass; it must be that sum, since it sets the truncation threshold.
+// What compress() may be given beyond the array and its SvdOptions; all of it optional.
+struct CompressOptions {
+  ProgressFn progress;  // the fraction done, 0 to 1
+  // a's numel values already converted to float64 in the layout's mode order (for row_major that is
+  // C order), e.g. converted while the input was still arriving: the first sweep takes it as its
+  // workspace instead of converting a itself, and overwrites it. Fingerprints are still measured
+  // against a.
+  double* gathered = nullptr;
+  // When finite, the sum of the squares of `gathered`'s values (widen()'s square lanes, totalled by
+  // sum_square_lanes), which spares the sweep that pass; it must be that sum, since it sets the
+  // truncation threshold.
+  double gathered_sum_squares = std::numeric_limits<double>::quiet_NaN();
+};
 CompressResult compress(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
-                        const ProgressFn& progress = {}, double* gathered = nullptr,
-                        double gathered_sum_squares = std::numeric_limits<double>::quiet_NaN());
+                        const CompressOptions& more = {});
 
 // compress()'s first step done ahead, piece by piece: n elements of `dtype` at `src` (any alignment)
 // as float64 into dst[0, n), in the order given. An input converted this way in C order, as it

@@ -76,7 +76,8 @@ CompressResult choose_cores(const SvdOptions& opt, int64_t original_bytes,
 }  // namespace detail
 
 CompressResult compress(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
-                        const ProgressFn& progress, double* gathered, double gathered_sum_squares) {
+                        const CompressOptions& more) {
+  const ProgressFn& progress = more.progress;
   detail::check_svd_options(opt);
   detail::check_array(a, layout, "array");
   const int64_t original_bytes = a.numel * static_cast<int64_t>(dtype_size(a.dtype));
@@ -85,8 +86,8 @@ CompressResult compress(const ArrayView& a, const QttLayout& layout, const SvdOp
       [&](const SvdOptions& o, int attempt) {
         detail::SvdRun run;
         run.abort_core_bytes = original_bytes;
-        run.pregathered = attempt == 0 ? gathered : nullptr;  // the first sweep consumes it
-        run.pregathered_sum_squares = gathered_sum_squares;
+        run.pregathered = attempt == 0 ? more.gathered : nullptr;  // the first sweep consumes it
+        run.pregathered_sum_squares = more.gathered_sum_squares;
         ProgressFn step_progress;
         if (progress) {
           step_progress = [&progress, attempt](double f) { progress(0.9 * (attempt + f) / (attempt + 1)); };
