@@ -41,8 +41,7 @@ static std::vector<float> field(const std::string& kind, double noise) {
     for (int64_t i = 0; i < n; ++i) {
       for (int64_t j = 0; j < n; ++j) {
         const double a = static_cast<double>(i) / n, b = static_cast<double>(j) / n;
-        x[i * n + j] = static_cast<float>(std::sin(2 * M_PI * (3 * a + 2 * b)) +
-                                          0.5 * std::cos(2 * M_PI * 7 * a * b) +
+        x[i * n + j] = static_cast<float>(std::sin(2 * M_PI * (3 * a + 2 * b)) + 0.5 * std::cos(2 * M_PI * 7 * a * b) +
                                           std::tanh((a + 0.6 * b - 0.7) / 0.01) + noise * u(g));
       }
     }
@@ -55,12 +54,12 @@ int main(int argc, char** argv) {
   const double noise = argc > 2 ? std::atof(argv[2]) : 0.0;
   const int reps = argc > 3 ? std::atoi(argv[3]) : 1;
   const auto x = field(kind, noise);
-  const std::vector<int64_t> shape = kind == "1d" ? std::vector<int64_t>{int64_t{1} << 24}
-                                                  : std::vector<int64_t>{4096, 4096};
+  const std::vector<int64_t> shape =
+      kind == "1d" ? std::vector<int64_t>{int64_t{1} << 24} : std::vector<int64_t>{4096, 4096};
   const QttLayout L = make_layout(shape, default_layout(shape));
   const ArrayView a{x.data(), DType::F32, static_cast<int64_t>(x.size())};
-  std::printf("field %s noise %g, %s, %s, rss before %ld MB\n", kind.c_str(), noise,
-              layout_name(L.kind), engine_info().blas.c_str(), peak_rss_mb());
+  std::printf("field %s noise %g, %s, %s, rss before %ld MB\n", kind.c_str(), noise, layout_name(L.kind),
+              engine_info().blas.c_str(), peak_rss_mb());
   for (double tol : {1e-3, 1e-6}) {
     double best = 1e30;
     TensorTrain t;
@@ -77,9 +76,11 @@ int main(int argc, char** argv) {
     const double tc = since(t1);
     std::string ranks;
     for (auto rk : t.ranks) ranks += std::to_string(rk) + " ";
-    std::printf("tol %g: qtt_svd %.3f s, fingerprint %.3f s, compress %.3f s (f32 %d) | rel %.3g | max rank %lld | ranks %s| peak rss %ld MB\n",
-                tol, best, tf, tc, c.tt.f32, f.relative_error, static_cast<long long>(t.max_rank()),
-                ranks.c_str(), peak_rss_mb());
+    std::printf(
+        "tol %g: qtt_svd %.3f s, fingerprint %.3f s, compress %.3f s (f32 %d) | rel %.3g | max rank %lld | ranks %s| "
+        "peak rss %ld MB\n",
+        tol, best, tf, tc, c.tt.f32, f.relative_error, static_cast<long long>(t.max_rank()), ranks.c_str(),
+        peak_rss_mb());
   }
   return 0;
 }

@@ -2,7 +2,8 @@
 // long-running engine sees them (a CMake target, not a ctest: see bench/native/README.md):
 //   OMP_NUM_THREADS=2 build/cmake/bench/bench_poisson [reps]
 // Each solve runs on a fresh std::thread, as in the addon (BENCH_SAME_THREAD=1: all on the main
-// thread); a second argument picks one case by index. Prints the median and the best solve_s per case; the scipy baseline is bench/poisson_scipy.py.
+// thread); a second argument picks one case by index. Prints the median and the best solve_s per case; the scipy
+// baseline is bench/poisson_scipy.py.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -18,7 +19,7 @@ using namespace tts::sim;
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 21;
   const bool same_thread = std::getenv("BENCH_SAME_THREAD") != nullptr;  // else a fresh thread per solve
-  const int only = argc > 2 ? std::atoi(argv[2]) : -1;                    // run one case (its index)
+  const int only = argc > 2 ? std::atoi(argv[2]) : -1;                   // run one case (its index)
   struct Case {
     int n_bits;
     poisson::Rhs rhs;
@@ -42,7 +43,9 @@ int main(int argc, char** argv) {
     c.rhs = k.rhs;
     c.tol = 1e-8;
     c.preconditioner = k.pre;
-    const int r = k.n_bits > 9 || (k.rhs == poisson::Rhs::Gaussians && k.pre == poisson::Preconditioner::None) ? std::max(3, reps / 5) : reps;
+    const int r = k.n_bits > 9 || (k.rhs == poisson::Rhs::Gaussians && k.pre == poisson::Preconditioner::None)
+                      ? std::max(3, reps / 5)
+                      : reps;
     std::vector<double> t;
     Output o;
     for (int i = 0; i < r; ++i) {

@@ -59,8 +59,8 @@ int main(int argc, char** argv) {
   Hooks h;
   h.cancelled = [&] {
     const Clock::time_point now = Clock::now();
-    gaps.push_back({std::chrono::duration<double>(now - last).count(), std::chrono::duration<double>(now - t0).count(),
-                    polls++});
+    gaps.push_back(
+        {std::chrono::duration<double>(now - last).count(), std::chrono::duration<double>(now - t0).count(), polls++});
     // Live, so that a run killed from outside still shows where it was slow.
     if (gaps.back().seconds >= 0.5) {
       std::fprintf(stderr, "  (gap %.3f s before poll %ld at %.2f s)\n", gaps.back().seconds, gaps.back().poll,
@@ -76,8 +76,8 @@ int main(int argc, char** argv) {
   h.progress = [&](int64_t done, int64_t total) {
     static int64_t last_done = -1;
     if (done != last_done && done <= 3) {
-      std::fprintf(stderr, "  (progress %lld/%lld at %.2f s)\n", static_cast<long long>(done), static_cast<long long>(total),
-                   std::chrono::duration<double>(Clock::now() - t0).count());
+      std::fprintf(stderr, "  (progress %lld/%lld at %.2f s)\n", static_cast<long long>(done),
+                   static_cast<long long>(total), std::chrono::duration<double>(Clock::now() - t0).count());
     }
     last_done = done;
   };

@@ -58,7 +58,8 @@ int main(int argc, char** argv) {
   const int64_t nc = argc > 1 ? std::atoll(argv[1]) : 10000;
   const int64_t distinct = argc > 2 ? std::atoll(argv[2]) : 400;
   const int reps = argc > 3 ? std::atoi(argv[3]) : 15;
-  const int64_t hot = argc > 4 ? std::atoll(argv[4]) : 0;  // > 0: candidates cycle over this many operands (cache-resident)
+  const int64_t hot =
+      argc > 4 ? std::atoll(argv[4]) : 0;  // > 0: candidates cycle over this many operands (cache-resident)
   const int64_t N = int64_t{1} << 16;
   const QttLayout layout = make_layout({N}, LayoutKind::RowMajor);
 
@@ -78,7 +79,9 @@ int main(int argc, char** argv) {
       t.modes.resize(d);
       t.ranks.resize(d + 1);
       t.cores.resize(d);
-      if (std::fread(t.modes.data(), 8, d, f) != static_cast<size_t>(d) || std::fread(t.ranks.data(), 8, d + 1, f) != static_cast<size_t>(d + 1)) return 1;
+      if (std::fread(t.modes.data(), 8, d, f) != static_cast<size_t>(d) ||
+          std::fread(t.ranks.data(), 8, d + 1, f) != static_cast<size_t>(d + 1))
+        return 1;
       for (int64_t k = 0; k < d; ++k) {
         t.cores[k].resize(t.ranks[k] * t.modes[k] * t.ranks[k + 1]);
         if (std::fread(t.cores[k].data(), 8, t.cores[k].size(), f) != t.cores[k].size()) return 1;
@@ -108,7 +111,8 @@ int main(int argc, char** argv) {
       std::fclose(out);
     }
   }
-  std::printf("decomposed %lld fields in %.1f s; max rank histogram:", static_cast<long long>(distinct), ms_since(t0) / 1e3);
+  std::printf("decomposed %lld fields in %.1f s; max rank histogram:", static_cast<long long>(distinct),
+              ms_since(t0) / 1e3);
   for (auto [r, n] : hist) std::printf(" %lld:%d", static_cast<long long>(r), n);
   std::printf("; cores %s\n", tts[0].f32 ? "float32" : "float64");
 
@@ -132,7 +136,8 @@ int main(int argc, char** argv) {
   }
   std::printf("candidate cores %.1f MiB; %.1f M vector multiply-adds per batch\n", bytes / 1048576.0, fma / 1e6);
   const double qn = norm(q);
-  std::printf("query max rank %lld; %lld candidates\n", static_cast<long long>(q.max_rank()), static_cast<long long>(nc));
+  std::printf("query max rank %lld; %lld candidates\n", static_cast<long long>(q.max_rank()),
+              static_cast<long long>(nc));
 
   if (std::getenv("TTS_BENCH_AB")) {  // one thread, kernels interleaved, best cpu time of each
     const auto pq = detail::prepare_train(q);
@@ -167,7 +172,8 @@ int main(int argc, char** argv) {
       }
       std::printf("  %-10s best cpu %.3f ms (sum %.15g; %zu rank profiles)\n", "pairs", bestp, accp, groups.size());
     }
-    for (int v = 0; v < 3; ++v) std::printf("  %-10s best cpu %.3f ms (sum %.15g)\n", detail::pad8_kernel_name(ks[v]), best[v], sum[v]);
+    for (int v = 0; v < 3; ++v)
+      std::printf("  %-10s best cpu %.3f ms (sum %.15g)\n", detail::pad8_kernel_name(ks[v]), best[v], sum[v]);
     return 0;
   }
   for (int threads : {1, 2}) {
@@ -184,8 +190,10 @@ int main(int argc, char** argv) {
     }
     std::sort(t.begin(), t.end());
     std::sort(cpu.begin(), cpu.end());
-    std::printf("threads %d: score_batch median %.3f ms, best %.3f ms; cpu median %.3f ms, best %.3f ms (score[%lld] = %.15f)\n",
-                threads, t[t.size() / 2], t[0], cpu[cpu.size() / 2], cpu[0], static_cast<long long>(nc / 2), check);
+    std::printf(
+        "threads %d: score_batch median %.3f ms, best %.3f ms; cpu median %.3f ms, best %.3f ms (score[%lld] = "
+        "%.15f)\n",
+        threads, t[t.size() / 2], t[0], cpu[cpu.size() / 2], cpu[0], static_cast<long long>(nc / 2), check);
   }
   return 0;
 }

@@ -75,7 +75,8 @@ std::vector<long double> reference(const TensorTrain& tt) {
       const int64_t r0 = tt.ranks[k], n = tt.modes[k], r1 = tt.ranks[k + 1];
       w.assign(static_cast<std::size_t>(r1), 0.0L);
       for (int64_t a = 0; a < r0; ++a) {
-        for (int64_t b = 0; b < r1; ++b) w[b] += v[a] * static_cast<long double>(tt.cores[k][(a * n + digit[k]) * r1 + b]);
+        for (int64_t b = 0; b < r1; ++b)
+          w[b] += v[a] * static_cast<long double>(tt.cores[k][(a * n + digit[k]) * r1 + b]);
       }
       v.swap(w);
     }
@@ -136,12 +137,15 @@ int main(int argc, char** argv) {
       {"64^3 natural TT r16", {64, 64, 64}, {64, 64, 64}, {1, 16, 16, 1}},
       {"256^2 natural TT r32", {256, 256}, {256, 256}, {1, 32, 1}},
       {"2^20 base-4 QTT r8", {1 << 20}, {4, 4, 4, 4, 4, 4, 4, 4, 4, 4}, {1, 4, 8, 8, 8, 8, 8, 8, 8, 4, 1}},
-      {"3*2^14 2s then 3 r2 (merges)", {3 << 14}, {2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3},
+      {"3*2^14 2s then 3 r2 (merges)",
+       {3 << 14},
+       {2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3},
        {1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1}},
   };
-  std::printf("design A: cores as given (resplit when a query loads them); B: resplit at put, stored in the engine's split\n");
-  std::printf("%-30s %-10s %9s %9s %9s %9s %9s %11s %8s\n", "train", "design", "put ms", "serve ms", "sim cold", "sim warm",
-              "bytes", "max rank", "");
+  std::printf(
+      "design A: cores as given (resplit when a query loads them); B: resplit at put, stored in the engine's split\n");
+  std::printf("%-30s %-10s %9s %9s %9s %9s %9s %11s %8s\n", "train", "design", "put ms", "serve ms", "sim cold",
+              "sim warm", "bytes", "max rank", "");
   for (const Case& c : cases) {
     const TensorTrain A = random_f32_train(c.modes, c.ranks, 1);
     const QttLayout LE = make_layout(c.shape, LayoutKind::RowMajor);
@@ -173,11 +177,12 @@ int main(int argc, char** argv) {
     const auto a32 = rebuild<float>(A, LA, DType::F32), b32 = rebuild<float>(B, LE, DType::F32);
     const auto a64 = rebuild<double>(A, LA, DType::F64), b64 = rebuild<double>(B, LE, DType::F64);
     const auto d32 = differ(a32, b32), d64 = differ(a64, b64);
-    std::printf("%-30s exactness: B vs A differ in %lld of %zu float32 and %lld float64 values (max rel %.1e); "
-                "not the correctly rounded value: float32 A %lld B %lld, float64 A %lld B %lld\n",
-                "", static_cast<long long>(d32.first), a32.size(), static_cast<long long>(d64.first), d64.second,
-                static_cast<long long>(misrounded(a32, ref)), static_cast<long long>(misrounded(b32, ref)),
-                static_cast<long long>(misrounded(a64, ref)), static_cast<long long>(misrounded(b64, ref)));
+    std::printf(
+        "%-30s exactness: B vs A differ in %lld of %zu float32 and %lld float64 values (max rel %.1e); "
+        "not the correctly rounded value: float32 A %lld B %lld, float64 A %lld B %lld\n",
+        "", static_cast<long long>(d32.first), a32.size(), static_cast<long long>(d64.first), d64.second,
+        static_cast<long long>(misrounded(a32, ref)), static_cast<long long>(misrounded(b32, ref)),
+        static_cast<long long>(misrounded(a64, ref)), static_cast<long long>(misrounded(b64, ref)));
   }
   return 0;
 }

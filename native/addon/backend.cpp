@@ -17,7 +17,7 @@ std::atomic<BackendKind> g_backend{BackendKind::Cpu};
 // Below this many elements a device round trip (stream, allocations, copies: ~0.1 ms) costs more
 // than the CPU takes for the whole array.
 constexpr int64_t kGpuMinElements = int64_t{1} << 16;
-}
+}  // namespace
 
 bool CudaCompiled() {
 #ifdef TTS_HAVE_CUDA

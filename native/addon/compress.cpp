@@ -18,7 +18,11 @@ class CompressWorker : public PromiseWorker {
  public:
   CompressWorker(Napi::Env env, Bytes data, tts::DType dtype, tts::QttLayout layout, tts::SvdOptions opt,
                  tts::CompressOptions more)
-      : PromiseWorker(env, "ttstore.compress"), data_(data), dtype_(dtype), layout_(std::move(layout)), opt_(opt),
+      : PromiseWorker(env, "ttstore.compress"),
+        data_(data),
+        dtype_(dtype),
+        layout_(std::move(layout)),
+        opt_(opt),
         more_(std::move(more)) {}
   using PromiseWorker::keep_;
 

@@ -154,7 +154,7 @@ class SimRun {
   void Deliver(Napi::Env env, Message& m);  // main thread
 
  private:
-  void Body();  // the run's own thread
+  void Body();             // the run's own thread
   void WaitWhilePaused();  // the run's own thread
   tts::sim::Hooks MakeHooks();
   void Queue(Message* m);
@@ -282,8 +282,8 @@ void SimRun::Deliver(Napi::Env env, Message& m) {
         progress_queued_.store(false);
         const int64_t done = done_.load(), total = total_.load();
         if (callback_error_.IsEmpty()) {
-          on_progress_.Call({Napi::Number::New(env, static_cast<double>(done)),
-                             Napi::Number::New(env, static_cast<double>(total))});
+          on_progress_.Call(
+              {Napi::Number::New(env, static_cast<double>(done)), Napi::Number::New(env, static_cast<double>(total))});
         }
         break;
       }
@@ -354,8 +354,8 @@ void SimRun::Settle(Napi::Env env) {
   }
 }
 
-Napi::Object SimRun::Start(Napi::Env env, std::shared_ptr<SimRun> run, Napi::Value on_progress,
-                           Napi::Value on_snapshot, Napi::Value on_paused) {
+Napi::Object SimRun::Start(Napi::Env env, std::shared_ptr<SimRun> run, Napi::Value on_progress, Napi::Value on_snapshot,
+                           Napi::Value on_paused) {
   if (on_progress.IsFunction()) run->on_progress_ = Napi::Persistent(on_progress.As<Napi::Function>());
   if (on_snapshot.IsFunction()) run->on_snapshot_ = Napi::Persistent(on_snapshot.As<Napi::Function>());
   if (on_paused.IsFunction()) run->on_paused_ = Napi::Persistent(on_paused.As<Napi::Function>());
@@ -380,19 +380,22 @@ Napi::Object SimRun::Start(Napi::Env env, std::shared_ptr<SimRun> run, Napi::Val
   Napi::Object o = Napi::Object::New(env);
   o.Set("result", run->deferred_.Promise());
   o.Set("cancel", Napi::Function::New(
-                      env, [run](const Napi::CallbackInfo& info) -> Napi::Value {
+                      env,
+                      [run](const Napi::CallbackInfo& info) -> Napi::Value {
                         run->Cancel();
                         return info.Env().Undefined();
                       },
                       "cancel"));
   o.Set("pause", Napi::Function::New(
-                     env, [run](const Napi::CallbackInfo& info) -> Napi::Value {
+                     env,
+                     [run](const Napi::CallbackInfo& info) -> Napi::Value {
                        run->Pause();
                        return info.Env().Undefined();
                      },
                      "pause"));
   o.Set("resume", Napi::Function::New(
-                      env, [run](const Napi::CallbackInfo& info) -> Napi::Value {
+                      env,
+                      [run](const Napi::CallbackInfo& info) -> Napi::Value {
                         run->Resume();
                         return info.Env().Undefined();
                       },
@@ -478,8 +481,10 @@ Napi::Value SolverParams(const Napi::CallbackInfo& info) {
       const tts::sim::ParamSpec& p = table[i];
       Napi::Object o = Napi::Object::New(env);
       o.Set("name", p.name);
-      o.Set("type", p.type == Type::Integer ? "integer" : p.type == Type::Number ? "number"
-                    : p.type == Type::Choice ? "choice" : "list");
+      o.Set("type", p.type == Type::Integer  ? "integer"
+                    : p.type == Type::Number ? "number"
+                    : p.type == Type::Choice ? "choice"
+                                             : "list");
       o.Set("required", p.required);
       o.Set("description", p.doc);
       if (p.type == Type::Integer || p.type == Type::Number) {

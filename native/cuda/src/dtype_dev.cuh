@@ -20,7 +20,8 @@ __device__ inline double dev_half_to_double(uint16_t h) {
   const int sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
   double v;
   if (exp == 0) v = ldexp(static_cast<double>(mant), -24);
-  else if (exp == 31) v = mant ? __longlong_as_double(0x7ff8000000000000LL) : __longlong_as_double(0x7ff0000000000000LL);
+  else if (exp == 31)
+    v = mant ? __longlong_as_double(0x7ff8000000000000LL) : __longlong_as_double(0x7ff0000000000000LL);
   else v = ldexp(static_cast<double>(mant | 0x400), exp - 25);
   return sign ? -v : v;
 }
@@ -49,14 +50,46 @@ __device__ inline uint16_t dev_double_to_half(double d) {
 
 template <class T>
 struct IntRange;  // value bits, as std::numeric_limits<T>::digits
-template <> struct IntRange<int64_t> { static constexpr int bits = 63; static constexpr bool is_signed = true; };
-template <> struct IntRange<int32_t> { static constexpr int bits = 31; static constexpr bool is_signed = true; };
-template <> struct IntRange<int16_t> { static constexpr int bits = 15; static constexpr bool is_signed = true; };
-template <> struct IntRange<int8_t> { static constexpr int bits = 7; static constexpr bool is_signed = true; };
-template <> struct IntRange<uint64_t> { static constexpr int bits = 64; static constexpr bool is_signed = false; };
-template <> struct IntRange<uint32_t> { static constexpr int bits = 32; static constexpr bool is_signed = false; };
-template <> struct IntRange<uint16_t> { static constexpr int bits = 16; static constexpr bool is_signed = false; };
-template <> struct IntRange<uint8_t> { static constexpr int bits = 8; static constexpr bool is_signed = false; };
+template <>
+struct IntRange<int64_t> {
+  static constexpr int bits = 63;
+  static constexpr bool is_signed = true;
+};
+template <>
+struct IntRange<int32_t> {
+  static constexpr int bits = 31;
+  static constexpr bool is_signed = true;
+};
+template <>
+struct IntRange<int16_t> {
+  static constexpr int bits = 15;
+  static constexpr bool is_signed = true;
+};
+template <>
+struct IntRange<int8_t> {
+  static constexpr int bits = 7;
+  static constexpr bool is_signed = true;
+};
+template <>
+struct IntRange<uint64_t> {
+  static constexpr int bits = 64;
+  static constexpr bool is_signed = false;
+};
+template <>
+struct IntRange<uint32_t> {
+  static constexpr int bits = 32;
+  static constexpr bool is_signed = false;
+};
+template <>
+struct IntRange<uint16_t> {
+  static constexpr int bits = 16;
+  static constexpr bool is_signed = false;
+};
+template <>
+struct IntRange<uint8_t> {
+  static constexpr int bits = 8;
+  static constexpr bool is_signed = false;
+};
 
 template <class T>
 __device__ inline T dev_round_saturate(double v) {
@@ -77,7 +110,9 @@ __device__ inline T dev_round_saturate(double v) {
 
 template <class S>
 struct DevElem {
-  __device__ static double load(const void* base, int64_t i) { return static_cast<double>(static_cast<const S*>(base)[i]); }
+  __device__ static double load(const void* base, int64_t i) {
+    return static_cast<double>(static_cast<const S*>(base)[i]);
+  }
   __device__ static double store(void* base, int64_t i, double v) {  // returns the stored value as float64
     S s;
     if constexpr (sizeof(S) >= 4 && (S(0.5) != S(0))) {
@@ -91,7 +126,9 @@ struct DevElem {
 };
 template <>
 struct DevElem<HalfBits> {
-  __device__ static double load(const void* base, int64_t i) { return dev_half_to_double(static_cast<const uint16_t*>(base)[i]); }
+  __device__ static double load(const void* base, int64_t i) {
+    return dev_half_to_double(static_cast<const uint16_t*>(base)[i]);
+  }
   __device__ static double store(void* base, int64_t i, double v) {
     const uint16_t h = dev_double_to_half(v);
     if (base) static_cast<uint16_t*>(base)[i] = h;
@@ -100,7 +137,9 @@ struct DevElem<HalfBits> {
 };
 template <>
 struct DevElem<BoolByte> {
-  __device__ static double load(const void* base, int64_t i) { return static_cast<const uint8_t*>(base)[i] ? 1.0 : 0.0; }
+  __device__ static double load(const void* base, int64_t i) {
+    return static_cast<const uint8_t*>(base)[i] ? 1.0 : 0.0;
+  }
   __device__ static double store(void* base, int64_t i, double v) {
     const uint8_t b = v >= 0.5 ? 1 : 0;
     if (base) static_cast<uint8_t*>(base)[i] = b;
@@ -112,18 +151,42 @@ struct DevElem<BoolByte> {
 template <class F>
 inline void dev_dispatch(DType t, F&& f) {
   switch (t) {
-    case DType::F64: f(DevElem<double>{}); return;
-    case DType::F32: f(DevElem<float>{}); return;
-    case DType::F16: f(DevElem<HalfBits>{}); return;
-    case DType::I64: f(DevElem<int64_t>{}); return;
-    case DType::I32: f(DevElem<int32_t>{}); return;
-    case DType::I16: f(DevElem<int16_t>{}); return;
-    case DType::I8: f(DevElem<int8_t>{}); return;
-    case DType::U64: f(DevElem<uint64_t>{}); return;
-    case DType::U32: f(DevElem<uint32_t>{}); return;
-    case DType::U16: f(DevElem<uint16_t>{}); return;
-    case DType::U8: f(DevElem<uint8_t>{}); return;
-    case DType::Bool: f(DevElem<BoolByte>{}); return;
+    case DType::F64:
+      f(DevElem<double>{});
+      return;
+    case DType::F32:
+      f(DevElem<float>{});
+      return;
+    case DType::F16:
+      f(DevElem<HalfBits>{});
+      return;
+    case DType::I64:
+      f(DevElem<int64_t>{});
+      return;
+    case DType::I32:
+      f(DevElem<int32_t>{});
+      return;
+    case DType::I16:
+      f(DevElem<int16_t>{});
+      return;
+    case DType::I8:
+      f(DevElem<int8_t>{});
+      return;
+    case DType::U64:
+      f(DevElem<uint64_t>{});
+      return;
+    case DType::U32:
+      f(DevElem<uint32_t>{});
+      return;
+    case DType::U16:
+      f(DevElem<uint16_t>{});
+      return;
+    case DType::U8:
+      f(DevElem<uint8_t>{});
+      return;
+    case DType::Bool:
+      f(DevElem<BoolByte>{});
+      return;
   }
   throw InvalidArgument("unknown dtype");
 }

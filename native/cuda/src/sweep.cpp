@@ -55,7 +55,8 @@ std::string non_finite_message(const ArrayView& a, const QttLayout& layout, int6
   std::string kind = "NaN or Inf";
   if (a.data) {
     const double v = tts::detail::dispatch(a.dtype, [&](auto e) {
-      return decltype(e)::load(static_cast<const unsigned char*>(a.data) + static_cast<std::size_t>(bad) * dtype_size(a.dtype));
+      return decltype(e)::load(static_cast<const unsigned char*>(a.data) +
+                               static_cast<std::size_t>(bad) * dtype_size(a.dtype));
     });
     kind = std::isnan(v) ? "NaN" : (v > 0 ? "Inf" : "-Inf");
   }
@@ -118,8 +119,9 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
       std::vector<double> G(static_cast<std::size_t>(m * m));
       ops.gram(m, K, G.data());
       const double noise = static_cast<double>(m) * DBL_EPSILON * sumsq;
-      const Route route = delta_sq >= 1e3 * noise ? Route::Gram
-                          : delta_sq >= kMeasuredGram * noise ? Route::MeasuredGram : Route::Tsqr;
+      const Route route = delta_sq >= 1e3 * noise             ? Route::Gram
+                          : delta_sq >= kMeasuredGram * noise ? Route::MeasuredGram
+                                                              : Route::Tsqr;
       // The TSQR route's tolerances need small singular values to about eps ||C||, which no
       // eigensolver of the m x m Gram gives (a second Gram of the rotated rows was tried: dsyevd's
       // absolute errors of eps ||G|| undo it; test_cuda_sweep showed ranks blowing up at 1e-9).

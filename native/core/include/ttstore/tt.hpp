@@ -21,9 +21,9 @@ struct TensorTrain {
 
   int d() const { return static_cast<int>(modes.size()); }
   int64_t max_rank() const;
-  int64_t numel() const;             // product of modes
-  int64_t core_elements() const;     // sum of core sizes
-  int64_t stored_bytes() const;      // core_elements * (f32 ? 4 : 8)
+  int64_t numel() const;          // product of modes
+  int64_t core_elements() const;  // sum of core sizes
+  int64_t stored_bytes() const;   // core_elements * (f32 ? 4 : 8)
   // Throws InvalidArgument unless shapes chain, r_0 = r_d = 1, sizes match, values are finite.
   void validate() const;
 };
@@ -41,8 +41,8 @@ struct MutableArrayView {
 };
 
 struct SvdOptions {
-  double tol = 1e-6;        // relative Frobenius error target, 0 <= tol < 1
-  int64_t max_rank = 0;     // 0: no cap; else every bond dimension <= max_rank
+  double tol = 1e-6;     // relative Frobenius error target, 0 <= tol < 1
+  int64_t max_rank = 0;  // 0: no cap; else every bond dimension <= max_rank
 };
 
 // Progress / cancellation hook for long calls; may be empty. Called from worker threads.
@@ -144,12 +144,12 @@ TensorTrain resplit(const TensorTrain& tt, const std::vector<int64_t>& modes);
 // What a train of these modes and ranks costs the engine, from its header alone, in multiply-adds
 // (the cost of a value copied counts as one).
 struct TrainWork {
-  double contraction = 0;     // its self inner product (its norm): sum_k n_k r_k r_k+1 (r_k + r_k+1)
-  double reconstruction = 0;  // a dense rebuild (both interfaces and the blocks' GEMMs)
-  double resplit = 0;         // resplit() into the target modes plus the self inner product there
+  double contraction = 0;       // its self inner product (its norm): sum_k n_k r_k r_k+1 (r_k + r_k+1)
+  double reconstruction = 0;    // a dense rebuild (both interfaces and the blocks' GEMMs)
+  double resplit = 0;           // resplit() into the target modes plus the self inner product there
   double resplit_elements = 0;  // values the train holds in the target modes
   double numel = 0;             // values of the array
-  double max() const;         // the largest of the three works
+  double max() const;           // the largest of the three works
   // Every call within ttstore/limits.hpp's bounds: kMaxTrainWork each, the rebuild also
   // kMaxRebuildWorkPerValue per value when that is more.
   bool within_limits() const;

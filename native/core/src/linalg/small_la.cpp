@@ -45,16 +45,14 @@ void svd_rows(int64_t p, int64_t q, const double* M, std::vector<double>& U, std
               std::vector<double>& Vt) {
   // SVD of the column-major view M^T (q x p) = U' S V'^T gives M = V' S U'^T.
   const int64_t k = std::min(p, q);
-  std::vector<double> A(M, M + p * q), Up(static_cast<std::size_t>(q * k)),
-      VTp(static_cast<std::size_t>(k * p));
+  std::vector<double> A(M, M + p * q), Up(static_cast<std::size_t>(q * k)), VTp(static_cast<std::size_t>(k * p));
   s.resize(static_cast<std::size_t>(k));
-  lapack_int info = LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'S', q, p, A.data(), q, s.data(), Up.data(), q,
-                                   VTp.data(), k);
+  lapack_int info = LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'S', q, p, A.data(), q, s.data(), Up.data(), q, VTp.data(), k);
   if (info > 0) {  // dgesdd did not converge: the slower QR-iteration driver usually does
     A.assign(M, M + p * q);
     std::vector<double> superb(static_cast<std::size_t>(k));
-    info = LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'S', 'S', q, p, A.data(), q, s.data(), Up.data(), q,
-                          VTp.data(), k, superb.data());
+    info = LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'S', 'S', q, p, A.data(), q, s.data(), Up.data(), q, VTp.data(), k,
+                          superb.data());
   }
   lapack_check(info, "dgesdd/dgesvd");
   // U (p x k): U[j*k + i] = V'(j, i) = VT'(i, j) = VTp[i + j*k] -> same memory.

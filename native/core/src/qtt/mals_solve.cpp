@@ -58,8 +58,7 @@ std::vector<Nonzeros> nonzeros(const double* W, int64_t Ra, int64_t n, int64_t R
 
 // dst[0..len) = sum over the (key, v) of a nonempty row of v times row `at(key)` of src (rows len
 // long), the first term assigning: key j * Rb + wb is row j * stride + wb.
-void accumulate_rows(const Nonzeros& row, const double* src, int64_t len, double* dst, int64_t stride,
-                     int64_t Rb) {
+void accumulate_rows(const Nonzeros& row, const double* src, int64_t len, double* dst, int64_t stride, int64_t Rb) {
   auto at = [&](int64_t key) { return (key / Rb) * stride + key % Rb; };
   const double v0 = row[0].second;
   const double* s0 = src + at(row[0].first) * len;
@@ -89,7 +88,8 @@ struct LocalOp {
     const std::vector<Nonzeros> nz0 = nonzeros(W0, R0, n, R1);  // by (w0, i1): (j1, w1)
     // T2[a', j1, i2, w1, b] = sum_{j2, w2} T1[a', j1, j2, w2, b] W1[w1, i2, j2, w2]
     T2.resize(static_cast<std::size_t>(rl * n * n * R1 * rr));
-#pragma omp parallel for num_threads(detail::threads()) schedule(static) if (rl * n * n * n * R1 * R2 * rr > kParallelApply)
+#pragma omp parallel for num_threads(detail::threads()) \
+    schedule(static) if (rl * n * n * n * R1 * R2 * rr > kParallelApply)
     for (int64_t aj = 0; aj < rl * n; ++aj) {
       const double* t1 = &T1[aj * n * R2 * rr];
       for (int64_t i2 = 0; i2 < n; ++i2) {
@@ -106,7 +106,8 @@ struct LocalOp {
     }
     // T3[w0, a', i1, i2, b] = sum_{j1, w1} T2[a', j1, i2, w1, b] W0[w0, i1, j1, w1]
     T3.resize(static_cast<std::size_t>(R0 * rl * n * n * rr));
-#pragma omp parallel for num_threads(detail::threads()) schedule(static) if (rl * R0 * n * n * R1 * n * rr > kParallelApply)
+#pragma omp parallel for num_threads(detail::threads()) \
+    schedule(static) if (rl * R0 * n * n * R1 * n * rr > kParallelApply)
     for (int64_t a = 0; a < rl; ++a) {
       for (int64_t w0 = 0; w0 < R0; ++w0) {
         for (int64_t i1 = 0; i1 < n; ++i1) {
@@ -217,7 +218,8 @@ SolveReport solve_spd(const Mpo& A, const Mps& b, Mps& x, const SolveOptions& op
   A.validate();
   b.validate();
   x.validate();
-  if (A.modes != b.modes || x.modes != b.modes) throw InvalidArgument("solve_spd: operator, rhs and guess have different modes");
+  if (A.modes != b.modes || x.modes != b.modes)
+    throw InvalidArgument("solve_spd: operator, rhs and guess have different modes");
   if (!(opt.tol > 0 && opt.tol < 1)) throw InvalidArgument("solve_spd: tol must be in (0, 1)");
   const int d = x.d();
   SolveReport rep;
@@ -318,8 +320,16 @@ SolveReport solve_spd(const Mpo& A, const Mps& b, Mps& x, const SolveOptions& op
         const int64_t rl = x.ranks[k], n = x.modes[k], rm = x.ranks[k + 1], rr = x.ranks[k + 2];
         const int64_t n2 = x.modes[k + 1];
         if (n2 != n) throw InvalidArgument("solve_spd: needs equal mode sizes");
-        LocalOp op{rl, n, rr, A.ranks[k], A.ranks[k + 1], A.ranks[k + 2],
-                   LA[k].data(), A.cores[k].data(), A.cores[k + 1].data(), RA[k + 2].data()};
+        LocalOp op{rl,
+                   n,
+                   rr,
+                   A.ranks[k],
+                   A.ranks[k + 1],
+                   A.ranks[k + 2],
+                   LA[k].data(),
+                   A.cores[k].data(),
+                   A.cores[k + 1].data(),
+                   RA[k + 2].data()};
         const int64_t N = op.size();
         X.resize(static_cast<std::size_t>(N));
         gemm(false, false, rl * n, n * rr, rm, x.cores[k].data(), x.cores[k + 1].data(), X.data());

@@ -17,9 +17,7 @@
 
 namespace tts::qtt {
 
-int64_t Mpo::max_rank() const {
-  return ranks.empty() ? 0 : *std::max_element(ranks.begin(), ranks.end());
-}
+int64_t Mpo::max_rank() const { return ranks.empty() ? 0 : *std::max_element(ranks.begin(), ranks.end()); }
 
 void Mpo::validate() const {
   const int n = d();
@@ -51,8 +49,8 @@ struct Carry {
 
 }  // namespace
 
-Mpo stencil(const Grid& g, Boundary b, double c0, const std::vector<double>& plus,
-            const std::vector<double>& minus, int stride) {
+Mpo stencil(const Grid& g, Boundary b, double c0, const std::vector<double>& plus, const std::vector<double>& minus,
+            int stride) {
   check_grid(g);
   if (stride != 1 && stride != 2) throw InvalidArgument("stencil: stride must be 1 or 2");
   if (stride == 2 && g.n_bits < 2) throw InvalidArgument("stencil: stride 2 needs n_bits >= 2");
@@ -193,7 +191,8 @@ Mpo combine(double ca, const Mpo& a, double cb, const Mpo& b) {
       const double w = (k == 0) ? cs[t] : 1.0;
       for (int64_t x = 0; x < r0; ++x)
         for (int64_t ij = 0; ij < n * n; ++ij)
-          for (int64_t y = 0; y < r1; ++y) core[((o0 + x) * n * n + ij) * R1 + (o1 + y)] += w * m.cores[k][(x * n * n + ij) * r1 + y];
+          for (int64_t y = 0; y < r1; ++y)
+            core[((o0 + x) * n * n + ij) * R1 + (o1 + y)] += w * m.cores[k][(x * n * n + ij) * r1 + y];
     }
     s.cores.push_back(std::move(core));
   }

@@ -10,10 +10,10 @@
 #include <cmath>
 #include <string>
 
-#include "ttstore/internal/linalg.hpp"
-#include "ttstore/internal/rank_select.hpp"
 #include "qtt/operator_core.hpp"
+#include "ttstore/internal/linalg.hpp"
 #include "ttstore/internal/poll_point.hpp"
+#include "ttstore/internal/rank_select.hpp"
 #include "ttstore/internal/small_la.hpp"
 #include "ttstore/qtt_algebra.hpp"
 
@@ -61,8 +61,8 @@ struct Fit {
     const int64_t r0 = y.ranks[k], n = y.modes[k], r1 = y.ranks[k + 1];
     const int64_t q = a.ranks[k + 1] * x.ranks[k + 1];
     env_l[k + 1].assign(static_cast<std::size_t>(r1 * q), 0.0);
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r1, q, r0 * n, 1.0, y.cores[k].data(), r1, T2.data(), q,
-                0.0, env_l[k + 1].data(), q);
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r1, q, r0 * n, 1.0, y.cores[k].data(), r1, T2.data(), q, 0.0,
+                env_l[k + 1].data(), q);
   }
 
   // R_k[a, w, s] = sum Y_k[a, i, b] W_k[w, i, j, w1] X_k[s, j, s1] R_{k+1}[b, w1, s1]

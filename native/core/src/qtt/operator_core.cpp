@@ -11,8 +11,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "ttstore/internal/linalg.hpp"
 #include "qtt/operator_core.hpp"
+#include "ttstore/internal/linalg.hpp"
 #include "ttstore/internal/threads.hpp"
 
 namespace tts::detail {

@@ -16,8 +16,8 @@
 #include <cmath>
 #include <string>
 
-#include "ttstore/internal/linalg.hpp"
 #include "qtt/operator_core.hpp"
+#include "ttstore/internal/linalg.hpp"
 #include "ttstore/internal/poll_point.hpp"
 #include "ttstore/internal/rank_select.hpp"
 #include "ttstore/internal/small_la.hpp"
@@ -49,8 +49,8 @@ Mps apply(const Mpo& a, const Mps& xin, const SvdOptions& opt) {
     const int64_t R0 = a.ranks[k], R1 = a.ranks[k + 1];
     // T1[(rc, w), (j, s')] = C[(rc, w), s] X[s, (j, s')]
     T1.assign(static_cast<std::size_t>(rc * R0 * n * rs1), 0.0);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rc * R0, n * rs1, rs, 1.0, C.data(), rs,
-                x.cores[k].data(), n * rs1, 0.0, T1.data(), n * rs1);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rc * R0, n * rs1, rs, 1.0, C.data(), rs, x.cores[k].data(),
+                n * rs1, 0.0, T1.data(), n * rs1);
     detail::poll_point();
     // T2[rc, i, w', s'] = sum_{w, j} T1[rc, w, j, s'] W[w, i, j, w']
     detail::apply_operator_core(rc, R0, n, R1, rs1, T1, a.cores[k], T2);

@@ -154,9 +154,9 @@ template <int C, class TS, class TL>
 using SiteStep = void (*)(const SiteArgs<TS, TL, C>&);
 
 template <int C, class TS, class TL>
-constexpr SiteStep<C, TS, TL> kSiteSteps[8] = {site_step<1, C, TS, TL>, site_step<2, C, TS, TL>, site_step<3, C, TS, TL>,
-                                               site_step<4, C, TS, TL>, site_step<5, C, TS, TL>, site_step<6, C, TS, TL>,
-                                               site_step<7, C, TS, TL>, site_step<8, C, TS, TL>};
+constexpr SiteStep<C, TS, TL> kSiteSteps[8] = {
+    site_step<1, C, TS, TL>, site_step<2, C, TS, TL>, site_step<3, C, TS, TL>, site_step<4, C, TS, TL>,
+    site_step<5, C, TS, TL>, site_step<6, C, TS, TL>, site_step<7, C, TS, TL>, site_step<8, C, TS, TL>};
 
 // <q, c_j> for C candidates of equal ranks (so the same steps fit all). The query is the row side
 // unless the candidates' ranks are smaller (then fewer rows, fuller lanes).
@@ -432,9 +432,12 @@ bool pad8_kernel_supported(Pad8Kernel k) {
 
 const char* pad8_kernel_name(Pad8Kernel k) {
   switch (k) {
-    case Pad8Kernel::Avx512: return "avx512";
-    case Pad8Kernel::Avx2: return "avx2";
-    case Pad8Kernel::Loops: break;
+    case Pad8Kernel::Avx512:
+      return "avx512";
+    case Pad8Kernel::Avx2:
+      return "avx2";
+    case Pad8Kernel::Loops:
+      break;
   }
   return "loops";
 }
@@ -446,9 +449,7 @@ double inner_trains_with(const PreparedTrain& q, const Operand& c, Pad8Kernel k)
   return small ? inner_pad8(q, c.f64_data(), c, k) : inner_loops(q, c.f64_data(), c);
 }
 
-double inner_trains(const PreparedTrain& q, const Operand& c) {
-  return inner_trains_with(q, c, best_pad8_kernel());
-}
+double inner_trains(const PreparedTrain& q, const Operand& c) { return inner_trains_with(q, c, best_pad8_kernel()); }
 
 void inner_trains_2(const PreparedTrain& q, const Operand& a, const Operand& b, double* out) {
   inner_trains_2_with(q, a, b, out, best_pad8_kernel());

@@ -21,8 +21,8 @@ std::vector<int64_t> core_offsets(const std::vector<int64_t>& modes, const std::
   const std::size_t d = modes.size();
   if (d == 0) throw InvalidArgument("a tensor train needs at least one core");
   if (ranks.size() != d + 1) {
-    throw InvalidArgument("ranks " + list_text(ranks) + " must have " + std::to_string(d + 1) +
-                          " entries for " + std::to_string(d) + " modes");
+    throw InvalidArgument("ranks " + list_text(ranks) + " must have " + std::to_string(d + 1) + " entries for " +
+                          std::to_string(d) + " modes");
   }
   if (ranks.front() != 1 || ranks.back() != 1) {
     throw InvalidArgument("ranks " + list_text(ranks) + " must start and end with 1");
@@ -69,7 +69,8 @@ Operand Operand::train(const std::vector<int64_t>& modes, const std::vector<int6
   } else {
     o.f64v_.resize(static_cast<std::size_t>(o.offsets_.back()));
   }
-  unsigned char* dst = f32 ? reinterpret_cast<unsigned char*>(o.f32v_.data()) : reinterpret_cast<unsigned char*>(o.f64v_.data());
+  unsigned char* dst =
+      f32 ? reinterpret_cast<unsigned char*>(o.f32v_.data()) : reinterpret_cast<unsigned char*>(o.f64v_.data());
   for (std::size_t k = 0; k < cores.size(); ++k) {
     const std::size_t n = static_cast<std::size_t>(o.offsets_[k + 1] - o.offsets_[k]);
     if (cores[k] == nullptr) throw InvalidArgument("core " + std::to_string(k) + " has no data");

@@ -172,7 +172,8 @@ std::vector<double> score_batch(const Operand& q, double q_norm, const std::vect
     throw InvalidArgument("score_batch: " + std::to_string(cands.size()) + " candidates but " +
                           std::to_string(norms.size()) + " norms");
   }
-  if (!std::isfinite(q_norm) || q_norm < 0) throw InvalidArgument("score_batch: the query norm must be finite and >= 0");
+  if (!std::isfinite(q_norm) || q_norm < 0)
+    throw InvalidArgument("score_batch: the query norm must be finite and >= 0");
   if (known_dots && known_dots->size() != cands.size()) {
     throw InvalidArgument("score_batch: " + std::to_string(known_dots->size()) + " known dots for " +
                           std::to_string(cands.size()) + " candidates");
@@ -242,7 +243,8 @@ std::vector<double> score_batch(const Operand& q, double q_norm, const std::vect
         }
       }
     });
-    if (const int64_t j = bad.load(); j < nc) check_same_modes(q, *cands[j], "score_batch: candidate " + std::to_string(j));
+    if (const int64_t j = bad.load(); j < nc)
+      check_same_modes(q, *cands[j], "score_batch: candidate " + std::to_string(j));
   }
   for (int64_t j : blas_pairs) dots[j] = inner(q, *cands[j]);
 

@@ -18,7 +18,7 @@ namespace tts {
 namespace detail {
 namespace {
 std::atomic<int> g_threads{0};
-int g_calls = 0;      // CallShares alive; under g_calls_mu with OpenBLAS's pool size that follows it
+int g_calls = 0;  // CallShares alive; under g_calls_mu with OpenBLAS's pool size that follows it
 std::mutex g_calls_mu;
 thread_local int t_team = 0;  // this thread's call's share, 0 outside a CallShare
 

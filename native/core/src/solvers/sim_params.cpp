@@ -55,8 +55,8 @@ ParamSpec required_integer(std::string name, double lo, double hi, std::string d
   return s;
 }
 
-ParamSpec number_param(std::string name, double lo, bool lo_open, double hi, bool hi_open, std::optional<double> fallback,
-                       std::string doc) {
+ParamSpec number_param(std::string name, double lo, bool lo_open, double hi, bool hi_open,
+                       std::optional<double> fallback, std::string doc) {
   ParamSpec s = row(std::move(name), ParamSpec::Type::Number, std::move(doc));
   s.min = lo;
   s.min_open = lo_open;
@@ -79,12 +79,13 @@ ParamSpec choice_param(std::string name, std::vector<std::string> choices, std::
 }
 
 void add_common_params(std::vector<ParamSpec>& table) {
-  table.push_back(integer_param("seed", 0, static_cast<double>(kMaxExactInteger), 0.0,
-                                "Seed of the random parts of the set-up."));
+  table.push_back(
+      integer_param("seed", 0, static_cast<double>(kMaxExactInteger), 0.0, "Seed of the random parts of the set-up."));
   table.push_back(integer_param("snapshot_every", 1, static_cast<double>(kMaxSteps), std::nullopt,
                                 "Also store every field each this many steps ({prefix}/{field}/step_{n}); at least "
-                                "steps / " + std::to_string(kMaxSnapshots) + " (at most " +
-                                    std::to_string(kMaxSnapshots) + " snapshots a run)."));
+                                "steps / " +
+                                    std::to_string(kMaxSnapshots) + " (at most " + std::to_string(kMaxSnapshots) +
+                                    " snapshots a run)."));
 }
 
 ParamReader::ParamReader(std::string solver, const Params& p, const std::vector<ParamSpec>& table)

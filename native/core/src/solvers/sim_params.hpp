@@ -20,8 +20,8 @@ inline constexpr int64_t kMaxExactInteger = (int64_t{1} << 53) - 1;
 ParamSpec integer_param(std::string name, double lo, double hi, std::optional<double> fallback, std::string doc);
 ParamSpec required_integer(std::string name, double lo, double hi, std::string doc);
 // lo < v (or lo <= v when !lo_open) and v <= hi (v < hi when hi_open).
-ParamSpec number_param(std::string name, double lo, bool lo_open, double hi, bool hi_open, std::optional<double> fallback,
-                       std::string doc);
+ParamSpec number_param(std::string name, double lo, bool lo_open, double hi, bool hi_open,
+                       std::optional<double> fallback, std::string doc);
 ParamSpec required_number(std::string name, double lo, bool lo_open, double hi, bool hi_open, std::string doc);
 ParamSpec choice_param(std::string name, std::vector<std::string> choices, std::string doc);
 // seed and snapshot_every, which every solver takes.

@@ -132,7 +132,8 @@ double distance(const TensorTrain& a, const TensorTrain& b) {
 
 namespace detail {
 
-double distance_work(const std::vector<int64_t>& modes, const std::vector<int64_t>& ra, const std::vector<int64_t>& rb) {
+double distance_work(const std::vector<int64_t>& modes, const std::vector<int64_t>& ra,
+                     const std::vector<int64_t>& rb) {
   const int d = static_cast<int>(modes.size());
   if (*std::max_element(ra.begin(), ra.end()) + *std::max_element(rb.begin(), rb.end()) > kDifferenceMaxRank) {
     return contraction_work(modes, ra, ra) + contraction_work(modes, rb, rb) + contraction_work(modes, ra, rb);

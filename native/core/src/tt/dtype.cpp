@@ -15,12 +15,10 @@ struct DTypeInfo {
   bool integer;
 };
 constexpr DTypeInfo kDTypes[] = {
-    {DType::F64, "float64", 8, false}, {DType::F32, "float32", 4, false},
-    {DType::F16, "float16", 2, false}, {DType::I64, "int64", 8, true},
-    {DType::I32, "int32", 4, true},    {DType::I16, "int16", 2, true},
-    {DType::I8, "int8", 1, true},      {DType::U64, "uint64", 8, true},
-    {DType::U32, "uint32", 4, true},   {DType::U16, "uint16", 2, true},
-    {DType::U8, "uint8", 1, true},     {DType::Bool, "bool", 1, true},
+    {DType::F64, "float64", 8, false}, {DType::F32, "float32", 4, false}, {DType::F16, "float16", 2, false},
+    {DType::I64, "int64", 8, true},    {DType::I32, "int32", 4, true},    {DType::I16, "int16", 2, true},
+    {DType::I8, "int8", 1, true},      {DType::U64, "uint64", 8, true},   {DType::U32, "uint32", 4, true},
+    {DType::U16, "uint16", 2, true},   {DType::U8, "uint8", 1, true},     {DType::Bool, "bool", 1, true},
 };
 const DTypeInfo& info(DType t) {
   for (const auto& d : kDTypes) {

@@ -12,9 +12,7 @@ LayoutKind layout_from_name(const std::string& name) {
   throw InvalidArgument("unknown layout '" + name + "' (expected row_major or interleaved)");
 }
 
-const char* layout_name(LayoutKind k) {
-  return k == LayoutKind::Interleaved ? "interleaved" : "row_major";
-}
+const char* layout_name(LayoutKind k) { return k == LayoutKind::Interleaved ? "interleaved" : "row_major"; }
 
 LayoutKind default_layout(const std::vector<int64_t>& /*shape*/) {
   // Measured (README "Layout choice", bench/layout.ts): on the benchmark's 1024 x 1024 and 256^3
@@ -111,8 +109,8 @@ QttLayout row_major_layout(const std::vector<int64_t>& shape, const std::vector<
   if (over || stride != L.numel()) {
     std::string ms;
     for (int64_t m : modes) ms += (ms.empty() ? "" : ",") + std::to_string(m);
-    throw InvalidArgument("the mode sizes [" + ms + "] do not multiply to the shape's " +
-                          std::to_string(L.numel()) + " elements");
+    throw InvalidArgument("the mode sizes [" + ms + "] do not multiply to the shape's " + std::to_string(L.numel()) +
+                          " elements");
   }
   return L;
 }
@@ -136,8 +134,7 @@ std::vector<int64_t> offset_table(const QttLayout& L, int k0, int k1) {
 OffsetTables offsets_split_at(const QttLayout& layout, int split) {
   const int d = static_cast<int>(layout.modes.size());
   if (split < 0 || split > d) {
-    throw InvalidArgument("offset split " + std::to_string(split) + " outside [0, " +
-                          std::to_string(d) + "]");
+    throw InvalidArgument("offset split " + std::to_string(split) + " outside [0, " + std::to_string(d) + "]");
   }
   OffsetTables T;
   T.split = split;

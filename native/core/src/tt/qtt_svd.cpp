@@ -17,9 +17,9 @@
 
 #include "ttstore/internal/dtype_io.hpp"
 #include "ttstore/internal/linalg.hpp"
-#include "ttstore/internal/threads.hpp"
 #include "ttstore/internal/qtt_svd_run.hpp"
 #include "ttstore/internal/rank_select.hpp"
+#include "ttstore/internal/threads.hpp"
 #include "ttstore/internal/unfolding.hpp"
 
 namespace tts {
@@ -94,9 +94,8 @@ double gather(const ArrayView& a, const QttLayout& layout, double* W) {
     return 0;
   });
   if (bad != std::numeric_limits<int64_t>::max()) {
-    const double v = dispatch(a.dtype, [&](auto e) {
-      return decltype(e)::load(src + static_cast<std::size_t>(bad) * sz);
-    });
+    const double v =
+        dispatch(a.dtype, [&](auto e) { return decltype(e)::load(src + static_cast<std::size_t>(bad) * sz); });
     throw InvalidArgument(std::string("array holds a non-finite value (") +
                           (std::isnan(v) ? "NaN" : (v > 0 ? "Inf" : "-Inf")) + ") at flat index " +
                           index_text(layout, bad) + "; only finite values can be decomposed");
@@ -137,12 +136,12 @@ double rescale(double* W, int64_t n, double& sumsq) {
 // Gram of a shorter unfolding j is a partial trace of it, and since nothing has been rotated yet
 // it is exactly the Gram the first real step needs, so that step reuses it.
 struct Prefix {
-  int steps = 0;              // leading steps that keep full rank
-  std::vector<double> gram;   // C C^T of the unfolding at step `steps` (full symmetric)
+  int steps = 0;             // leading steps that keep full rank
+  std::vector<double> gram;  // C C^T of the unfolding at step `steps` (full symmetric)
 };
 
-Prefix full_rank_prefix(const double* W, const std::vector<int64_t>& modes, int64_t N,
-                        double delta_sq, double norm_sq, int64_t max_rank) {
+Prefix full_rank_prefix(const double* W, const std::vector<int64_t>& modes, int64_t N, double delta_sq, double norm_sq,
+                        int64_t max_rank) {
   Prefix pre;
   const int d = static_cast<int>(modes.size());
   if (N < (int64_t{1} << 16)) return pre;
@@ -217,8 +216,8 @@ bool cores_would_outweigh(const QttLayout& layout, const SvdOptions& opt, int64_
   return bound * 4 >= abort_core_bytes;
 }
 
-TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
-                        const ProgressFn& progress, SvdRun& run) {
+TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt, const ProgressFn& progress,
+                        SvdRun& run) {
   check_svd_options(opt);
   check_array(a, layout, "array");
   const int d = static_cast<int>(layout.modes.size());
@@ -290,8 +289,7 @@ TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOp
                                     run.abort_core_bytes);
       };
     }
-    StepResult s = factor_unfolding(W, m, K, delta_sq, sumsq, opt.max_rank, run.force_route,
-                                    known, would_outweigh);
+    StepResult s = factor_unfolding(W, m, K, delta_sq, sumsq, opt.max_rank, run.force_route, known, would_outweigh);
     if (s.aborted) {
       run.aborted = true;
       break;
@@ -326,8 +324,7 @@ TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOp
 
 }  // namespace detail
 
-TensorTrain qtt_svd(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
-                    const ProgressFn& progress) {
+TensorTrain qtt_svd(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt, const ProgressFn& progress) {
   detail::SvdRun run;
   return detail::qtt_svd_run(a, layout, opt, progress, run);
 }

@@ -8,8 +8,8 @@
 
 #include "ttstore/internal/dtype_io.hpp"
 #include "ttstore/internal/linalg.hpp"
-#include "ttstore/internal/threads.hpp"
 #include "ttstore/internal/qtt_svd_run.hpp"
+#include "ttstore/internal/threads.hpp"
 #include "ttstore/internal/tt_checks.hpp"
 #include "ttstore/internal/tt_interfaces.hpp"
 #include "ttstore/tt.hpp"
@@ -21,8 +21,7 @@ struct Accum {
   double err_sq = 0, max_abs = 0, ref_sq = 0;
 };
 
-Fingerprint fused(const TensorTrain& tt, const QttLayout& layout, const MutableArrayView& out,
-                  const ArrayView& ref) {
+Fingerprint fused(const TensorTrain& tt, const QttLayout& layout, const MutableArrayView& out, const ArrayView& ref) {
   detail::check_structure(tt, "tensor train");
   if (tt.modes != layout.modes) {
     throw InvalidArgument("the tensor train's modes do not match the layout's");
@@ -30,8 +29,7 @@ Fingerprint fused(const TensorTrain& tt, const QttLayout& layout, const MutableA
   if (!out.data && !ref.data) throw InvalidArgument("reconstruct needs an output or a reference");
   const int64_t N = layout.numel();
   if (out.data && out.numel != N) {
-    throw InvalidArgument("output has " + std::to_string(out.numel) + " elements, expected " +
-                          std::to_string(N));
+    throw InvalidArgument("output has " + std::to_string(out.numel) + " elements, expected " + std::to_string(N));
   }
   if (ref.data) detail::check_array(ref, layout, "reference");
   const DType ydt = out.data ? out.dtype : ref.dtype;

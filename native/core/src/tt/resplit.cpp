@@ -161,16 +161,18 @@ struct BuildVisitor {
 
   void start(int j, int64_t, int64_t, int64_t) { carry = in.cores[j]; }
   void start_identity(int64_t r) {
-    carry.assign(static_cast<std::size_t>(checked(static_cast<double>(r) * static_cast<double>(r), "an identity")), 0.0);
+    carry.assign(static_cast<std::size_t>(checked(static_cast<double>(r) * static_cast<double>(r), "an identity")),
+                 0.0);
     for (int64_t a = 0; a < r; ++a) carry[static_cast<std::size_t>(a * r + a)] = 1.0;
   }
   void merge(int j, int64_t r, int64_t b, int64_t s, int64_t n, int64_t r2) {
     // (r b) x s times s x (n r2) is the carry [r, b n, r2] in row-major order.
     const int64_t rows = checked(static_cast<double>(r) * static_cast<double>(b), "a merged core");
     const int64_t cols = checked(static_cast<double>(n) * static_cast<double>(r2), "a merged core");
-    std::vector<double> next(static_cast<std::size_t>(checked(static_cast<double>(rows) * static_cast<double>(cols), "a merged core")));
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, cols, s, 1.0, carry.data(), s,
-                in.cores[j].data(), cols, 0.0, next.data(), cols);
+    std::vector<double> next(
+        static_cast<std::size_t>(checked(static_cast<double>(rows) * static_cast<double>(cols), "a merged core")));
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, cols, s, 1.0, carry.data(), s, in.cores[j].data(),
+                cols, 0.0, next.data(), cols);
     carry.swap(next);
     merged = true;
   }
@@ -179,7 +181,8 @@ struct BuildVisitor {
   // then the core [r e, b / e, rc].
   void split_identity_left(int64_t r, int64_t e, int64_t, int64_t) {
     const int64_t s = r * e;
-    std::vector<double> id(static_cast<std::size_t>(checked(static_cast<double>(s) * static_cast<double>(s), "an identity")), 0.0);
+    std::vector<double> id(
+        static_cast<std::size_t>(checked(static_cast<double>(s) * static_cast<double>(s), "an identity")), 0.0);
     for (int64_t a = 0; a < r; ++a) {
       for (int64_t i = 0; i < e; ++i) id[static_cast<std::size_t>((a * e + i) * s + a * e + i)] = 1.0;
     }
@@ -190,7 +193,9 @@ struct BuildVisitor {
   void split_identity_right(int64_t, int64_t, int64_t rest, int64_t rc) {
     cores.push_back(std::move(carry));
     const int64_t s = rest * rc;
-    carry.assign(static_cast<std::size_t>(checked(static_cast<double>(s) * static_cast<double>(rest) * static_cast<double>(rc), "an identity")), 0.0);
+    carry.assign(static_cast<std::size_t>(checked(
+                     static_cast<double>(s) * static_cast<double>(rest) * static_cast<double>(rc), "an identity")),
+                 0.0);
     for (int64_t t = 0; t < rest; ++t) {
       for (int64_t c = 0; c < rc; ++c) carry[static_cast<std::size_t>(((t * rc + c) * rest + t) * rc + c)] = 1.0;
     }

@@ -54,8 +54,7 @@ TensorTrain round(const TensorTrain& in, const SvdOptions& opt) {
   double nsq = 0;
   for (double v : tt.cores[0]) nsq += v * v;
   const double nrm = std::sqrt(nsq);
-  const double delta = opt.tol > 0 ? opt.tol * nrm / std::sqrt(static_cast<double>(d - 1))
-                                   : 16 * DBL_EPSILON * nrm;
+  const double delta = opt.tol > 0 ? opt.tol * nrm / std::sqrt(static_cast<double>(d - 1)) : 16 * DBL_EPSILON * nrm;
   std::vector<double> U, s, Vt;
   for (int k = 0; k + 1 < d; ++k) {
     detail::poll_point();
@@ -63,8 +62,7 @@ TensorTrain round(const TensorTrain& in, const SvdOptions& opt) {
     const int64_t n2 = tt.modes[k + 1], r2 = tt.ranks[k + 2];
     detail::svd_rows(r0 * n, r1, tt.cores[k].data(), U, s, Vt);
     const int64_t kk = static_cast<int64_t>(s.size());
-    const detail::RankChoice c =
-        detail::choose_rank(s.data(), kk, delta * delta, opt.max_rank);
+    const detail::RankChoice c = detail::choose_rank(s.data(), kk, delta * delta, opt.max_rank);
     const int64_t r = c.r;
     // core k = U[:, :r]; core k+1 = diag(s_r) Vt[:r, :] * core k+1.
     std::vector<double> Ur(static_cast<std::size_t>(r0 * n * r));

@@ -28,7 +28,8 @@ int choose_split(const std::vector<int64_t>& modes, const std::vector<int64_t>& 
   return best;
 }
 
-int contraction_start(const std::vector<int64_t>& modes, const std::vector<int64_t>& ra, const std::vector<int64_t>& rb) {
+int contraction_start(const std::vector<int64_t>& modes, const std::vector<int64_t>& ra,
+                      const std::vector<int64_t>& rb) {
   const int d = static_cast<int>(modes.size());
   double P = 1;
   for (int k = 1; k <= d; ++k) {
@@ -38,7 +39,8 @@ int contraction_start(const std::vector<int64_t>& modes, const std::vector<int64
   return d;
 }
 
-double contraction_work(const std::vector<int64_t>& modes, const std::vector<int64_t>& ra, const std::vector<int64_t>& rb) {
+double contraction_work(const std::vector<int64_t>& modes, const std::vector<int64_t>& ra,
+                        const std::vector<int64_t>& rb) {
   const int d = static_cast<int>(modes.size());
   int k0 = contraction_start(modes, ra, rb);
   auto f = [](int64_t x) { return static_cast<double>(x); };

@@ -75,8 +75,7 @@ LeftSvd eig_of_gram(std::vector<double> G, int64_t m) {
 
 // R factor (m x m, column-major, upper) of C^T (K x m) by streaming over column chunks of C:
 // QR of [R; chunk^T], keep R. `col0, col1` restrict to a column range.
-void tsqr_range(const double* C, int64_t m, int64_t K, int64_t col0, int64_t col1, int64_t b,
-                double* R) {
+void tsqr_range(const double* C, int64_t m, int64_t K, int64_t col0, int64_t col1, int64_t b, double* R) {
   // [R; chunk^T] is triangular-over-rectangular: dtpqrt updates R in place at O(b m^2) per chunk,
   // whatever b is (a plain QR of the stack would refactor R each time). R starts at 0.
   const int64_t nb = std::min<int64_t>(m, 32);
@@ -85,8 +84,7 @@ void tsqr_range(const double* C, int64_t m, int64_t K, int64_t col0, int64_t col
   for (int64_t k0 = col0; k0 < col1; k0 += b) {
     const int64_t bb = std::min(b, col1 - k0);
     for (int64_t j = 0; j < m; ++j) std::memcpy(B.data() + j * bb, C + j * K + k0, sizeof(double) * bb);
-    lapack_check(LAPACKE_dtpqrt(LAPACK_COL_MAJOR, bb, m, 0, nb, R, m, B.data(), bb, T.data(), nb),
-                 "dtpqrt");
+    lapack_check(LAPACKE_dtpqrt(LAPACK_COL_MAJOR, bb, m, 0, nb, R, m, B.data(), bb, T.data(), nb), "dtpqrt");
   }
 }
 
@@ -128,8 +126,7 @@ std::vector<double> tsqr_r(const double* C, int64_t m, int64_t K) {
 std::vector<double> tsqr_sigma(const double* C, int64_t m, int64_t K) {
   std::vector<double> R = tsqr_r(C, m, K), sigma(static_cast<std::size_t>(m));
   double unused = 0;
-  lapack_check(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', m, m, R.data(), m, sigma.data(), &unused, 1,
-                              &unused, 1),
+  lapack_check(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', m, m, R.data(), m, sigma.data(), &unused, 1, &unused, 1),
                "dgesdd");
   return sigma;
 }
@@ -143,8 +140,7 @@ LeftSvd tsqr_route(const double* C, int64_t m, int64_t K) {
   // jobz 'O': R is overwritten with U_R, which is not needed; only V_R^T comes out separately.
   std::vector<double> VT(static_cast<std::size_t>(m * m));
   double unused = 0;
-  lapack_check(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'O', m, m, R.data(), m, out.sigma.data(), &unused, 1,
-                              VT.data(), m),
+  lapack_check(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'O', m, m, R.data(), m, out.sigma.data(), &unused, 1, VT.data(), m),
                "dgesdd");
   out.U = std::move(VT);  // VT column-major (i, j) at i + j*m = u_i[j] = row-major U[j*m + i]
   return out;
@@ -153,14 +149,12 @@ LeftSvd tsqr_route(const double* C, int64_t m, int64_t K) {
 // W[0, r*K) = Ut (r x m) * C (m x K), in place: each column chunk of C is copied out before
 // its first r rows are overwritten, so no chunk reads what another wrote. With `energy`, also
 // returns the squared norm of each of the r output rows.
-void project_in_place(double* W, int64_t m, int64_t K, const double* Ut, int64_t r,
-                      std::vector<double>* energy) {
+void project_in_place(double* W, int64_t m, int64_t K, const double* Ut, int64_t r, std::vector<double>* energy) {
   const int nt = threads();
   const double mnk_col = static_cast<double>(r) * static_cast<double>(m);
   const int64_t b_tiny = static_cast<int64_t>(kBlasTinyMNK / mnk_col);
   const bool per_thread = nt > 1 && b_tiny >= 256 && K >= 2 * b_tiny;
-  const int64_t b = per_thread ? std::min<int64_t>(b_tiny, 8192)
-                               : std::clamp<int64_t>((int64_t{1} << 17) / m, 64, K);
+  const int64_t b = per_thread ? std::min<int64_t>(b_tiny, 8192) : std::clamp<int64_t>((int64_t{1} << 17) / m, 64, K);
   const int teams = per_thread ? nt : 1;
   std::vector<double> e(static_cast<std::size_t>(energy ? teams * r : 0), 0.0);
   auto chunk = [&](int64_t k0, double* T, double* et) {
@@ -202,21 +196,19 @@ StepResult direct_step(double* W, int64_t m, int64_t K, double delta_sq, int64_t
   std::vector<double> s(static_cast<std::size_t>(K)), Ub, VTb;
   const double* VTp;  // VT'(i, j) at VTp[i + j*ldvt]
   int64_t ldvt;
-  const double* Up;   // U'(c, i) at Up[c + i*K]
+  const double* Up;  // U'(c, i) at Up[c + i*K]
   double dummy = 0;
   if (K < m) {
     // jobz 'O' with M < N: the first M rows of VT' overwrite A, U' goes to Ub.
     Ub.resize(static_cast<std::size_t>(K * K));
-    lapack_check(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'O', K, m, W, K, s.data(), Ub.data(), K, &dummy, 1),
-                 "dgesdd");
+    lapack_check(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'O', K, m, W, K, s.data(), Ub.data(), K, &dummy, 1), "dgesdd");
     VTp = W;
     ldvt = K;
     Up = Ub.data();
   } else {
     // Square: U' overwrites A, VT' goes to VTb.
     VTb.resize(static_cast<std::size_t>(m * m));
-    lapack_check(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'O', K, m, W, K, s.data(), &dummy, 1, VTb.data(), m),
-                 "dgesdd");
+    lapack_check(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'O', K, m, W, K, s.data(), &dummy, 1, VTb.data(), m), "dgesdd");
     VTp = VTb.data();
     ldvt = m;
     Up = W;
@@ -243,8 +235,8 @@ StepResult direct_step(double* W, int64_t m, int64_t K, double delta_sq, int64_t
 
 }  // namespace
 
-StepResult factor_unfolding(double* W, int64_t m, int64_t K, double delta_sq, double norm_sq,
-                            int64_t max_rank, Route force, std::vector<double>* known_gram,
+StepResult factor_unfolding(double* W, int64_t m, int64_t K, double delta_sq, double norm_sq, int64_t max_rank,
+                            Route force, std::vector<double>* known_gram,
                             const std::function<bool(int64_t)>& hopeless) {
   if (m >= K) return direct_step(W, m, K, delta_sq, max_rank);
   // Gram eigenvalues carry absolute errors of about m eps ||C||^2 (rounding in C C^T).
@@ -254,7 +246,7 @@ StepResult factor_unfolding(double* W, int64_t m, int64_t K, double delta_sq, do
   //    the rotated rows: the discarded error is then measured, not estimated;
   //  - tighter: TSQR (the small singular values need an orthogonal factorization).
   const double noise = static_cast<double>(m) * DBL_EPSILON * norm_sq;
-  const Route route = force != Route::Auto ? force
+  const Route route = force != Route::Auto                ? force
                       : delta_sq >= 1e3 * noise           ? Route::Gram
                       : delta_sq >= kMeasuredGram * noise ? Route::MeasuredGram
                                                           : Route::Tsqr;
@@ -280,8 +272,8 @@ StepResult factor_unfolding(double* W, int64_t m, int64_t K, double delta_sq, do
     }
   }
   LeftSvd f = route == Route::Tsqr ? tsqr_route(W, m, K)
-              : known_gram      ? eig_of_gram(std::move(*known_gram), m)
-                                : eig_of_gram(gram(W, m, K), m);
+              : known_gram         ? eig_of_gram(std::move(*known_gram), m)
+                                   : eig_of_gram(gram(W, m, K), m);
   StepResult out;
   out.route = route;
   std::vector<double> Ut;

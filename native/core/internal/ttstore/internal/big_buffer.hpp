@@ -57,9 +57,13 @@ struct BigAllocator {
     }
   }
   template <typename U>
-  bool operator==(const BigAllocator<U>&) const noexcept { return true; }
+  bool operator==(const BigAllocator<U>&) const noexcept {
+    return true;
+  }
   template <typename U>
-  bool operator!=(const BigAllocator<U>&) const noexcept { return false; }
+  bool operator!=(const BigAllocator<U>&) const noexcept {
+    return false;
+  }
 };
 
 template <typename T>

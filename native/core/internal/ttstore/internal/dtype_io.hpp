@@ -66,7 +66,7 @@ inline uint16_t double_to_half(double d) {
 template <class T>
 T round_saturate(double v) {
   if (std::isnan(v)) return T(0);
-  const double r = std::nearbyint(v);  // default rounding mode: half to even
+  const double r = std::nearbyint(v);                   // default rounding mode: half to even
   constexpr int bits = std::numeric_limits<T>::digits;  // value bits (63 for int64, 64 for uint64)
   const double hi = std::ldexp(1.0, bits);              // first value past the range (exact)
   const double lo = static_cast<double>(std::numeric_limits<T>::min());
@@ -120,18 +120,30 @@ struct Elem<Bool8> {
 template <class F>
 decltype(auto) dispatch(DType t, F&& f) {
   switch (t) {
-    case DType::F64: return f(Elem<double>{});
-    case DType::F32: return f(Elem<float>{});
-    case DType::F16: return f(Elem<Half>{});
-    case DType::I64: return f(Elem<int64_t>{});
-    case DType::I32: return f(Elem<int32_t>{});
-    case DType::I16: return f(Elem<int16_t>{});
-    case DType::I8: return f(Elem<int8_t>{});
-    case DType::U64: return f(Elem<uint64_t>{});
-    case DType::U32: return f(Elem<uint32_t>{});
-    case DType::U16: return f(Elem<uint16_t>{});
-    case DType::U8: return f(Elem<uint8_t>{});
-    case DType::Bool: return f(Elem<Bool8>{});
+    case DType::F64:
+      return f(Elem<double>{});
+    case DType::F32:
+      return f(Elem<float>{});
+    case DType::F16:
+      return f(Elem<Half>{});
+    case DType::I64:
+      return f(Elem<int64_t>{});
+    case DType::I32:
+      return f(Elem<int32_t>{});
+    case DType::I16:
+      return f(Elem<int16_t>{});
+    case DType::I8:
+      return f(Elem<int8_t>{});
+    case DType::U64:
+      return f(Elem<uint64_t>{});
+    case DType::U32:
+      return f(Elem<uint32_t>{});
+    case DType::U16:
+      return f(Elem<uint16_t>{});
+    case DType::U8:
+      return f(Elem<uint8_t>{});
+    case DType::Bool:
+      return f(Elem<Bool8>{});
   }
   throw InvalidArgument("unknown dtype");
 }

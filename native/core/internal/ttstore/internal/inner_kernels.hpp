@@ -15,9 +15,9 @@ namespace tts::detail {
 
 struct PreparedTrain {
   const Operand* src = nullptr;
-  std::vector<double> cores;       // float64 copy of the cores, at src->offsets()
-  bool pad8 = false;               // every rank <= 8: padded copy below is filled
-  std::vector<double> padded;      // core k at padded_offsets[k]: [r_k][n_k][8], zero beyond r_{k+1}
+  std::vector<double> cores;   // float64 copy of the cores, at src->offsets()
+  bool pad8 = false;           // every rank <= 8: padded copy below is filled
+  std::vector<double> padded;  // core k at padded_offsets[k]: [r_k][n_k][8], zero beyond r_{k+1}
   std::vector<int64_t> padded_offsets;
 };
 

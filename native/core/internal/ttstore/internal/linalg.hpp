@@ -48,7 +48,8 @@ inline void gemm_in_pieces(CBLAS_TRANSPOSE ta, int64_t m, int64_t n, int64_t k, 
   }
   const double side = std::sqrt(kGemmPieceWork / static_cast<double>(std::max<int64_t>(k, 1)));
   const int64_t rs = std::min(m, std::max<int64_t>(256, static_cast<int64_t>(side)));
-  const int64_t cs = std::min(n, std::max<int64_t>(256, static_cast<int64_t>(kGemmPieceWork / (static_cast<double>(k) * rs))));
+  const int64_t cs =
+      std::min(n, std::max<int64_t>(256, static_cast<int64_t>(kGemmPieceWork / (static_cast<double>(k) * rs))));
   for (int64_t i = 0; i < m; i += rs) {
     const int64_t h = std::min(rs, m - i);
     const double* a = ta == CblasNoTrans ? A + i * lda : A + i;  // rows of op(A): columns of A when transposed

@@ -23,9 +23,9 @@
 namespace tts::sim::detail {
 
 struct GridOp {
-  int64_t n = 0;      // points per axis
-  double h = 0;       // spacing
-  double delta = 1;   // boundary distance of the end points, in units of h
+  int64_t n = 0;     // points per axis
+  double h = 0;      // spacing
+  double delta = 1;  // boundary distance of the end points, in units of h
 
   // Diagonal weight (in units of 1/h²) along one axis of point k.
   double axis_diag(int64_t k) const;
@@ -56,8 +56,8 @@ class Multigrid {
     tts::detail::BigVector<double> b, x, r;  // rhs and iterate (coarse levels only), residual
   };
   void cycle(std::size_t l, const double* b, double* x);
-  void restrict_to(std::size_t l, const double* fine, double* coarse) const;   // coarse = R fine
-  void prolong_add(std::size_t l, const double* coarse, double* fine) const;   // fine += P coarse
+  void restrict_to(std::size_t l, const double* fine, double* coarse) const;  // coarse = R fine
+  void prolong_add(std::size_t l, const double* coarse, double* fine) const;  // fine += P coarse
   void coarse_solve(const double* b, double* x) const;
 
   std::vector<Level> levels_;

@@ -22,10 +22,10 @@ struct SvdRun {
   // In: when finite, the sum of squares of pregathered's values (spares the sweep that pass).
   double pregathered_sum_squares = std::numeric_limits<double>::quiet_NaN();
   // Out.
-  double norm = 0;          // ||A||_F
-  double discarded_sq = 0;  // sum of the discarded sigma^2 over the steps: ||A - TT||^2 in exact arithmetic
-  bool capped = false;      // the rank cap cut a rank below what tol asked for
-  bool aborted = false;     // stopped early by abort_core_bytes; the train is incomplete
+  double norm = 0;            // ||A||_F
+  double discarded_sq = 0;    // sum of the discarded sigma^2 over the steps: ||A - TT||^2 in exact arithmetic
+  bool capped = false;        // the rank cap cut a rank below what tol asked for
+  bool aborted = false;       // stopped early by abort_core_bytes; the train is incomplete
   std::vector<Route> routes;  // the route of each step
 };
 
@@ -37,8 +37,8 @@ std::string index_text(const QttLayout& layout, int64_t flat);
 // InvalidArgument on NaN/Inf, naming the first bad element in C order.
 double gather(const ArrayView& a, const QttLayout& layout, double* W);
 
-TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
-                        const ProgressFn& progress, SvdRun& run);
+TensorTrain qtt_svd_run(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt, const ProgressFn& progress,
+                        SvdRun& run);
 
 // The rules every TT-SVD sweep follows (the CPU core's and the CUDA backend's), written once.
 //

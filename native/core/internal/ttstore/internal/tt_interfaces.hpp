@@ -19,8 +19,10 @@ inline int choose_split(const TensorTrain& tt) { return choose_split(tt.modes, t
 // train with large ranks over few values costs what its values do, never an r x r matrix.
 // contraction_start: that bond k (>= 1, or d); contraction_work: the multiply-adds of the whole
 // contraction, both from the modes and ranks alone.
-int contraction_start(const std::vector<int64_t>& modes, const std::vector<int64_t>& ra, const std::vector<int64_t>& rb);
-double contraction_work(const std::vector<int64_t>& modes, const std::vector<int64_t>& ra, const std::vector<int64_t>& rb);
+int contraction_start(const std::vector<int64_t>& modes, const std::vector<int64_t>& ra,
+                      const std::vector<int64_t>& rb);
+double contraction_work(const std::vector<int64_t>& modes, const std::vector<int64_t>& ra,
+                        const std::vector<int64_t>& rb);
 // The multiply-adds of distance(a, b) for trains of these ranks (its difference train orthogonalised,
 // or three contractions), from the modes and ranks alone.
 double distance_work(const std::vector<int64_t>& modes, const std::vector<int64_t>& ra, const std::vector<int64_t>& rb);

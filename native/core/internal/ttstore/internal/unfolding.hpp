@@ -12,7 +12,7 @@ namespace tts::detail {
 
 struct StepResult {
   RankChoice choice;
-  std::vector<double> core;  // U_r, m x r row-major (core shape r_prev x n x r)
+  std::vector<double> core;   // U_r, m x r row-major (core shape r_prev x n x r)
   Route route = Route::Auto;  // the route taken (Direct for tall or square C)
   bool aborted = false;       // `hopeless` said stop: no core, W untouched
 };
@@ -26,9 +26,8 @@ constexpr int64_t kValuesFirstRows = 1024;
 // known_gram: C C^T when the caller already has it (upper triangle at least; consumed).
 // hopeless(r): whether keeping rank r here ends the sweep (compress() stops once its cores would
 // outweigh the input); a large TSQR step asks it before computing any vectors.
-StepResult factor_unfolding(double* W, int64_t m, int64_t K, double delta_sq, double norm_sq,
-                            int64_t max_rank, Route force = Route::Auto,
-                            std::vector<double>* known_gram = nullptr,
+StepResult factor_unfolding(double* W, int64_t m, int64_t K, double delta_sq, double norm_sq, int64_t max_rank,
+                            Route force = Route::Auto, std::vector<double>* known_gram = nullptr,
                             const std::function<bool(int64_t)>& hopeless = nullptr);
 
 // C C^T of the m x K row-major C: upper triangle of a row-major m x m matrix.

@@ -13,9 +13,9 @@
 #include <sstream>
 
 #include "solvers/euler/euler_flux.hpp"
-#include "ttstore/internal/poll_point.hpp"
 #include "solvers/sim_params.hpp"
 #include "solvers/sim_registry.hpp"
+#include "ttstore/internal/poll_point.hpp"
 #include "ttstore/internal/threads.hpp"
 #include "ttstore/sim_euler.hpp"
 
@@ -84,8 +84,8 @@ void to_averages(const double* const* a, const double* const* b, const double* c
 struct Stepper::Impl {
   Grid g;
   bool characteristic = true;
-  int64_t stride = 0;             // padded row length ny + 6
-  std::vector<double> U[3][4];    // state, stage 1, stage 2; each (nx + 6) x (ny + 6)
+  int64_t stride = 0;           // padded row length ny + 6
+  std::vector<double> U[3][4];  // state, stage 1, stage 2; each (nx + 6) x (ny + 6)
   double t = 0;
 
   int64_t at(int64_t i, int64_t j) const { return (i + kGhost) * stride + (j + kGhost); }
@@ -137,8 +137,8 @@ struct Stepper::Impl {
         const int64_t nt = omp_get_num_threads(), id = omp_get_thread_num();
         const int64_t rows = b1 - b0, lo = b0 + rows * id / nt, hi = b0 + rows * (id + 1) / nt;
         if (lo < hi) {
-          std::vector<double> buf(static_cast<std::size_t>(8 * wx + 8 * wx + 4 * wx + 8 * ny + 5 * 8 * wy + 8 * wy +
-                                                           3 * 4 * wy + 4 * wy));
+          std::vector<double> buf(
+              static_cast<std::size_t>(8 * wx + 8 * wx + 4 * wx + 8 * ny + 5 * 8 * wy + 8 * wy + 3 * 4 * wy + 4 * wy));
           double* next = buf.data();
           auto take = [&](int64_t n) {
             double* p = next;
@@ -241,11 +241,12 @@ Stepper::Stepper(const State& s, Reconstruction r) : impl_(std::make_unique<Impl
     for (int c = 0; c < 4; ++c) m.U[set][c] = tts::detail::zeros_in_pieces(padded);
   }
   for (int c = 0; c < 4; ++c) {
-    tts::detail::in_pieces(g.nx, tts::detail::rows_per_piece(g.ny, tts::detail::kPiecePoints), [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) {
-        std::copy(from[c]->begin() + i * g.ny, from[c]->begin() + (i + 1) * g.ny, m.U[0][c].begin() + m.at(i, 0));
-      }
-    });
+    tts::detail::in_pieces(
+        g.nx, tts::detail::rows_per_piece(g.ny, tts::detail::kPiecePoints), [&](int64_t lo, int64_t hi) {
+          for (int64_t i = lo; i < hi; ++i) {
+            std::copy(from[c]->begin() + i * g.ny, from[c]->begin() + (i + 1) * g.ny, m.U[0][c].begin() + m.at(i, 0));
+          }
+        });
   }
 }
 
@@ -314,7 +315,8 @@ std::vector<Field> Stepper::fields() const {
   const Impl& m = *impl_;
   const int64_t nx = m.g.nx, ny = m.g.ny;
   std::vector<Field> f;
-  for (const char* name : {"rho", "u", "v", "p"}) f.push_back(Field{name, {nx, ny}, tts::detail::zeros_in_pieces(nx * ny)});
+  for (const char* name : {"rho", "u", "v", "p"})
+    f.push_back(Field{name, {nx, ny}, tts::detail::zeros_in_pieces(nx * ny)});
   const double *r = m.U[0][0].data(), *u = m.U[0][1].data(), *v = m.U[0][2].data(), *e = m.U[0][3].data();
   tts::detail::in_pieces(nx, rows_per_block(ny), [&](int64_t lo, int64_t hi) {
 #pragma omp parallel for schedule(static) num_threads(tts::detail::threads())
@@ -422,8 +424,8 @@ Output solve(const Config& c, const Hooks& hooks) {
   const int64_t n = int64_t{1} << c.n_bits;
   std::optional<Stepper> st;
   st.emplace(cell_averages(c.problem, problem_grid(c.problem, n, n), 0.0, c.seed), c.reconstruction);
-  const double t_end = c.steps > 0 ? std::numeric_limits<double>::infinity()
-                                   : (c.t_end > 0 ? c.t_end : default_t_end(c.problem));
+  const double t_end =
+      c.steps > 0 ? std::numeric_limits<double>::infinity() : (c.t_end > 0 ? c.t_end : default_t_end(c.problem));
   const std::function<void()> poll = [&] { report.poll(); };
   int64_t step = 0;
   // Stop when t_end is reached up to rounding (the last step is shortened to land on it).
@@ -438,8 +440,8 @@ Output solve(const Config& c, const Hooks& hooks) {
         step / c.snapshot_every <= kMaxSnapshots) {
       report.snapshot(step, st->t(), st->fields());
     }
-    const int64_t total = c.steps > 0 ? c.steps
-                                      : step + static_cast<int64_t>(std::ceil(std::max(0.0, t_end - st->t()) / dt));
+    const int64_t total =
+        c.steps > 0 ? c.steps : step + static_cast<int64_t>(std::ceil(std::max(0.0, t_end - st->t()) / dt));
     report.progress(step, more() ? std::max(total, step + 1) : step);
   }
   report.progress(step, step);

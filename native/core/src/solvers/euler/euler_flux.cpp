@@ -49,7 +49,7 @@ inline __attribute__((always_inline)) void states_row(const Line& line, double* 
 }
 
 inline __attribute__((always_inline)) void hllc_row(const double* const L[4], const double* const R[4], int n,
-                                                     int64_t count, double* const F[4]) {
+                                                    int64_t count, double* const F[4]) {
   const double *l0 = L[0], *ln = L[n], *lt = L[3 - n], *l3 = L[3];
   const double *r0 = R[0], *rn = R[n], *rt = R[3 - n], *r3 = R[3];
   double *f0 = F[0], *fn = F[n], *ft = F[3 - n], *f3 = F[3];
@@ -65,17 +65,17 @@ inline __attribute__((always_inline)) void hllc_row(const double* const L[4], co
 }
 
 // The same loops compiled for one ISA each.
-#define TTS_EULER_ROWS(suffix, attr)                                                                 \
-  attr void states_##suffix(const Line& line, bool ch, double* const L[4], double* const R[4]) {     \
-    if (ch) {                                                                                        \
-      states_row<true>(line, L, R);                                                                  \
-    } else {                                                                                         \
-      states_row<false>(line, L, R);                                                                 \
-    }                                                                                                \
-  }                                                                                                  \
-  attr void hllc_##suffix(const double* const L[4], const double* const R[4], int n, int64_t count,  \
-                          double* const F[4]) {                                                      \
-    hllc_row(L, R, n, count, F);                                                                     \
+#define TTS_EULER_ROWS(suffix, attr)                                                                \
+  attr void states_##suffix(const Line& line, bool ch, double* const L[4], double* const R[4]) {    \
+    if (ch) {                                                                                       \
+      states_row<true>(line, L, R);                                                                 \
+    } else {                                                                                        \
+      states_row<false>(line, L, R);                                                                \
+    }                                                                                               \
+  }                                                                                                 \
+  attr void hllc_##suffix(const double* const L[4], const double* const R[4], int n, int64_t count, \
+                          double* const F[4]) {                                                     \
+    hllc_row(L, R, n, count, F);                                                                    \
   }
 
 TTS_EULER_ROWS(base, )
@@ -84,10 +84,11 @@ TTS_EULER_ROWS(avx2, __attribute__((target("avx2"))))
 TTS_EULER_ROWS(avx512, __attribute__((target("avx512f,avx512dq,avx512vl,prefer-vector-width=512"))))
 enum class Isa { Base, Avx2, Avx512 };
 Isa isa() {
-  static const Isa best = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-                                  __builtin_cpu_supports("avx512vl")
-                              ? Isa::Avx512
-                              : __builtin_cpu_supports("avx2") ? Isa::Avx2 : Isa::Base;
+  static const Isa best =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")
+          ? Isa::Avx512
+      : __builtin_cpu_supports("avx2") ? Isa::Avx2
+                                       : Isa::Base;
   return best;
 }
 #else
@@ -104,17 +105,23 @@ Isa isa() { return Isa::Base; }
 
 void line_states(const Line& line, bool characteristic, double* const L[4], double* const R[4]) {
   switch (isa()) {
-    case Isa::Avx512: return states_avx512(line, characteristic, L, R);
-    case Isa::Avx2: return states_avx2(line, characteristic, L, R);
-    case Isa::Base: return states_base(line, characteristic, L, R);
+    case Isa::Avx512:
+      return states_avx512(line, characteristic, L, R);
+    case Isa::Avx2:
+      return states_avx2(line, characteristic, L, R);
+    case Isa::Base:
+      return states_base(line, characteristic, L, R);
   }
 }
 
 void line_hllc(const double* const L[4], const double* const R[4], int normal, int64_t count, double* const F[4]) {
   switch (isa()) {
-    case Isa::Avx512: return hllc_avx512(L, R, normal, count, F);
-    case Isa::Avx2: return hllc_avx2(L, R, normal, count, F);
-    case Isa::Base: return hllc_base(L, R, normal, count, F);
+    case Isa::Avx512:
+      return hllc_avx512(L, R, normal, count, F);
+    case Isa::Avx2:
+      return hllc_avx2(L, R, normal, count, F);
+    case Isa::Base:
+      return hllc_base(L, R, normal, count, F);
   }
 }
 

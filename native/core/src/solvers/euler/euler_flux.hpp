@@ -140,8 +140,7 @@ TTS_INLINE void face_states(const double q[4][6], double L[4], double R[4]) {
 template <bool kCharacteristic>
 TTS_INLINE void safe_face_states(const double q[4][6], double L[4], double R[4]) {
   face_states<kCharacteristic>(q, L, R);
-  const bool ok = L[0] > 0 && R[0] > 0 && pressure(L[0], L[1], L[2], L[3]) > 0 &&
-                  pressure(R[0], R[1], R[2], R[3]) > 0;
+  const bool ok = L[0] > 0 && R[0] > 0 && pressure(L[0], L[1], L[2], L[3]) > 0 && pressure(R[0], R[1], R[2], R[3]) > 0;
   for (int c = 0; c < 4; ++c) {
     L[c] = ok ? L[c] : q[c][2];
     R[c] = ok ? R[c] : q[c][3];

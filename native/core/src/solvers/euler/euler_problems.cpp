@@ -4,8 +4,8 @@
 #include <limits>
 #include <stdexcept>
 
-#include "ttstore/internal/poll_point.hpp"
 #include "solvers/sim_random.hpp"
+#include "ttstore/internal/poll_point.hpp"
 #include "ttstore/internal/threads.hpp"
 #include "ttstore/sim_euler.hpp"
 
@@ -40,8 +40,9 @@ void wave(const Side& s, double p, double& f, double& df) {
 // Star pressure and velocity by Newton's method from the two-rarefaction guess.
 void star(const Side& L, const Side& R, double& ps, double& us) {
   const double e = (kGamma - 1) / (2 * kGamma);
-  double p = std::pow((L.c() + R.c() - 0.5 * (kGamma - 1) * (R.u - L.u)) /
-                          (L.c() / std::pow(L.p, e) + R.c() / std::pow(R.p, e)), 1 / e);
+  double p = std::pow(
+      (L.c() + R.c() - 0.5 * (kGamma - 1) * (R.u - L.u)) / (L.c() / std::pow(L.p, e) + R.c() / std::pow(R.p, e)),
+      1 / e);
   for (int it = 0; it < 100; ++it) {
     double fl, dl, fr, dr;
     wave(L, p, fl, dl);
@@ -137,7 +138,8 @@ Primitive kelvin_helmholtz(double x, double y, uint64_t seed) {
   }
   const bool inside = std::fabs(y - 0.5) < 0.25;
   constexpr double s = 0.05;
-  const double env = std::exp(-(y - 0.25) * (y - 0.25) / (2 * s * s)) + std::exp(-(y - 0.75) * (y - 0.75) / (2 * s * s));
+  const double env =
+      std::exp(-(y - 0.25) * (y - 0.25) / (2 * s * s)) + std::exp(-(y - 0.75) * (y - 0.75) / (2 * s * s));
   double v = 0;
   for (int k = 0; k < 4; ++k) v += a[k] * std::sin(2 * kPi * (k + 1) * x + phi[k]);
   return {inside ? 2.0 : 1.0, inside ? 0.5 : -0.5, 0.01 * v * env, 2.5};
@@ -167,18 +169,25 @@ Grid problem_grid(Problem p, int64_t nx, int64_t ny) {
 
 double default_t_end(Problem p) {
   switch (p) {
-    case Problem::SodX: return 0.2;
-    case Problem::RiemannConfig3: return 0.3;
-    default: return 1.0;
+    case Problem::SodX:
+      return 0.2;
+    case Problem::RiemannConfig3:
+      return 0.3;
+    default:
+      return 1.0;
   }
 }
 
 Primitive problem_state(Problem p, double x, double y, double t, uint64_t seed) {
   switch (p) {
-    case Problem::IsentropicVortex: return vortex(x, y, t);
-    case Problem::SodX: return sod(x, t);
-    case Problem::RiemannConfig3: return config3(x, y);
-    case Problem::KelvinHelmholtz: return kelvin_helmholtz(x, y, seed);
+    case Problem::IsentropicVortex:
+      return vortex(x, y, t);
+    case Problem::SodX:
+      return sod(x, t);
+    case Problem::RiemannConfig3:
+      return config3(x, y);
+    case Problem::KelvinHelmholtz:
+      return kelvin_helmholtz(x, y, seed);
   }
   throw std::logic_error("unknown problem");
 }

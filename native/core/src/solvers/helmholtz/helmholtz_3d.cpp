@@ -128,10 +128,10 @@ const std::vector<ParamSpec>& params() {
         detail::required_integer("steps", 1, static_cast<double>(kMaxSteps), "Time steps."),
         detail::choice_param("boundary", kBoundary, "Periodic, or u = 0 on the faces."),
         detail::choice_param("initial", kInitial, "modes: the list below; gaussian: exp(-|x - c|²/(2·0.1²))."),
-        list_param("modes", "With initial \"modes\": [[kx, ky, kz, amplitude], ...], 1 to " + std::to_string(kMaxModes) +
-                                " modes, wave numbers integers in 1.." + std::to_string(static_cast<int64_t>(kMaxWaveNumber)) +
-                                ", |amplitude| <= " + std::to_string(static_cast<int64_t>(kMaxAmplitude)) +
-                                " (default [[1, 1, 1, 1.0]])."),
+        list_param("modes", "With initial \"modes\": [[kx, ky, kz, amplitude], ...], 1 to " +
+                                std::to_string(kMaxModes) + " modes, wave numbers integers in 1.." +
+                                std::to_string(static_cast<int64_t>(kMaxWaveNumber)) + ", |amplitude| <= " +
+                                std::to_string(static_cast<int64_t>(kMaxAmplitude)) + " (default [[1, 1, 1, 1.0]])."),
         detail::choice_param("source", kSource,
                              "A constant source s in (I - ν dt Δ) u⁺ = u + dt s; gaussian: the initial gaussian."),
         detail::integer_param("max_rank", 1, kMaxRank, 64.0, "Rank cap of the QTT field."),
@@ -153,7 +153,8 @@ Config parse(const Params& p) {
   c.boundary = r.choice("boundary") == "dirichlet" ? qtt::Boundary::Dirichlet : qtt::Boundary::Periodic;
   c.initial = r.choice("initial") == "gaussian" ? Initial::Gaussian : Initial::Modes;
   if (const std::optional<std::string> text = r.list("modes")) {
-    if (c.initial != Initial::Modes) throw InvalidArgument("param 'modes' for helmholtz_3d applies only to initial 'modes'");
+    if (c.initial != Initial::Modes)
+      throw InvalidArgument("param 'modes' for helmholtz_3d applies only to initial 'modes'");
     c.modes = parse_modes(*text);
   }
   c.source = r.choice("source") == "gaussian" ? Source::Gaussian : Source::None;

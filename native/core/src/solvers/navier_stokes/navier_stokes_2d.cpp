@@ -70,9 +70,12 @@ std::vector<Wave> turbulence_waves(uint64_t seed) {
 // field (exact mean: the waves have |k| <= 8) plus 10% for the peaks between the points.
 double speed_bound(const Config& c) {
   switch (c.initial) {
-    case Initial::TaylorGreen: return 1.0;
-    case Initial::ShearLayer: return 1.05;
-    case Initial::DecayingTurbulence: break;
+    case Initial::TaylorGreen:
+      return 1.0;
+    case Initial::ShearLayer:
+      return 1.05;
+    case Initial::DecayingTurbulence:
+      break;
   }
   const std::vector<Wave> waves = turbulence_waves(c.seed);
   constexpr int n = 64;
@@ -136,7 +139,8 @@ const std::vector<ParamSpec>& params() {
   static const std::vector<ParamSpec> table = [] {
     std::vector<ParamSpec> t = {
         detail::required_integer("n_bits", 9, 12, "log2 of the grid points per axis: 9 (512) to 12 (4096)."),
-        detail::required_number("reynolds", kMinReynolds, false, kMaxReynolds, false, "Reynolds number (ν = 1 / reynolds)."),
+        detail::required_number("reynolds", kMinReynolds, false, kMaxReynolds, false,
+                                "Reynolds number (ν = 1 / reynolds)."),
         detail::required_integer("steps", 1, static_cast<double>(kMaxSteps), "Time steps."),
         detail::required_number("dt", 0, true, 1, false,
                                 "Time step; at most the explicit stability limit of the grid (the 400 names it): "
@@ -160,7 +164,7 @@ Config parse(const Params& p) {
   c.dt = r.number("dt");
   c.max_rank = r.integer("max_rank");
   const std::string init = r.choice("initial");
-  c.initial = init == "shear_layer" ? Initial::ShearLayer
+  c.initial = init == "shear_layer"           ? Initial::ShearLayer
               : init == "decaying_turbulence" ? Initial::DecayingTurbulence
                                               : Initial::TaylorGreen;
   c.seed = static_cast<uint64_t>(r.integer("seed"));
@@ -451,7 +455,8 @@ Output solve(const Config& c, const Hooks& hooks) {
     st.step(s, poll);
     const double e = st.kinetic_energy(s);
     if (!std::isfinite(e) || e > 1e6 * (e0 + 1e-300)) {
-      throw Diverged("navier_stokes_2d: the flow blew up at step " + std::to_string(n) + " (dt too large for the grid)");
+      throw Diverged("navier_stokes_2d: the flow blew up at step " + std::to_string(n) +
+                     " (dt too large for the grid)");
     }
     report.progress(n, c.steps);
     if (c.snapshot_every > 0 && report.wants_snapshots() && n % c.snapshot_every == 0) {

@@ -5,14 +5,14 @@
 #include <memory>
 #include <optional>
 
-#include "ttstore/internal/big_buffer.hpp"
 #include "solvers/poisson/poisson_cg.hpp"
-#include "ttstore/internal/poisson_mg.hpp"
 #include "solvers/poisson/poisson_workspace.hpp"
-#include "ttstore/internal/poll_point.hpp"
 #include "solvers/sim_params.hpp"
 #include "solvers/sim_random.hpp"
 #include "solvers/sim_registry.hpp"
+#include "ttstore/internal/big_buffer.hpp"
+#include "ttstore/internal/poisson_mg.hpp"
+#include "ttstore/internal/poll_point.hpp"
 #include "ttstore/sim_poisson.hpp"
 
 namespace tts::sim::poisson {

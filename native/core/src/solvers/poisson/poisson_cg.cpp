@@ -41,8 +41,8 @@ struct Rows {
 
 const Rows& rows() {
 #if TTS_CG_AVX2
-  static const Rows best = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? TTS_CG_ROWS(avx2)
-                                                                                          : TTS_CG_ROWS(base);
+  static const Rows best =
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? TTS_CG_ROWS(avx2) : TTS_CG_ROWS(base);
 #else
   static const Rows best = TTS_CG_ROWS(base);
 #endif
@@ -83,26 +83,26 @@ std::array<double, 2> sum_rows(int64_t rows, int64_t row_points, RowSum f) {
   tts::detail::in_pieces(rows, tts::detail::rows_per_piece(row_points, tts::detail::kPiecePoints),
                          [&](int64_t first, int64_t end) {
 #pragma omp parallel num_threads(T) if ((end - first) * row_points >= kParallel)
-    {
-      const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-      int64_t lo, hi;
-      share(end - first, t, nt, lo, hi);
-      double s0 = 0, s1 = 0;
-      for (int64_t i = first + lo; i < first + hi; ++i) {
-        double d[2] = {0.0, 0.0};
-        f(i, d);
-        s0 += d[0];
-        s1 += d[1];
-      }
-      part[t].v[0] = s0;
-      part[t].v[1] = s1;
+                           {
+                             const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+                             int64_t lo, hi;
+                             share(end - first, t, nt, lo, hi);
+                             double s0 = 0, s1 = 0;
+                             for (int64_t i = first + lo; i < first + hi; ++i) {
+                               double d[2] = {0.0, 0.0};
+                               f(i, d);
+                               s0 += d[0];
+                               s1 += d[1];
+                             }
+                             part[t].v[0] = s0;
+                             part[t].v[1] = s1;
 #pragma omp barrier
-      if (t == 0) {
-        sum[0] += total(part.data(), nt, 0);
-        sum[1] += total(part.data(), nt, 1);
-      }
-    }
-  });
+                             if (t == 0) {
+                               sum[0] += total(part.data(), nt, 0);
+                               sum[1] += total(part.data(), nt, 1);
+                             }
+                           }
+                         });
   return sum;
 }
 
@@ -133,14 +133,14 @@ CgStepResult step_in_pieces(const Stencil5& A, const CgStep& s) {
   if (!(res.pq > 0)) return res;
   res.alpha = res.rz / res.pq;
   res.rr = sum_rows(n, n, [&](int64_t i, double* d) {
-             const int64_t o = i * n;
-             d[0] = R.update(res.alpha, above(p, i), p + o, below(p, i), sc, s.x + o, s.x_zero, s.r_in + o,
-                             s.b != nullptr ? nullptr : s.r_out + o, n);
-           })[0];
+    const int64_t o = i * n;
+    d[0] = R.update(res.alpha, above(p, i), p + o, below(p, i), sc, s.x + o, s.x_zero, s.r_in + o,
+                    s.b != nullptr ? nullptr : s.r_out + o, n);
+  })[0];
   if (s.b != nullptr) {
     res.true_rr = sum_rows(n, n, [&](int64_t i, double* d) {
-                    d[0] = R.residual(above(s.x, i), s.x + i * n, below(s.x, i), s.b + i * n, sc, n, nullptr);
-                  })[0];
+      d[0] = R.residual(above(s.x, i), s.x + i * n, below(s.x, i), s.b + i * n, sc, n, nullptr);
+    })[0];
   }
   return res;
 }

@@ -39,10 +39,10 @@ struct CgStep {
 };
 
 struct CgStepResult {
-  double pq = 0;  // <p, A p>; when not > 0 (p = 0) nothing was updated
-  double pp = 0;  // <p, p>
-  double rz = 0;  // the <r, z> the step used
-  double rr = 0;  // ||r_out||²
+  double pq = 0;        // <p, A p>; when not > 0 (p = 0) nothing was updated
+  double pp = 0;        // <p, p>
+  double rz = 0;        // the <r, z> the step used
+  double rr = 0;        // ||r_out||²
   double true_rr = -1;  // ||b - A x||² when b was set (and the step updated x), else -1
   double alpha = 0;
 };

@@ -51,10 +51,9 @@ double GridOp::axis_diag(int64_t k) const {
 }
 
 // The three kernels share the row set-up: the zero row stands in for the rows beyond the boundary.
-#define TTS_GRID_ROW(xptr)                                           \
-  const double* xi = (xptr) + i * n;                                 \
-  const Row row{i > 0 ? xi - n : zero.data(), xi,                    \
-                i + 1 < n ? xi + n : zero.data(), dg[i], dg.data(), n}
+#define TTS_GRID_ROW(xptr)           \
+  const double* xi = (xptr) + i * n; \
+  const Row row { i > 0 ? xi - n : zero.data(), xi, i + 1 < n ? xi + n : zero.data(), dg[i], dg.data(), n }
 
 double GridOp::apply(const double* x, double* y) const {
   const double s = 1.0 / (h * h);
@@ -183,9 +182,10 @@ Multigrid::Multigrid(int64_t n, int sweeps) : sweeps_(sweeps) {
       if (j + 1 < c.n) chol_[p * m + p + 1] = -s;
     }
   }
-  const lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', static_cast<lapack_int>(m), chol_.data(),
-                                         static_cast<lapack_int>(m));
-  if (info != 0) throw std::runtime_error("multigrid: coarsest operator not positive definite (" + std::to_string(info) + ")");
+  const lapack_int info =
+      LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', static_cast<lapack_int>(m), chol_.data(), static_cast<lapack_int>(m));
+  if (info != 0)
+    throw std::runtime_error("multigrid: coarsest operator not positive definite (" + std::to_string(info) + ")");
 }
 
 std::size_t Multigrid::bytes() const {
