@@ -302,9 +302,7 @@ void SimRun::Deliver(Napi::Env env, Message& m) {
       case Message::Kind::Paused:
         if (callback_error_.IsEmpty() && !on_paused_.IsEmpty()) on_paused_.Call({});
         break;
-      case Message::Kind::Done:
-        Settle(env);
-        break;
+      case Message::Kind::Done: Settle(env); break;
     }
   } catch (const Napi::Error& e) {
     // A hook threw: stop the run; the result rejects with what the hook threw.
@@ -348,9 +346,7 @@ void SimRun::Settle(Napi::Env env) {
       return;
     }
     case Failure::Invalid:
-    case Failure::Internal:
-      deferred_.Reject(MakeError(env, failure_ == Failure::Invalid, message_).Value());
-      return;
+    case Failure::Internal: deferred_.Reject(MakeError(env, failure_ == Failure::Invalid, message_).Value()); return;
   }
 }
 
@@ -379,27 +375,17 @@ Napi::Object SimRun::Start(Napi::Env env, std::shared_ptr<SimRun> run, Napi::Val
   }
   Napi::Object o = Napi::Object::New(env);
   o.Set("result", run->deferred_.Promise());
-  o.Set("cancel", Napi::Function::New(
-                      env,
-                      [run](const Napi::CallbackInfo& info) -> Napi::Value {
-                        run->Cancel();
-                        return info.Env().Undefined();
-                      },
-                      "cancel"));
-  o.Set("pause", Napi::Function::New(
-                     env,
-                     [run](const Napi::CallbackInfo& info) -> Napi::Value {
-                       run->Pause();
-                       return info.Env().Undefined();
-                     },
-                     "pause"));
-  o.Set("resume", Napi::Function::New(
-                      env,
-                      [run](const Napi::CallbackInfo& info) -> Napi::Value {
-                        run->Resume();
-                        return info.Env().Undefined();
-                      },
-                      "resume"));
+  // Each control is a JS function that holds the run alive as long as JS holds the function.
+  auto control = [&](const char* name, void (SimRun::*act)()) {
+    auto call = [run, act](const Napi::CallbackInfo& info) -> Napi::Value {
+      ((*run).*act)();
+      return info.Env().Undefined();
+    };
+    o.Set(name, Napi::Function::New(env, call, name));
+  };
+  control("cancel", &SimRun::Cancel);
+  control("pause", &SimRun::Pause);
+  control("resume", &SimRun::Resume);
   return o;
 }
 

@@ -27,6 +27,12 @@ inline std::string num(double v) {
   return b;
 }
 
+// "<what>: <a> vs <b> (<bound_name> <bound>)", the failure of a comparison within a bound.
+inline void fail_bound(const char* file, int line, const char* what, double a, double b, const char* bound_name,
+                       double bound) {
+  fail(file, line, std::string(what) + ": " + num(a) + " vs " + num(b) + " (" + bound_name + " " + num(bound) + ")");
+}
+
 struct Case {
   const char* name;
   std::function<void()> fn;
@@ -87,23 +93,18 @@ inline int run_all(int argc, char** argv) {
   } while (0)
 
 // |a - b| <= tol (absolute)
-#define CHECK_NEAR(a, b, tol)                                                                             \
-  do {                                                                                                    \
-    const double va_ = (a), vb_ = (b), t_ = (tol);                                                        \
-    if (!(std::fabs(va_ - vb_) <= t_))                                                                    \
-      check::fail(__FILE__, __LINE__,                                                                     \
-                  std::string(#a " ~ " #b ": ") + check::num(va_) + " vs " + check::num(vb_) + " (tol " + \
-                      check::num(t_) + ")");                                                              \
+#define CHECK_NEAR(a, b, tol)                                                                                   \
+  do {                                                                                                          \
+    const double va_ = (a), vb_ = (b), t_ = (tol);                                                              \
+    if (!(std::fabs(va_ - vb_) <= t_)) check::fail_bound(__FILE__, __LINE__, #a " ~ " #b, va_, vb_, "tol", t_); \
   } while (0)
 
 // |a - b| <= rel * max(|a|, |b|)
-#define CHECK_REL(a, b, rel)                                                                                 \
-  do {                                                                                                       \
-    const double va_ = (a), vb_ = (b), r_ = (rel);                                                           \
-    if (!(std::fabs(va_ - vb_) <= r_ * std::fmax(std::fabs(va_), std::fabs(vb_))))                           \
-      check::fail(__FILE__, __LINE__,                                                                        \
-                  std::string(#a " ~rel " #b ": ") + check::num(va_) + " vs " + check::num(vb_) + " (rel " + \
-                      check::num(r_) + ")");                                                                 \
+#define CHECK_REL(a, b, rel)                                                       \
+  do {                                                                             \
+    const double va_ = (a), vb_ = (b), r_ = (rel);                                 \
+    if (!(std::fabs(va_ - vb_) <= r_ * std::fmax(std::fabs(va_), std::fabs(vb_)))) \
+      check::fail_bound(__FILE__, __LINE__, #a " ~rel " #b, va_, vb_, "rel", r_);  \
   } while (0)
 
 // expr throws E; when `needle` is non-empty the message must contain it.
