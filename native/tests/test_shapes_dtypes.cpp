@@ -18,12 +18,8 @@ static const DType kAll[] = {DType::F64, DType::F32, DType::F16, DType::I64, DTy
 static void put(unsigned char* p, DType t, double v) {
   auto w = [p](auto x) { std::memcpy(p, &x, sizeof x); };
   switch (t) {
-    case DType::F64:
-      w(v);
-      break;
-    case DType::F32:
-      w(static_cast<float>(v));
-      break;
+    case DType::F64: w(v); break;
+    case DType::F32: w(static_cast<float>(v)); break;
     case DType::F16: {
       uint16_t h = 0;
       if (v != 0) {
@@ -35,33 +31,15 @@ static void put(unsigned char* p, DType t, double v) {
       w(h);
       break;
     }
-    case DType::I64:
-      w(static_cast<int64_t>(v));
-      break;
-    case DType::I32:
-      w(static_cast<int32_t>(v));
-      break;
-    case DType::I16:
-      w(static_cast<int16_t>(v));
-      break;
-    case DType::I8:
-      w(static_cast<int8_t>(v));
-      break;
-    case DType::U64:
-      w(static_cast<uint64_t>(v));
-      break;
-    case DType::U32:
-      w(static_cast<uint32_t>(v));
-      break;
-    case DType::U16:
-      w(static_cast<uint16_t>(v));
-      break;
-    case DType::U8:
-      w(static_cast<uint8_t>(v));
-      break;
-    case DType::Bool:
-      w(static_cast<uint8_t>(v != 0));
-      break;
+    case DType::I64: w(static_cast<int64_t>(v)); break;
+    case DType::I32: w(static_cast<int32_t>(v)); break;
+    case DType::I16: w(static_cast<int16_t>(v)); break;
+    case DType::I8: w(static_cast<int8_t>(v)); break;
+    case DType::U64: w(static_cast<uint64_t>(v)); break;
+    case DType::U32: w(static_cast<uint32_t>(v)); break;
+    case DType::U16: w(static_cast<uint16_t>(v)); break;
+    case DType::U8: w(static_cast<uint8_t>(v)); break;
+    case DType::Bool: w(static_cast<uint8_t>(v != 0)); break;
   }
 }
 
@@ -71,10 +49,8 @@ static double get(const unsigned char* p, DType t) {
     return static_cast<double>(x);
   };
   switch (t) {
-    case DType::F64:
-      return r(double{});
-    case DType::F32:
-      return r(float{});
+    case DType::F64: return r(double{});
+    case DType::F32: return r(float{});
     case DType::F16: {
       uint16_t h;
       std::memcpy(&h, p, 2);
@@ -82,24 +58,15 @@ static double get(const unsigned char* p, DType t) {
       double v = e == 0 ? std::ldexp(m, -24) : (e == 31 ? (m ? NAN : INFINITY) : std::ldexp(m | 0x400, e - 25));
       return (h & 0x8000) ? -v : v;
     }
-    case DType::I64:
-      return r(int64_t{});
-    case DType::I32:
-      return r(int32_t{});
-    case DType::I16:
-      return r(int16_t{});
-    case DType::I8:
-      return r(int8_t{});
-    case DType::U64:
-      return r(uint64_t{});
-    case DType::U32:
-      return r(uint32_t{});
-    case DType::U16:
-      return r(uint16_t{});
-    case DType::U8:
-      return r(uint8_t{});
-    case DType::Bool:
-      return *p ? 1.0 : 0.0;
+    case DType::I64: return r(int64_t{});
+    case DType::I32: return r(int32_t{});
+    case DType::I16: return r(int16_t{});
+    case DType::I8: return r(int8_t{});
+    case DType::U64: return r(uint64_t{});
+    case DType::U32: return r(uint32_t{});
+    case DType::U16: return r(uint16_t{});
+    case DType::U8: return r(uint8_t{});
+    case DType::Bool: return *p ? 1.0 : 0.0;
   }
   return 0;
 }
@@ -107,20 +74,13 @@ static double get(const unsigned char* p, DType t) {
 // Smooth values that every dtype can hold exactly.
 static double value_for(DType t, double s) {  // s in [-1, 1]
   switch (t) {
-    case DType::F64:
-      return 3.0 * s + 0.25;
-    case DType::F32:
-      return static_cast<double>(static_cast<float>(3.0 * s + 0.25));
-    case DType::F16:
-      return std::round(s * 512.0) / 256.0;  // multiples of 1/256 in [-2, 2]
-    case DType::Bool:
-      return s > 0.2 ? 1.0 : 0.0;
-    case DType::I8:
-      return std::round(100 * s);
-    case DType::U8:
-      return std::round(100 * s + 120);
-    default:
-      return dtype_name(t)[0] == 'u' ? std::round(1000 * s + 1000) : std::round(1000 * s);
+    case DType::F64: return 3.0 * s + 0.25;
+    case DType::F32: return static_cast<double>(static_cast<float>(3.0 * s + 0.25));
+    case DType::F16: return std::round(s * 512.0) / 256.0;  // multiples of 1/256 in [-2, 2]
+    case DType::Bool: return s > 0.2 ? 1.0 : 0.0;
+    case DType::I8: return std::round(100 * s);
+    case DType::U8: return std::round(100 * s + 120);
+    default: return dtype_name(t)[0] == 'u' ? std::round(1000 * s + 1000) : std::round(1000 * s);
   }
 }
 

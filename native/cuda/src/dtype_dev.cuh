@@ -50,46 +50,17 @@ __device__ inline uint16_t dev_double_to_half(double d) {
 
 template <class T>
 struct IntRange;  // value bits, as std::numeric_limits<T>::digits
-template <>
-struct IntRange<int64_t> {
-  static constexpr int bits = 63;
-  static constexpr bool is_signed = true;
-};
-template <>
-struct IntRange<int32_t> {
-  static constexpr int bits = 31;
-  static constexpr bool is_signed = true;
-};
-template <>
-struct IntRange<int16_t> {
-  static constexpr int bits = 15;
-  static constexpr bool is_signed = true;
-};
-template <>
-struct IntRange<int8_t> {
-  static constexpr int bits = 7;
-  static constexpr bool is_signed = true;
-};
-template <>
-struct IntRange<uint64_t> {
-  static constexpr int bits = 64;
-  static constexpr bool is_signed = false;
-};
-template <>
-struct IntRange<uint32_t> {
-  static constexpr int bits = 32;
-  static constexpr bool is_signed = false;
-};
-template <>
-struct IntRange<uint16_t> {
-  static constexpr int bits = 16;
-  static constexpr bool is_signed = false;
-};
-template <>
-struct IntRange<uint8_t> {
-  static constexpr int bits = 8;
-  static constexpr bool is_signed = false;
-};
+// One line a type, kept as a table.
+// clang-format off
+template <> struct IntRange<int64_t> { static constexpr int bits = 63; static constexpr bool is_signed = true; };
+template <> struct IntRange<int32_t> { static constexpr int bits = 31; static constexpr bool is_signed = true; };
+template <> struct IntRange<int16_t> { static constexpr int bits = 15; static constexpr bool is_signed = true; };
+template <> struct IntRange<int8_t> { static constexpr int bits = 7; static constexpr bool is_signed = true; };
+template <> struct IntRange<uint64_t> { static constexpr int bits = 64; static constexpr bool is_signed = false; };
+template <> struct IntRange<uint32_t> { static constexpr int bits = 32; static constexpr bool is_signed = false; };
+template <> struct IntRange<uint16_t> { static constexpr int bits = 16; static constexpr bool is_signed = false; };
+template <> struct IntRange<uint8_t> { static constexpr int bits = 8; static constexpr bool is_signed = false; };
+// clang-format on
 
 template <class T>
 __device__ inline T dev_round_saturate(double v) {
@@ -151,42 +122,18 @@ struct DevElem<BoolByte> {
 template <class F>
 inline void dev_dispatch(DType t, F&& f) {
   switch (t) {
-    case DType::F64:
-      f(DevElem<double>{});
-      return;
-    case DType::F32:
-      f(DevElem<float>{});
-      return;
-    case DType::F16:
-      f(DevElem<HalfBits>{});
-      return;
-    case DType::I64:
-      f(DevElem<int64_t>{});
-      return;
-    case DType::I32:
-      f(DevElem<int32_t>{});
-      return;
-    case DType::I16:
-      f(DevElem<int16_t>{});
-      return;
-    case DType::I8:
-      f(DevElem<int8_t>{});
-      return;
-    case DType::U64:
-      f(DevElem<uint64_t>{});
-      return;
-    case DType::U32:
-      f(DevElem<uint32_t>{});
-      return;
-    case DType::U16:
-      f(DevElem<uint16_t>{});
-      return;
-    case DType::U8:
-      f(DevElem<uint8_t>{});
-      return;
-    case DType::Bool:
-      f(DevElem<BoolByte>{});
-      return;
+    case DType::F64: f(DevElem<double>{}); return;
+    case DType::F32: f(DevElem<float>{}); return;
+    case DType::F16: f(DevElem<HalfBits>{}); return;
+    case DType::I64: f(DevElem<int64_t>{}); return;
+    case DType::I32: f(DevElem<int32_t>{}); return;
+    case DType::I16: f(DevElem<int16_t>{}); return;
+    case DType::I8: f(DevElem<int8_t>{}); return;
+    case DType::U64: f(DevElem<uint64_t>{}); return;
+    case DType::U32: f(DevElem<uint32_t>{}); return;
+    case DType::U16: f(DevElem<uint16_t>{}); return;
+    case DType::U8: f(DevElem<uint8_t>{}); return;
+    case DType::Bool: f(DevElem<BoolByte>{}); return;
   }
   throw InvalidArgument("unknown dtype");
 }

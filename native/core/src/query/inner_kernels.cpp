@@ -432,12 +432,9 @@ bool pad8_kernel_supported(Pad8Kernel k) {
 
 const char* pad8_kernel_name(Pad8Kernel k) {
   switch (k) {
-    case Pad8Kernel::Avx512:
-      return "avx512";
-    case Pad8Kernel::Avx2:
-      return "avx2";
-    case Pad8Kernel::Loops:
-      break;
+    case Pad8Kernel::Avx512: return "avx512";
+    case Pad8Kernel::Avx2: return "avx2";
+    case Pad8Kernel::Loops: break;
   }
   return "loops";
 }

@@ -253,9 +253,7 @@ std::vector<double> score_batch(const Operand& q, double q_norm, const std::vect
   for (int64_t j = 0; j < nc; ++j) {
     const Operand& c = *cands[j];
     switch (metric) {
-      case Metric::Dot:
-        out[j] = dots[j];
-        break;
+      case Metric::Dot: out[j] = dots[j]; break;
       case Metric::Cosine:
         out[j] = (q_norm == 0 || norms[j] == 0) ? 0.0 : std::clamp(dots[j] / (q_norm * norms[j]), -1.0, 1.0);
         break;

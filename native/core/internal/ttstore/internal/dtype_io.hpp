@@ -120,30 +120,18 @@ struct Elem<Bool8> {
 template <class F>
 decltype(auto) dispatch(DType t, F&& f) {
   switch (t) {
-    case DType::F64:
-      return f(Elem<double>{});
-    case DType::F32:
-      return f(Elem<float>{});
-    case DType::F16:
-      return f(Elem<Half>{});
-    case DType::I64:
-      return f(Elem<int64_t>{});
-    case DType::I32:
-      return f(Elem<int32_t>{});
-    case DType::I16:
-      return f(Elem<int16_t>{});
-    case DType::I8:
-      return f(Elem<int8_t>{});
-    case DType::U64:
-      return f(Elem<uint64_t>{});
-    case DType::U32:
-      return f(Elem<uint32_t>{});
-    case DType::U16:
-      return f(Elem<uint16_t>{});
-    case DType::U8:
-      return f(Elem<uint8_t>{});
-    case DType::Bool:
-      return f(Elem<Bool8>{});
+    case DType::F64: return f(Elem<double>{});
+    case DType::F32: return f(Elem<float>{});
+    case DType::F16: return f(Elem<Half>{});
+    case DType::I64: return f(Elem<int64_t>{});
+    case DType::I32: return f(Elem<int32_t>{});
+    case DType::I16: return f(Elem<int16_t>{});
+    case DType::I8: return f(Elem<int8_t>{});
+    case DType::U64: return f(Elem<uint64_t>{});
+    case DType::U32: return f(Elem<uint32_t>{});
+    case DType::U16: return f(Elem<uint16_t>{});
+    case DType::U8: return f(Elem<uint8_t>{});
+    case DType::Bool: return f(Elem<Bool8>{});
   }
   throw InvalidArgument("unknown dtype");
 }

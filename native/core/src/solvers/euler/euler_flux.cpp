@@ -105,23 +105,17 @@ Isa isa() { return Isa::Base; }
 
 void line_states(const Line& line, bool characteristic, double* const L[4], double* const R[4]) {
   switch (isa()) {
-    case Isa::Avx512:
-      return states_avx512(line, characteristic, L, R);
-    case Isa::Avx2:
-      return states_avx2(line, characteristic, L, R);
-    case Isa::Base:
-      return states_base(line, characteristic, L, R);
+    case Isa::Avx512: return states_avx512(line, characteristic, L, R);
+    case Isa::Avx2: return states_avx2(line, characteristic, L, R);
+    case Isa::Base: return states_base(line, characteristic, L, R);
   }
 }
 
 void line_hllc(const double* const L[4], const double* const R[4], int normal, int64_t count, double* const F[4]) {
   switch (isa()) {
-    case Isa::Avx512:
-      return hllc_avx512(L, R, normal, count, F);
-    case Isa::Avx2:
-      return hllc_avx2(L, R, normal, count, F);
-    case Isa::Base:
-      return hllc_base(L, R, normal, count, F);
+    case Isa::Avx512: return hllc_avx512(L, R, normal, count, F);
+    case Isa::Avx2: return hllc_avx2(L, R, normal, count, F);
+    case Isa::Base: return hllc_base(L, R, normal, count, F);
   }
 }
 

@@ -157,37 +157,26 @@ Grid problem_grid(Problem p, int64_t nx, int64_t ny) {
       g.bc = Boundary::Periodic;
       break;
     case Problem::SodX:
-    case Problem::RiemannConfig3:
-      g.bc = Boundary::Transmissive;
-      break;
-    case Problem::KelvinHelmholtz:
-      g.bc = Boundary::Periodic;
-      break;
+    case Problem::RiemannConfig3: g.bc = Boundary::Transmissive; break;
+    case Problem::KelvinHelmholtz: g.bc = Boundary::Periodic; break;
   }
   return g;
 }
 
 double default_t_end(Problem p) {
   switch (p) {
-    case Problem::SodX:
-      return 0.2;
-    case Problem::RiemannConfig3:
-      return 0.3;
-    default:
-      return 1.0;
+    case Problem::SodX: return 0.2;
+    case Problem::RiemannConfig3: return 0.3;
+    default: return 1.0;
   }
 }
 
 Primitive problem_state(Problem p, double x, double y, double t, uint64_t seed) {
   switch (p) {
-    case Problem::IsentropicVortex:
-      return vortex(x, y, t);
-    case Problem::SodX:
-      return sod(x, t);
-    case Problem::RiemannConfig3:
-      return config3(x, y);
-    case Problem::KelvinHelmholtz:
-      return kelvin_helmholtz(x, y, seed);
+    case Problem::IsentropicVortex: return vortex(x, y, t);
+    case Problem::SodX: return sod(x, t);
+    case Problem::RiemannConfig3: return config3(x, y);
+    case Problem::KelvinHelmholtz: return kelvin_helmholtz(x, y, seed);
   }
   throw std::logic_error("unknown problem");
 }

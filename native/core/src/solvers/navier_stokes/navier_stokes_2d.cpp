@@ -70,12 +70,9 @@ std::vector<Wave> turbulence_waves(uint64_t seed) {
 // field (exact mean: the waves have |k| <= 8) plus 10% for the peaks between the points.
 double speed_bound(const Config& c) {
   switch (c.initial) {
-    case Initial::TaylorGreen:
-      return 1.0;
-    case Initial::ShearLayer:
-      return 1.05;
-    case Initial::DecayingTurbulence:
-      break;
+    case Initial::TaylorGreen: return 1.0;
+    case Initial::ShearLayer: return 1.05;
+    case Initial::DecayingTurbulence: break;
   }
   const std::vector<Wave> waves = turbulence_waves(c.seed);
   constexpr int n = 64;
