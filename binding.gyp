@@ -8,12 +8,14 @@
     {
       "target_name": "ttstore",
       "sources": [
-        "<!@(node -p \"require('fs').readdirSync('native/core/src').filter(f => f.endsWith('.cpp')).map(f => 'native/core/src/' + f).join(' ')\")",
+        "<!@(node -p \"require('fs').readdirSync('native/core/src', { recursive: true }).filter(f => f.endsWith('.cpp')).sort().map(f => 'native/core/src/' + f).join(' ')\")",
         "<!@(node -p \"require('fs').readdirSync('native/addon').filter(f => f.endsWith('.cpp')).map(f => 'native/addon/' + f).join(' ')\")"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",
-        "native/core/include"
+        "native/core/include",
+        "native/core/src",
+        "native/core/internal"
       ],
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED", "TTS_VERSION=\"0.1.0\""],
       "cflags!": ["-fno-exceptions"],

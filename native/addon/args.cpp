@@ -40,8 +40,7 @@ bool CheckedMul(int64_t a, int64_t b, int64_t* out) {
 
 }  // namespace
 
-std::vector<int64_t> ToIntegerList(Napi::Env env, Napi::Value v, const std::string& what,
-                                   int64_t lo, int64_t hi) {
+std::vector<int64_t> ToIntegerList(Napi::Env env, Napi::Value v, const std::string& what, int64_t lo, int64_t hi) {
   if (!v.IsArray()) ThrowTypeError(env, what + " must be an array of integers, got " + DescribeValue(v));
   Napi::Array arr = v.As<Napi::Array>();
   uint32_t n = arr.Length();
@@ -53,13 +52,9 @@ std::vector<int64_t> ToIntegerList(Napi::Env env, Napi::Value v, const std::stri
   return out;
 }
 
-void ThrowTypeError(Napi::Env env, const std::string& message) {
-  Throw(Napi::TypeError::New(env, message));
-}
+void ThrowTypeError(Napi::Env env, const std::string& message) { Throw(Napi::TypeError::New(env, message)); }
 
-void ThrowRangeError(Napi::Env env, const std::string& message) {
-  Throw(Napi::RangeError::New(env, message));
-}
+void ThrowRangeError(Napi::Env env, const std::string& message) { Throw(Napi::RangeError::New(env, message)); }
 
 std::string FormatList(const std::vector<int64_t>& v) {
   std::string s = "[";
@@ -77,8 +72,8 @@ int64_t ToInteger(Napi::Env env, Napi::Value v, const std::string& what, int64_t
     ThrowTypeError(env, what + " must be an integer, got " + DescribeValue(v));
   }
   if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
-    ThrowRangeError(env, what + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) +
-                             ", got " + DescribeValue(v));
+    ThrowRangeError(
+        env, what + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + DescribeValue(v));
   }
   return static_cast<int64_t>(d);
 }
@@ -86,8 +81,7 @@ int64_t ToInteger(Napi::Env env, Napi::Value v, const std::string& what, int64_t
 std::vector<int64_t> ToShape(Napi::Env env, Napi::Value v, const char* what) {
   std::vector<int64_t> shape = ToIntegerList(env, v, what, 1, kMaxSafeInteger);
   if (shape.size() > kMaxAxes) {
-    ThrowRangeError(env, std::string(what) + " has " + std::to_string(shape.size()) +
-                             " axes; at most 8 are supported");
+    ThrowRangeError(env, std::string(what) + " has " + std::to_string(shape.size()) + " axes; at most 8 are supported");
   }
   int64_t numel = 1;
   for (int64_t s : shape) {
@@ -106,9 +100,8 @@ int64_t ShapeNumel(const std::vector<int64_t>& shape) {
 
 tts::DType ToDType(Napi::Env env, Napi::Value v) {
   static const tts::DType kAll[] = {
-      tts::DType::F64, tts::DType::F32, tts::DType::F16, tts::DType::I64,
-      tts::DType::I32, tts::DType::I16, tts::DType::I8,  tts::DType::U64,
-      tts::DType::U32, tts::DType::U16, tts::DType::U8,  tts::DType::Bool,
+      tts::DType::F64, tts::DType::F32, tts::DType::F16, tts::DType::I64, tts::DType::I32, tts::DType::I16,
+      tts::DType::I8,  tts::DType::U64, tts::DType::U32, tts::DType::U16, tts::DType::U8,  tts::DType::Bool,
   };
   std::string names;
   for (tts::DType t : kAll) names += (names.empty() ? "" : ", ") + std::string(tts::dtype_name(t));
@@ -170,8 +163,7 @@ Bytes ToBytes(Napi::Env env, Napi::Value v, const char* what) {
     NAPI_THROW_IF_FAILED(env, napi_get_dataview_info(env, v, &length, &data, &ab, &offset), b);
     b.length = length;
   } else {
-    ThrowTypeError(env, std::string(what) + " must be a Buffer, TypedArray or DataView, got " +
-                            DescribeValue(v));
+    ThrowTypeError(env, std::string(what) + " must be a Buffer, TypedArray or DataView, got " + DescribeValue(v));
   }
   b.data = static_cast<const uint8_t*>(data);
   if (b.data == nullptr) b.length = 0;
@@ -184,8 +176,7 @@ Bytes ToArrayBytes(Napi::Env env, Napi::Value v, const char* what, tts::DType dt
   uint64_t need = static_cast<uint64_t>(ShapeNumel(shape)) * tts::dtype_size(dtype);
   if (b.length != need) {
     ThrowRangeError(env, std::string(what) + " has " + std::to_string(b.length) + " bytes but shape " +
-                             FormatList(shape) + " of " + tts::dtype_name(dtype) + " needs " +
-                             std::to_string(need));
+                             FormatList(shape) + " of " + tts::dtype_name(dtype) + " needs " + std::to_string(need));
   }
   return b;
 }
@@ -205,8 +196,8 @@ TrainView ToTrain(Napi::Env env, Napi::Value v, const std::string& what, KeepAli
   t.ranks = ToIntegerList(env, o.Get("ranks"), what + ".ranks", 1, kMaxBond);
   size_t d = t.modes.size();
   if (t.ranks.size() != d + 1) {
-    ThrowRangeError(env, what + ".ranks has " + std::to_string(t.ranks.size()) + " entries but " +
-                             std::to_string(d) + " modes need " + std::to_string(d + 1));
+    ThrowRangeError(env, what + ".ranks has " + std::to_string(t.ranks.size()) + " entries but " + std::to_string(d) +
+                             " modes need " + std::to_string(d + 1));
   }
   if (t.ranks.front() != 1 || t.ranks.back() != 1) {
     ThrowRangeError(env, what + ".ranks must start and end with 1, got " + FormatList(t.ranks));
@@ -215,8 +206,8 @@ TrainView ToTrain(Napi::Env env, Napi::Value v, const std::string& what, KeepAli
   if (!cv.IsArray()) ThrowTypeError(env, what + ".cores must be an array of Float32Array or Float64Array");
   Napi::Array cores = cv.As<Napi::Array>();
   if (cores.Length() != d) {
-    ThrowRangeError(env, what + ".cores has " + std::to_string(cores.Length()) + " cores but " +
-                             std::to_string(d) + " modes");
+    ThrowRangeError(
+        env, what + ".cores has " + std::to_string(cores.Length()) + " cores but " + std::to_string(d) + " modes");
   }
   t.cores.resize(d);
   for (uint32_t k = 0; k < d; ++k) {

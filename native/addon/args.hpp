@@ -49,8 +49,7 @@ struct Bytes {
 };
 Bytes ToBytes(Napi::Env env, Napi::Value v, const char* what);
 // The same, and checks that the length is numel * item size of dtype.
-Bytes ToArrayBytes(Napi::Env env, Napi::Value v, const char* what, tts::DType dtype,
-                   const std::vector<int64_t>& shape);
+Bytes ToArrayBytes(Napi::Env env, Napi::Value v, const char* what, tts::DType dtype, const std::vector<int64_t>& shape);
 
 // A JS tensor train checked for structure on the main thread; the core values are read in place
 // (Float32Array or Float64Array) and turned into a tts::TensorTrain on the worker thread, where

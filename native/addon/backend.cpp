@@ -17,7 +17,7 @@ std::atomic<BackendKind> g_backend{BackendKind::Cpu};
 // Below this many elements a device round trip (stream, allocations, copies: ~0.1 ms) costs more
 // than the CPU takes for the whole array.
 constexpr int64_t kGpuMinElements = int64_t{1} << 16;
-}
+}  // namespace
 
 bool CudaCompiled() {
 #ifdef TTS_HAVE_CUDA
@@ -59,7 +59,7 @@ BackendKind SelectBackend(const std::string& choice) {
 }
 
 tts::CompressResult BackendCompress(const tts::ArrayView& a, const tts::QttLayout& layout, const tts::SvdOptions& opt,
-                                    double* gathered, double gathered_sum_squares) {
+                                    const tts::CompressOptions& more) {
 #ifdef TTS_HAVE_CUDA
   if (ActiveBackend() == BackendKind::Cuda && a.numel >= kGpuMinElements) {
     try {
@@ -69,7 +69,7 @@ tts::CompressResult BackendCompress(const tts::ArrayView& a, const tts::QttLayou
     }
   }
 #endif
-  return tts::compress(a, layout, opt, {}, gathered, gathered_sum_squares);
+  return tts::compress(a, layout, opt, more);
 }
 
 tts::Fingerprint BackendReconstruct(const tts::TensorTrain& tt, const tts::QttLayout& layout,

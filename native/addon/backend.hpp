@@ -4,7 +4,6 @@
 // the device unusable (out of memory, a lost device) falls back to the CPU for that call.
 #pragma once
 
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -23,11 +22,9 @@ const char* BackendName(BackendKind k);  // "cpu" | "cuda"
 // std::runtime_error with the reason.
 BackendKind SelectBackend(const std::string& choice);
 
-// `gathered` (may be null) and `gathered_sum_squares`: see tts::compress; the CUDA sweep gathers on
-// the device and ignores both.
+// `more`: see tts::compress; the CUDA sweep gathers on the device and ignores it.
 tts::CompressResult BackendCompress(const tts::ArrayView& a, const tts::QttLayout& layout, const tts::SvdOptions& opt,
-                                    double* gathered = nullptr,
-                                    double gathered_sum_squares = std::numeric_limits<double>::quiet_NaN());
+                                    const tts::CompressOptions& more = {});
 tts::Fingerprint BackendReconstruct(const tts::TensorTrain& tt, const tts::QttLayout& layout,
                                     const tts::MutableArrayView& out, const tts::ArrayView& ref);
 // <q, c_j> for the candidates whose cores are resident on a device (GPU core placement), NaN for

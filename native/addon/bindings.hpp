@@ -7,26 +7,28 @@
 
 namespace tts_addon {
 
-Napi::Value Info(const Napi::CallbackInfo& info);         // {version, backend, blas, threads, cudaDevices}
-Napi::Value LayoutFor(const Napi::CallbackInfo& info);    // (shape, layout?) -> {layout, modes}
-Napi::Value SetThreads(const Napi::CallbackInfo& info);   // (n) -> undefined; 0 = all cores
+Napi::Value Info(const Napi::CallbackInfo& info);        // {version, backend, blas, threads, cudaDevices}
+Napi::Value LayoutFor(const Napi::CallbackInfo& info);   // (shape, layout?) -> {layout, modes}
+Napi::Value SetThreads(const Napi::CallbackInfo& info);  // (n) -> undefined; 0 = all cores
 // (modes, ranks, target) -> {contraction, reconstruction, resplit, resplitElements, max, withinLimits}: tts::train_work
 Napi::Value TrainWork(const Napi::CallbackInfo& info);
 // (trimThresholdBytes, mmapThresholdBytes) -> applied: glibc malloc's settings for the process
 Napi::Value RetainFreedMemory(const Napi::CallbackInfo& info);
 
-Napi::Value Compress(const Napi::CallbackInfo& info);     // (data, dtype, shape, {tolerance, maxRank?, layout?, gathered?, gatheredSumSquares?})
-Napi::Value Widen(const Napi::CallbackInfo& info);        // (src, dtype, dst: Float64Array, dstOffset, lanes?: Float64Array(16))
+Napi::Value Compress(const Napi::CallbackInfo&
+                         info);  // (data, dtype, shape, {tolerance, maxRank?, layout?, gathered?, gatheredSumSquares?})
+Napi::Value Widen(
+    const Napi::CallbackInfo& info);  // (src, dtype, dst: Float64Array, dstOffset, lanes?: Float64Array(16))
 Napi::Value Reconstruct(const Napi::CallbackInfo& info);  // (tt, shape, layout, dtype, reference?)
 Napi::Value Fingerprint(const Napi::CallbackInfo& info);  // (tt, shape, layout, reference, dtype)
 
-Napi::Value Dot(const Napi::CallbackInfo& info);          // (a, b)
-Napi::Value Norm(const Napi::CallbackInfo& info);         // (a)
-Napi::Value Distance(const Napi::CallbackInfo& info);     // (a, b)
-Napi::Value DotBatch(const Napi::CallbackInfo& info);     // (q, candidates[])
-Napi::Value Round(const Napi::CallbackInfo& info);        // (tt, {tolerance, maxRank?})
+Napi::Value Dot(const Napi::CallbackInfo& info);       // (a, b)
+Napi::Value Norm(const Napi::CallbackInfo& info);      // (a)
+Napi::Value Distance(const Napi::CallbackInfo& info);  // (a, b)
+Napi::Value DotBatch(const Napi::CallbackInfo& info);  // (q, candidates[])
+Napi::Value Round(const Napi::CallbackInfo& info);     // (tt, {tolerance, maxRank?})
 
-Napi::Value Solvers(const Napi::CallbackInfo& info);      // () -> string[]
+Napi::Value Solvers(const Napi::CallbackInfo& info);  // () -> string[]
 // (solver, params, onProgress?, onSnapshot?, onPaused?) -> {result, cancel, pause, resume}; runs on
 // a thread of its own
 Napi::Value Simulate(const Napi::CallbackInfo& info);

@@ -6,7 +6,6 @@
 // which the first sweep takes as its workspace and overwrites; row_major layouts only, where mode
 // order is C order. `gatheredSumSquares`: the sum of the squares of `gathered`'s values, taken while
 // converting (widen's lanes), which spares the sweep that pass.
-#include <limits>
 
 #include "backend.hpp"
 #include "bindings.hpp"
@@ -18,15 +17,19 @@ namespace {
 class CompressWorker : public PromiseWorker {
  public:
   CompressWorker(Napi::Env env, Bytes data, tts::DType dtype, tts::QttLayout layout, tts::SvdOptions opt,
-                 double* gathered, double gathered_sum_squares)
-      : PromiseWorker(env, "ttstore.compress"), data_(data), dtype_(dtype), layout_(std::move(layout)), opt_(opt),
-        gathered_(gathered), gathered_sum_squares_(gathered_sum_squares) {}
+                 tts::CompressOptions more)
+      : PromiseWorker(env, "ttstore.compress"),
+        data_(data),
+        dtype_(dtype),
+        layout_(std::move(layout)),
+        opt_(opt),
+        more_(std::move(more)) {}
   using PromiseWorker::keep_;
 
  protected:
   void Run() override {
     tts::ArrayView a{data_.data, dtype_, layout_.numel()};
-    tts::CompressResult r = BackendCompress(a, layout_, opt_, gathered_, gathered_sum_squares_);
+    tts::CompressResult r = BackendCompress(a, layout_, opt_, more_);
     fingerprint_ = r.fingerprint;
     compressible_ = r.compressible;
     stored_bytes_ = r.tt.stored_bytes();
@@ -48,8 +51,7 @@ class CompressWorker : public PromiseWorker {
   tts::DType dtype_;
   tts::QttLayout layout_;
   tts::SvdOptions opt_;
-  double* gathered_;
-  double gathered_sum_squares_;
+  tts::CompressOptions more_;
   tts::Fingerprint fingerprint_;
   bool compressible_ = false;
   int64_t stored_bytes_ = 0;
@@ -66,7 +68,7 @@ Napi::Value Compress(const Napi::CallbackInfo& info) {
   tts::SvdOptions opt = ToSvdOptions(env, info[3]);
   tts::QttLayout layout = ToLayout(env, shape, info[3].As<Napi::Object>().Get("layout"));
   const Napi::Value g = info[3].As<Napi::Object>().Get("gathered");
-  double* gathered = nullptr;
+  tts::CompressOptions more;
   if (!g.IsUndefined()) {
     if (!g.IsTypedArray() || g.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
       ThrowTypeError(env, "options.gathered must be a Float64Array");
@@ -79,19 +81,18 @@ Napi::Value Compress(const Napi::CallbackInfo& info) {
     if (layout.kind != tts::LayoutKind::RowMajor) {
       ThrowRangeError(env, "options.gathered is in C order, the mode order of the row_major layout only");
     }
-    gathered = f.Data();
+    more.gathered = f.Data();
   }
-  double gathered_sum_squares = std::numeric_limits<double>::quiet_NaN();
   const Napi::Value gs = info[3].As<Napi::Object>().Get("gatheredSumSquares");
   if (!gs.IsUndefined()) {
-    if (gathered == nullptr) ThrowTypeError(env, "options.gatheredSumSquares needs options.gathered");
+    if (more.gathered == nullptr) ThrowTypeError(env, "options.gatheredSumSquares needs options.gathered");
     if (!gs.IsNumber()) ThrowTypeError(env, "options.gatheredSumSquares must be a number");
-    gathered_sum_squares = gs.As<Napi::Number>().DoubleValue();
-    if (gathered_sum_squares < 0) ThrowRangeError(env, "options.gatheredSumSquares must not be negative");
+    more.gathered_sum_squares = gs.As<Napi::Number>().DoubleValue();
+    if (more.gathered_sum_squares < 0) ThrowRangeError(env, "options.gatheredSumSquares must not be negative");
   }
-  auto w = std::make_unique<CompressWorker>(env, data, dtype, std::move(layout), opt, gathered, gathered_sum_squares);
+  auto w = std::make_unique<CompressWorker>(env, data, dtype, std::move(layout), opt, more);
   w->keep_.Add(env, info[0]);
-  if (gathered != nullptr) w->keep_.Add(env, g);
+  if (more.gathered != nullptr) w->keep_.Add(env, g);
   return Launch(std::move(w));
 }
 

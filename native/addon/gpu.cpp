@@ -44,8 +44,9 @@ Napi::Value SetBackend(const Napi::CallbackInfo& info) {
     k = SelectBackend(choice);
   } catch (const std::runtime_error& e) {
     ThrowCoded(env, CudaCompiled() ? kGpuUnavailableCode : kGpuUnsupportedCode,
-               CudaCompiled() ? e.what() : "the CUDA backend was requested but this build has no CUDA backend "
-                                           "(built without nvcc)");
+               CudaCompiled() ? e.what()
+                              : "the CUDA backend was requested but this build has no CUDA backend "
+                                "(built without nvcc)");
   }
   std::string why;
   const int n = CudaDeviceCount(&why);
@@ -59,7 +60,8 @@ Napi::Value SetBackend(const Napi::CallbackInfo& info) {
 #ifdef TTS_HAVE_CUDA
 class PlaceWorker : public PromiseWorker {
  public:
-  PlaceWorker(Napi::Env env, int device, int64_t id) : PromiseWorker(env, "ttstore.gpu.place"), device_(device), id_(id) {}
+  PlaceWorker(Napi::Env env, int device, int64_t id)
+      : PromiseWorker(env, "ttstore.gpu.place"), device_(device), id_(id) {}
   using PromiseWorker::keep_;
   TrainView tt_;
 
@@ -117,9 +119,14 @@ class BandwidthWorker : public PromiseWorker {
 
 class TimedSvdWorker : public PromiseWorker {
  public:
-  TimedSvdWorker(Napi::Env env, const float* data, tts::QttLayout layout, tts::SvdOptions opt, int device, bool resident)
-      : PromiseWorker(env, "ttstore.gpu.timedQttSvd"), data_(data), layout_(std::move(layout)), opt_(opt),
-        device_(device), resident_(resident) {}
+  TimedSvdWorker(Napi::Env env, const float* data, tts::QttLayout layout, tts::SvdOptions opt, int device,
+                 bool resident)
+      : PromiseWorker(env, "ttstore.gpu.timedQttSvd"),
+        data_(data),
+        layout_(std::move(layout)),
+        opt_(opt),
+        device_(device),
+        resident_(resident) {}
   using PromiseWorker::keep_;
 
  protected:
@@ -129,7 +136,8 @@ class TimedSvdWorker : public PromiseWorker {
     o.Set("seconds", Napi::Number::New(env, r_.seconds));
     o.Set("relativeError", Napi::Number::New(env, r_.relative_error));
     Napi::Array ranks = Napi::Array::New(env, r_.tt.ranks.size());
-    for (uint32_t i = 0; i < r_.tt.ranks.size(); ++i) ranks.Set(i, Napi::Number::New(env, static_cast<double>(r_.tt.ranks[i])));
+    for (uint32_t i = 0; i < r_.tt.ranks.size(); ++i)
+      ranks.Set(i, Napi::Number::New(env, static_cast<double>(r_.tt.ranks[i])));
     o.Set("ranks", ranks);
     return o;
   }

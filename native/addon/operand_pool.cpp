@@ -25,8 +25,8 @@
 
 #include "backend.hpp"
 #include "bindings.hpp"
-#include "worker.hpp"
 #include "ttstore/query.hpp"
+#include "worker.hpp"
 
 namespace tts_addon {
 namespace {
@@ -36,8 +36,8 @@ using OperandPtr = std::shared_ptr<const tts::Operand>;
 struct PoolState {
   std::unordered_map<int64_t, OperandPtr> entries;
   int64_t bytes = 0;
-  int64_t scoring = 0;               // scores in flight
-  std::vector<OperandPtr> retired;   // removed or replaced while scoring > 0
+  int64_t scoring = 0;              // scores in flight
+  std::vector<OperandPtr> retired;  // removed or replaced while scoring > 0
 
   void Put(int64_t id, OperandPtr op) {
     auto it = entries.find(id);
@@ -107,7 +107,8 @@ class AddWorker : public PromiseWorker {
  protected:
   void Run() override {
     if (dense_) {
-      op_ = std::make_shared<const tts::Operand>(tts::Operand::dense(tts::ArrayView{data_.data, dtype_, layout_.numel()}, layout_));
+      op_ = std::make_shared<const tts::Operand>(
+          tts::Operand::dense(tts::ArrayView{data_.data, dtype_, layout_.numel()}, layout_));
     } else if (!modes_.empty() && modes_ != train_.modes) {
       // A train put with its own split, held in the split the other entries of its shape have.
       op_ = std::make_shared<const tts::Operand>(tts::Operand::train(tts::resplit(train_.Materialize(), modes_)));
@@ -148,7 +149,7 @@ class ScoreWorker : public PromiseWorker {
   OperandPtr query_;
   double query_norm_ = 0;
   std::vector<const tts::Operand*> cands_;  // alive while mark_ is (see PoolState::retired)
-  std::vector<int64_t> ids_;  // the candidates' ids (GPU core placement keys them the same way)
+  std::vector<int64_t> ids_;                // the candidates' ids (GPU core placement keys them the same way)
   std::vector<double> norms_;
   tts::Metric metric_ = tts::Metric::Cosine;
 
@@ -205,7 +206,8 @@ const double* Float64View(Napi::Env env, Napi::Value v, const char* what, size_t
 }
 
 // The operands under `ids` (integers held in the pool), in order; their ids into `out_ids` when given.
-std::vector<const tts::Operand*> Candidates(Napi::Env env, const PoolState& s, Napi::Value v, std::vector<int64_t>* out_ids) {
+std::vector<const tts::Operand*> Candidates(Napi::Env env, const PoolState& s, Napi::Value v,
+                                            std::vector<int64_t>* out_ids) {
   size_t n = 0;
   const double* ids = Float64View(env, v, "ids", &n);
   std::vector<const tts::Operand*> cands;
@@ -328,7 +330,8 @@ class OperandPool : public Napi::ObjectWrap<OperandPool> {
       w->metric_ = ToMetric(env, info[4]);
       w->cands_ = Candidates(env, *state_, info[2], &w->ids_);
       if (w->cands_.size() != n_norms) {
-        ThrowRangeError(env, "ids has " + std::to_string(w->cands_.size()) + " entries but norms " + std::to_string(n_norms));
+        ThrowRangeError(
+            env, "ids has " + std::to_string(w->cands_.size()) + " entries but norms " + std::to_string(n_norms));
       }
       w->norms_.assign(norms, norms + n_norms);
       return Launch(std::move(w));
@@ -351,8 +354,6 @@ class OperandPool : public Napi::ObjectWrap<OperandPool> {
 
 }  // namespace
 
-void RegisterOperandPool(Napi::Env env, Napi::Object exports) {
-  exports.Set("OperandPool", OperandPool::Class(env));
-}
+void RegisterOperandPool(Napi::Env env, Napi::Object exports) { exports.Set("OperandPool", OperandPool::Class(env)); }
 
 }  // namespace tts_addon

@@ -24,8 +24,8 @@ Napi::Value RetainFreedMemory(const Napi::CallbackInfo& info) {
   const int64_t trim = ToInteger(env, info[0], "trimThresholdBytes", 0, kMaxTrimThreshold);
   const int64_t mmap = ToInteger(env, info[1], "mmapThresholdBytes", 0, kMaxMmapThreshold);
 #if defined(__GLIBC__)
-  const bool applied = mallopt(M_TRIM_THRESHOLD, static_cast<int>(trim)) == 1 &&
-                       mallopt(M_MMAP_THRESHOLD, static_cast<int>(mmap)) == 1;
+  const bool applied =
+      mallopt(M_TRIM_THRESHOLD, static_cast<int>(trim)) == 1 && mallopt(M_MMAP_THRESHOLD, static_cast<int>(mmap)) == 1;
   return Napi::Boolean::New(env, applied);
 #else
   (void)trim;

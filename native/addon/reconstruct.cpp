@@ -23,8 +23,8 @@ class ReconstructWorker : public PromiseWorker {
   ReconstructWorker(Napi::Env env, TrainView tt, tts::QttLayout layout, tts::DType dtype)
       : PromiseWorker(env, "ttstore.reconstruct"), tt_(std::move(tt)), layout_(std::move(layout)), dtype_(dtype) {}
   using PromiseWorker::keep_;
-  bool want_out_ = false;  // false: fingerprint only
-  Bytes ref_;              // data null: no reference
+  bool want_out_ = false;           // false: fingerprint only
+  Bytes ref_;                       // data null: no reference
   uint8_t* given_ = nullptr;        // the caller's output buffer, or null
   Napi::ObjectReference given_js_;  // the same buffer as a JS value (kept alive), handed back as `data`
 

@@ -154,7 +154,7 @@ class SimRun {
   void Deliver(Napi::Env env, Message& m);  // main thread
 
  private:
-  void Body();  // the run's own thread
+  void Body();             // the run's own thread
   void WaitWhilePaused();  // the run's own thread
   tts::sim::Hooks MakeHooks();
   void Queue(Message* m);
@@ -282,8 +282,8 @@ void SimRun::Deliver(Napi::Env env, Message& m) {
         progress_queued_.store(false);
         const int64_t done = done_.load(), total = total_.load();
         if (callback_error_.IsEmpty()) {
-          on_progress_.Call({Napi::Number::New(env, static_cast<double>(done)),
-                             Napi::Number::New(env, static_cast<double>(total))});
+          on_progress_.Call(
+              {Napi::Number::New(env, static_cast<double>(done)), Napi::Number::New(env, static_cast<double>(total))});
         }
         break;
       }
@@ -302,9 +302,7 @@ void SimRun::Deliver(Napi::Env env, Message& m) {
       case Message::Kind::Paused:
         if (callback_error_.IsEmpty() && !on_paused_.IsEmpty()) on_paused_.Call({});
         break;
-      case Message::Kind::Done:
-        Settle(env);
-        break;
+      case Message::Kind::Done: Settle(env); break;
     }
   } catch (const Napi::Error& e) {
     // A hook threw: stop the run; the result rejects with what the hook threw.
@@ -348,14 +346,12 @@ void SimRun::Settle(Napi::Env env) {
       return;
     }
     case Failure::Invalid:
-    case Failure::Internal:
-      deferred_.Reject(MakeError(env, failure_ == Failure::Invalid, message_).Value());
-      return;
+    case Failure::Internal: deferred_.Reject(MakeError(env, failure_ == Failure::Invalid, message_).Value()); return;
   }
 }
 
-Napi::Object SimRun::Start(Napi::Env env, std::shared_ptr<SimRun> run, Napi::Value on_progress,
-                           Napi::Value on_snapshot, Napi::Value on_paused) {
+Napi::Object SimRun::Start(Napi::Env env, std::shared_ptr<SimRun> run, Napi::Value on_progress, Napi::Value on_snapshot,
+                           Napi::Value on_paused) {
   if (on_progress.IsFunction()) run->on_progress_ = Napi::Persistent(on_progress.As<Napi::Function>());
   if (on_snapshot.IsFunction()) run->on_snapshot_ = Napi::Persistent(on_snapshot.As<Napi::Function>());
   if (on_paused.IsFunction()) run->on_paused_ = Napi::Persistent(on_paused.As<Napi::Function>());
@@ -379,24 +375,17 @@ Napi::Object SimRun::Start(Napi::Env env, std::shared_ptr<SimRun> run, Napi::Val
   }
   Napi::Object o = Napi::Object::New(env);
   o.Set("result", run->deferred_.Promise());
-  o.Set("cancel", Napi::Function::New(
-                      env, [run](const Napi::CallbackInfo& info) -> Napi::Value {
-                        run->Cancel();
-                        return info.Env().Undefined();
-                      },
-                      "cancel"));
-  o.Set("pause", Napi::Function::New(
-                     env, [run](const Napi::CallbackInfo& info) -> Napi::Value {
-                       run->Pause();
-                       return info.Env().Undefined();
-                     },
-                     "pause"));
-  o.Set("resume", Napi::Function::New(
-                      env, [run](const Napi::CallbackInfo& info) -> Napi::Value {
-                        run->Resume();
-                        return info.Env().Undefined();
-                      },
-                      "resume"));
+  // Each control is a JS function that holds the run alive as long as JS holds the function.
+  auto control = [&](const char* name, void (SimRun::*act)()) {
+    auto call = [run, act](const Napi::CallbackInfo& info) -> Napi::Value {
+      ((*run).*act)();
+      return info.Env().Undefined();
+    };
+    o.Set(name, Napi::Function::New(env, call, name));
+  };
+  control("cancel", &SimRun::Cancel);
+  control("pause", &SimRun::Pause);
+  control("resume", &SimRun::Resume);
   return o;
 }
 
@@ -478,8 +467,10 @@ Napi::Value SolverParams(const Napi::CallbackInfo& info) {
       const tts::sim::ParamSpec& p = table[i];
       Napi::Object o = Napi::Object::New(env);
       o.Set("name", p.name);
-      o.Set("type", p.type == Type::Integer ? "integer" : p.type == Type::Number ? "number"
-                    : p.type == Type::Choice ? "choice" : "list");
+      o.Set("type", p.type == Type::Integer  ? "integer"
+                    : p.type == Type::Number ? "number"
+                    : p.type == Type::Choice ? "choice"
+                                             : "list");
       o.Set("required", p.required);
       o.Set("description", p.doc);
       if (p.type == Type::Integer || p.type == Type::Number) {

@@ -46,8 +46,8 @@ Napi::Value Widen(const Napi::CallbackInfo& info) {
   const int64_t n = static_cast<int64_t>(src.length / size);
   const int64_t offset = ToInteger(env, info[3], "dstOffset", 0, static_cast<int64_t>(dst.ElementLength()));
   if (offset + n > static_cast<int64_t>(dst.ElementLength())) {
-    ThrowRangeError(env, std::to_string(n) + " elements at dstOffset " + std::to_string(offset) +
-                             " overrun dst of " + std::to_string(dst.ElementLength()));
+    ThrowRangeError(env, std::to_string(n) + " elements at dstOffset " + std::to_string(offset) + " overrun dst of " +
+                             std::to_string(dst.ElementLength()));
   }
   double* lanes = nullptr;
   if (!info[4].IsUndefined()) {

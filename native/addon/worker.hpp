@@ -30,9 +30,9 @@ class PromiseWorker : public Napi::AsyncWorker {
   Napi::Promise Start();
 
  protected:
-  virtual void Run() = 0;                              // worker thread: no JS values here
-  virtual Napi::Value Result(Napi::Env env) = 0;       // main thread, after a successful Run
-  KeepAlive keep_;                                     // inputs and outputs the worker touches
+  virtual void Run() = 0;                         // worker thread: no JS values here
+  virtual Napi::Value Result(Napi::Env env) = 0;  // main thread, after a successful Run
+  KeepAlive keep_;                                // inputs and outputs the worker touches
 
  private:
   void Execute() final;

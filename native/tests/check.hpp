@@ -27,6 +27,12 @@ inline std::string num(double v) {
   return b;
 }
 
+// "<what>: <a> vs <b> (<bound_name> <bound>)", the failure of a comparison within a bound.
+inline void fail_bound(const char* file, int line, const char* what, double a, double b, const char* bound_name,
+                       double bound) {
+  fail(file, line, std::string(what) + ": " + num(a) + " vs " + num(b) + " (" + bound_name + " " + num(bound) + ")");
+}
+
 struct Case {
   const char* name;
   std::function<void()> fn;
@@ -62,9 +68,9 @@ inline int run_all(int argc, char** argv) {
 
 #define TTS_CAT2(a, b) a##b
 #define TTS_CAT(a, b) TTS_CAT2(a, b)
-#define TEST(name)                                                    \
-  static void name();                                                 \
-  static check::Register TTS_CAT(reg_, name)(#name, name);            \
+#define TEST(name)                                         \
+  static void name();                                      \
+  static check::Register TTS_CAT(reg_, name)(#name, name); \
   static void name()
 
 #define CHECK(cond)                                                   \
@@ -77,49 +83,46 @@ inline int run_all(int argc, char** argv) {
     if (!(cond)) check::fail(__FILE__, __LINE__, std::string("CHECK(" #cond ") ") + (msg)); \
   } while (0)
 
-#define CHECK_EQ(a, b)                                                                        \
-  do {                                                                                        \
-    const auto va_ = (a);                                                                     \
-    const auto vb_ = (b);                                                                     \
-    if (!(va_ == vb_))                                                                        \
-      check::fail(__FILE__, __LINE__,                                                         \
+#define CHECK_EQ(a, b)                                                                                  \
+  do {                                                                                                  \
+    const auto va_ = (a);                                                                               \
+    const auto vb_ = (b);                                                                               \
+    if (!(va_ == vb_))                                                                                  \
+      check::fail(__FILE__, __LINE__,                                                                   \
                   std::string(#a " == " #b ": ") + std::to_string(va_) + " vs " + std::to_string(vb_)); \
   } while (0)
 
 // |a - b| <= tol (absolute)
-#define CHECK_NEAR(a, b, tol)                                                                 \
-  do {                                                                                        \
-    const double va_ = (a), vb_ = (b), t_ = (tol);                                            \
-    if (!(std::fabs(va_ - vb_) <= t_))                                                        \
-      check::fail(__FILE__, __LINE__, std::string(#a " ~ " #b ": ") + check::num(va_) +       \
-                                          " vs " + check::num(vb_) + " (tol " + check::num(t_) + ")"); \
+#define CHECK_NEAR(a, b, tol)                                                                                   \
+  do {                                                                                                          \
+    const double va_ = (a), vb_ = (b), t_ = (tol);                                                              \
+    if (!(std::fabs(va_ - vb_) <= t_)) check::fail_bound(__FILE__, __LINE__, #a " ~ " #b, va_, vb_, "tol", t_); \
   } while (0)
 
 // |a - b| <= rel * max(|a|, |b|)
-#define CHECK_REL(a, b, rel)                                                                  \
-  do {                                                                                        \
-    const double va_ = (a), vb_ = (b), r_ = (rel);                                            \
-    if (!(std::fabs(va_ - vb_) <= r_ * std::fmax(std::fabs(va_), std::fabs(vb_))))            \
-      check::fail(__FILE__, __LINE__, std::string(#a " ~rel " #b ": ") + check::num(va_) +    \
-                                          " vs " + check::num(vb_) + " (rel " + check::num(r_) + ")"); \
+#define CHECK_REL(a, b, rel)                                                       \
+  do {                                                                             \
+    const double va_ = (a), vb_ = (b), r_ = (rel);                                 \
+    if (!(std::fabs(va_ - vb_) <= r_ * std::fmax(std::fabs(va_), std::fabs(vb_)))) \
+      check::fail_bound(__FILE__, __LINE__, #a " ~rel " #b, va_, vb_, "rel", r_);  \
   } while (0)
 
 // expr throws E; when `needle` is non-empty the message must contain it.
-#define CHECK_THROWS(E, expr, needle)                                                         \
-  do {                                                                                        \
-    bool thrown_ = false;                                                                     \
-    try {                                                                                     \
-      (void)(expr);                                                                           \
-    } catch (const E& e_) {                                                                   \
-      thrown_ = true;                                                                         \
-      const std::string msg_ = e_.what(), nd_ = (needle);                                     \
-      if (!nd_.empty() && msg_.find(nd_) == std::string::npos)                                \
-        check::fail(__FILE__, __LINE__, "message '" + msg_ + "' lacks '" + nd_ + "'");       \
-    } catch (const std::exception& e_) {                                                      \
+#define CHECK_THROWS(E, expr, needle)                                                          \
+  do {                                                                                         \
+    bool thrown_ = false;                                                                      \
+    try {                                                                                      \
+      (void)(expr);                                                                            \
+    } catch (const E& e_) {                                                                    \
+      thrown_ = true;                                                                          \
+      const std::string msg_ = e_.what(), nd_ = (needle);                                      \
+      if (!nd_.empty() && msg_.find(nd_) == std::string::npos)                                 \
+        check::fail(__FILE__, __LINE__, "message '" + msg_ + "' lacks '" + nd_ + "'");         \
+    } catch (const std::exception& e_) {                                                       \
       check::fail(__FILE__, __LINE__, std::string(#expr " threw another type: ") + e_.what()); \
-      thrown_ = true;                                                                         \
-    }                                                                                         \
-    if (!thrown_) check::fail(__FILE__, __LINE__, #expr " did not throw " #E);               \
+      thrown_ = true;                                                                          \
+    }                                                                                          \
+    if (!thrown_) check::fail(__FILE__, __LINE__, #expr " did not throw " #E);                 \
   } while (0)
 
 #define TEST_MAIN() \

@@ -57,8 +57,12 @@ struct Solver {
   }
   int64_t at(int64_t i, int64_t j) const { return ((i + n) % n) * n + (j + n) % n; }
 
-  double dx(const std::vector<double>& f, int64_t i, int64_t j) const { return (f[at(i + 1, j)] - f[at(i - 1, j)]) / (2 * h); }
-  double dy(const std::vector<double>& f, int64_t i, int64_t j) const { return (f[at(i, j + 1)] - f[at(i, j - 1)]) / (2 * h); }
+  double dx(const std::vector<double>& f, int64_t i, int64_t j) const {
+    return (f[at(i + 1, j)] - f[at(i - 1, j)]) / (2 * h);
+  }
+  double dy(const std::vector<double>& f, int64_t i, int64_t j) const {
+    return (f[at(i, j + 1)] - f[at(i, j - 1)]) / (2 * h);
+  }
   double lap(const std::vector<double>& f, int64_t i, int64_t j) const {
     return (f[at(i + 1, j)] + f[at(i - 1, j)] + f[at(i, j + 1)] + f[at(i, j - 1)] - 4 * f[at(i, j)]) / (h * h);
   }

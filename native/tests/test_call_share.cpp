@@ -3,8 +3,8 @@
 #include <atomic>
 #include <thread>
 
-#include "../core/src/threads.hpp"
 #include "check.hpp"
+#include "ttstore/internal/threads.hpp"
 #include "ttstore/tt.hpp"
 
 TEST(a_call_alone_has_every_thread) {

@@ -15,8 +15,8 @@
 #include <string>
 #include <thread>
 
-#include "../core/src/poll_point.hpp"
 #include "check.hpp"
+#include "ttstore/internal/poll_point.hpp"
 #include "ttstore/qtt_algebra.hpp"
 #include "ttstore/sim.hpp"
 #include "ttstore/sim_navier_stokes.hpp"
@@ -100,7 +100,8 @@ PollLog run_counting_polls(const std::string& solver, const Params& p) {
     return false;
   };
   (void)run(solver, p, h);
-  std::printf("    %s: %lld polls, longest gap %.3f s\n", solver.c_str(), static_cast<long long>(log.polls), log.longest);
+  std::printf("    %s: %lld polls, longest gap %.3f s\n", solver.c_str(), static_cast<long long>(log.polls),
+              log.longest);
   return log;
 }
 
@@ -109,8 +110,8 @@ PollLog run_counting_polls(const std::string& solver, const Params& p) {
 // One implicit step at 16384³ takes 5-11 s here (MALS sweeps over 42 cores); it used to poll only
 // between steps.
 TEST(helmholtz_3d_is_cancelled_inside_an_implicit_step_at_16384_cubed) {
-  const Params p{{"n_bits", 14.0}, {"nu", 1e-3},         {"dt", 1e-3},         {"steps", 1000.0},
-                 {"max_rank", 256.0}, {"initial", "gaussian"}, {"source", "gaussian"}};
+  const Params p{{"n_bits", 14.0},        {"nu", 1e-3},          {"dt", 1e-3}, {"steps", 1000.0}, {"max_rank", 256.0},
+                 {"initial", "gaussian"}, {"source", "gaussian"}};
   const Outcome o = cancel_after("helmholtz_3d", p, From::FirstStep, 1.0);
   CHECK(o.cancelled);
   CHECK_MSG(o.progress == 0, "the cancel was to land inside the first step");
@@ -149,7 +150,9 @@ TEST(a_navier_stokes_2d_run_after_runs_cancelled_in_the_kernel_build_finds_the_k
     int64_t polls = 0;
     Hooks h;
     h.cancelled = [&] { return ++polls >= at; };
-    h.progress = [&](int64_t, int64_t) { CHECK_MSG(false, "the run reached its steps, cancel at poll " + std::to_string(at)); };
+    h.progress = [&](int64_t, int64_t) {
+      CHECK_MSG(false, "the run reached its steps, cancel at poll " + std::to_string(at));
+    };
     CHECK_THROWS(Cancelled, run("navier_stokes_2d", p, h), "");
   }
   const navier_stokes::Stepper st(c);
@@ -167,7 +170,11 @@ TEST(a_navier_stokes_2d_run_after_runs_cancelled_in_the_kernel_build_finds_the_k
 TEST(every_solver_at_its_largest_grid_is_cancelled_within_a_bound_of_its_start) {
   const std::pair<std::string, Params> runs[] = {
       {"helmholtz_3d",
-       {{"n_bits", 14.0}, {"nu", 1e-3}, {"dt", 1e-3}, {"steps", 100000.0}, {"max_rank", 256.0},
+       {{"n_bits", 14.0},
+        {"nu", 1e-3},
+        {"dt", 1e-3},
+        {"steps", 100000.0},
+        {"max_rank", 256.0},
         {"modes", "[[4321, 3210, 2109, 1.0], [1234, 2345, 3456, -1.0]]"}}},
       {"poisson_2d", {{"n_bits", 14.0}, {"rhs", "gaussians"}}},
       {"euler_2d", {{"n_bits", 13.0}, {"problem", "kelvin_helmholtz"}, {"steps", 100000.0}}},
@@ -185,7 +192,10 @@ TEST(every_solver_at_its_largest_grid_is_cancelled_within_a_bound_of_its_start) 
 TEST(poisson_2d_polls_between_the_pieces_of_each_pass_beyond_2048_squared) {
   for (const char* pre : {"none", "multigrid"}) {
     const int64_t iters = 3;
-    const Params p{{"n_bits", 12.0}, {"rhs", "dipole"}, {"preconditioner", pre}, {"tol", 1e-14},
+    const Params p{{"n_bits", 12.0},
+                   {"rhs", "dipole"},
+                   {"preconditioner", pre},
+                   {"tol", 1e-14},
                    {"max_iters", static_cast<double>(iters)}};
     const PollLog log = run_counting_polls("poisson_2d", p);
     CHECK_MSG(log.polls >= iters * 3 * 4, std::string(pre) + ": " + std::to_string(log.polls) + " polls");

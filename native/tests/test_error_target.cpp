@@ -16,8 +16,7 @@ static std::vector<double> field_1d(int64_t n, double noise, uint64_t seed) {
     const double t = static_cast<double>(i) / n;
     double w = 0;  // a multi-scale wave: amplitudes k^-2 up to k = 64, so ranks grow with 1/tol
     for (int k = 1; k <= 64; ++k) w += std::sin(2 * M_PI * k * t + 0.7 * k) / (k * k);
-    x[i] = w + 0.5 * std::tanh((t - 0.37) / 0.01) + 0.3 * std::exp(-std::pow((t - 0.7) / 0.05, 2)) +
-           noise * u(g);
+    x[i] = w + 0.5 * std::tanh((t - 0.37) / 0.01) + 0.3 * std::exp(-std::pow((t - 0.7) / 0.05, 2)) + noise * u(g);
   }
   return x;
 }
@@ -30,15 +29,13 @@ static std::vector<double> field_2d(int64_t n, double noise, uint64_t seed) {
     for (int64_t j = 0; j < n; ++j) {
       const double a = static_cast<double>(i) / n, b = static_cast<double>(j) / n;
       x[i * n + j] = std::sin(6 * a + 2 * b) + std::tanh((a + 0.5 * b - 0.6) / 0.02) +
-                     std::exp(-((a - 0.3) * (a - 0.3) + (b - 0.6) * (b - 0.6)) / 0.01) +
-                     noise * u(g);
+                     std::exp(-((a - 0.3) * (a - 0.3) + (b - 0.6) * (b - 0.6)) / 0.01) + noise * u(g);
     }
   }
   return x;
 }
 
-static void check_target(const std::vector<double>& x, const QttLayout& L, double tol,
-                         int64_t* rank_out) {
+static void check_target(const std::vector<double>& x, const QttLayout& L, double tol, int64_t* rank_out) {
   const CompressResult c = compress(ttt::view(x), L, SvdOptions{tol, 0});
   if (c.tt.d() == 0) {  // compress() gave up: the cores outgrew the input
     CHECK(!c.compressible);
@@ -52,8 +49,8 @@ static void check_target(const std::vector<double>& x, const QttLayout& L, doubl
   }
   const std::vector<double> y = ttt::to_dense(c.tt, L);
   const double err = ttt::diff_norm(x, y), nx = ttt::norm2(x);
-  const std::string tag = "tol " + check::num(tol) + " rank " + std::to_string(c.tt.max_rank()) +
-                          " f32 " + std::to_string(c.tt.f32);
+  const std::string tag =
+      "tol " + check::num(tol) + " rank " + std::to_string(c.tt.max_rank()) + " f32 " + std::to_string(c.tt.f32);
   CHECK_MSG(err / nx <= tol, tag + " measured " + check::num(err / nx));
   CHECK_REL(c.fingerprint.frobenius_error, err, 1e-8);
   CHECK_REL(c.fingerprint.relative_error, err / nx, 1e-8);
@@ -67,8 +64,8 @@ static void check_target(const std::vector<double>& x, const QttLayout& L, doubl
   CHECK_MSG(e64 <= tol, tag + " qtt_svd measured " + check::num(e64));
   *rank_out = t.max_rank();
   std::printf("  %s: ranks max %lld, rel err %.3g (f64 %.3g), %lld bytes of %zu\n", tag.c_str(),
-              static_cast<long long>(c.tt.max_rank()), err / nx, e64,
-              static_cast<long long>(c.tt.stored_bytes()), x.size() * 8);
+              static_cast<long long>(c.tt.max_rank()), err / nx, e64, static_cast<long long>(c.tt.stored_bytes()),
+              x.size() * 8);
 }
 
 TEST(tolerance_met_1d_smooth_plus_noise) {
@@ -104,8 +101,8 @@ TEST(tolerance_met_3d_odd_sizes) {
   for (int i = 0; i < 24; ++i)
     for (int j = 0; j < 40; ++j)
       for (int k = 0; k < 72; ++k)
-        x[(i * 40 + j) * 72 + k] = std::cos(0.2 * i + 0.1 * j) * std::exp(-0.02 * k) +
-                                   std::tanh((i - 0.3 * k - 3.0) / 2.0) + 1e-10 * u(g);
+        x[(i * 40 + j) * 72 + k] =
+            std::cos(0.2 * i + 0.1 * j) * std::exp(-0.02 * k) + std::tanh((i - 0.3 * k - 3.0) / 2.0) + 1e-10 * u(g);
   const QttLayout L = make_layout(shape, LayoutKind::Interleaved);
   for (double tol : {1e-2, 1e-4, 1e-6, 1e-9}) {
     int64_t r = 0;

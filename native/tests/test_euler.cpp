@@ -166,7 +166,8 @@ TEST(params_are_checked_by_name) {
   // 512² takes steps of about 1.4e-3 at cfl 0.4.
   CHECK_THROWS(tts::InvalidArgument, s.validate(params({{"t_end", 1e4}})), "t_end of euler_2d must be at most");
   s.validate(params({{"t_end", 1e3}}));
-  CHECK_THROWS(tts::InvalidArgument, s.validate(params({{"steps", 2000.0}, {"snapshot_every", 1.0}})), "snapshot_every");
+  CHECK_THROWS(tts::InvalidArgument, s.validate(params({{"steps", 2000.0}, {"snapshot_every", 1.0}})),
+               "snapshot_every");
   s.validate(params({{"steps", 2000.0}, {"snapshot_every", 2.0}}));
 }
 

@@ -121,7 +121,11 @@ TEST(a_gaussian_spreads_and_keeps_its_mass_when_periodic) {
 }
 
 TEST(params_are_checked_by_name_and_modes_come_as_json_text) {
-  Params p{{"n_bits", 9.0}, {"nu", 0.1}, {"dt", 0.01}, {"steps", 2.0}, {"modes", std::string("[[1, 2, 3, 0.5], [2,2,2,1]]")}};
+  Params p{{"n_bits", 9.0},
+           {"nu", 0.1},
+           {"dt", 0.01},
+           {"steps", 2.0},
+           {"modes", std::string("[[1, 2, 3, 0.5], [2,2,2,1]]")}};
   helmholtz::Config c = helmholtz::parse(p);
   CHECK_EQ(c.modes.size(), std::size_t{2});
   CHECK_EQ(c.modes[0][2], 3.0);

@@ -3,8 +3,8 @@
 #include <thread>
 #include <vector>
 
-#include "../core/src/late_join.hpp"
 #include "check.hpp"
+#include "ttstore/internal/late_join.hpp"
 
 using tts::detail::late_join_for;
 
@@ -19,7 +19,8 @@ static void covers_once(int64_t n, int64_t chunk, int threads) {
 
 TEST(every_index_runs_exactly_once) {
   for (int threads : {1, 2, 4}) {
-    for (auto [n, chunk] : std::vector<std::pair<int64_t, int64_t>>{{0, 4}, {1, 4}, {3, 4}, {4, 4}, {1000, 1}, {1001, 16}, {50000, 7}}) {
+    for (auto [n, chunk] :
+         std::vector<std::pair<int64_t, int64_t>>{{0, 4}, {1, 4}, {3, 4}, {4, 4}, {1000, 1}, {1001, 16}, {50000, 7}}) {
       covers_once(n, chunk, threads);
     }
   }

@@ -21,15 +21,15 @@ TEST(peak_memory_of_a_2_pow_24_float32_compression) {
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       const double a = static_cast<double>(i) / n, b = static_cast<double>(j) / n;
-      x[i * n + j] = static_cast<float>(std::sin(2 * M_PI * (3 * a + 2 * b)) +
-                                        std::tanh((a + 0.6 * b - 0.7) / 0.01));
+      x[i * n + j] = static_cast<float>(std::sin(2 * M_PI * (3 * a + 2 * b)) + std::tanh((a + 0.6 * b - 0.7) / 0.01));
     }
   }
   const double input_bytes = static_cast<double>(N) * 4;
   // Warm the libraries' own first-use allocations on a small problem, then take the baseline.
   {
     std::vector<float> s(4096, 1.0f);
-    compress(ArrayView{s.data(), DType::F32, 4096}, make_layout({64, 64}, LayoutKind::Interleaved), SvdOptions{1e-6, 0});
+    compress(ArrayView{s.data(), DType::F32, 4096}, make_layout({64, 64}, LayoutKind::Interleaved),
+             SvdOptions{1e-6, 0});
   }
   const double before = peak_rss_bytes();
   const QttLayout L = make_layout({n, n}, LayoutKind::Interleaved);
@@ -37,9 +37,11 @@ TEST(peak_memory_of_a_2_pow_24_float32_compression) {
   const CompressResult c = compress(ArrayView{x.data(), DType::F32, N}, L, SvdOptions{1e-6, 0});
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double grew = peak_rss_bytes() - before;
-  std::printf("  compress 2^24 float32 at 1e-6: %.3f s, max rank %lld, rel err %.3g, peak RSS +%.1f MB "
-              "(%.3f x input)\n", secs, static_cast<long long>(c.tt.max_rank()),
-              c.fingerprint.relative_error, grew / 1048576.0, grew / input_bytes);
+  std::printf(
+      "  compress 2^24 float32 at 1e-6: %.3f s, max rank %lld, rel err %.3g, peak RSS +%.1f MB "
+      "(%.3f x input)\n",
+      secs, static_cast<long long>(c.tt.max_rank()), c.fingerprint.relative_error, grew / 1048576.0,
+      grew / input_bytes);
   CHECK(c.compressible);
   CHECK(c.fingerprint.relative_error <= 1e-6);
   // one float64 working copy (2x the float32 input) plus a few MB of chunk buffers

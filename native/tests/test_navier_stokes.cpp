@@ -218,7 +218,8 @@ TEST(params_are_checked_by_name) {
   bad = p;
   bad["steps"] = 1e6;
   bad["snapshot_every"] = 999.0;
-  CHECK_THROWS(InvalidArgument, validate("navier_stokes_2d", bad), "snapshot_every of navier_stokes_2d must be at least 1000");
+  CHECK_THROWS(InvalidArgument, validate("navier_stokes_2d", bad),
+               "snapshot_every of navier_stokes_2d must be at least 1000");
   bad["snapshot_every"] = 1000.0;
   validate("navier_stokes_2d", bad);
 }
@@ -254,8 +255,8 @@ TEST(dt_above_the_stability_limit_is_refused_and_runs_at_the_limit_do_not_blow_u
       c.max_rank = 16;  // the rank cap rounds the state; it does not move the stability limit
       c.dt = navier_stokes::max_dt(c);
       const double grew = energy_after(c, 20);
-      CHECK_MSG(std::isfinite(grew) && grew < 1.5, "energy x" + check::num(grew) + " at reynolds " + check::num(re) +
-                                                      ", dt " + check::num(c.dt));
+      CHECK_MSG(std::isfinite(grew) && grew < 1.5,
+                "energy x" + check::num(grew) + " at reynolds " + check::num(re) + ", dt " + check::num(c.dt));
     }
   }
 }

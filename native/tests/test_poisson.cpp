@@ -5,8 +5,8 @@
 #include <random>
 #include <thread>
 
-#include "../core/src/poisson_mg.hpp"
 #include "check.hpp"
+#include "ttstore/internal/poisson_mg.hpp"
 #include "ttstore/sim.hpp"
 #include "ttstore/sim_poisson.hpp"
 
@@ -61,7 +61,8 @@ TEST(manufactured_error_matches_the_truncation_error_and_is_second_order) {
       }
     }
     const double expect = kPi * kPi * h * h / 12;
-    CHECK_MSG(std::fabs(e - expect) <= 0.1 * expect, "n_bits " + std::to_string(b) + ": " + check::num(e) + " vs " + check::num(expect));
+    CHECK_MSG(std::fabs(e - expect) <= 0.1 * expect,
+              "n_bits " + std::to_string(b) + ": " + check::num(e) + " vs " + check::num(expect));
     CHECK_REL(o.stats.at("max_error"), e, 1e-9);
     if (prev_e > 0) {
       const double order = std::log(prev_e / e) / std::log(prev_h / h);
@@ -106,7 +107,8 @@ TEST(multigrid_pcg_iterations_stay_bounded_as_the_grid_grows) {
     for (auto rhs : {poisson::Rhs::Gaussians, poisson::Rhs::Dipole, poisson::Rhs::Manufactured}) {
       const Output o = poisson::solve(config(b, rhs, 1e-8), {});
       const int it = static_cast<int>(o.stats.at("iterations"));
-      std::printf("  n_bits %d rhs %d: %d iterations, residual %.2e\n", b, static_cast<int>(rhs), it, o.stats.at("residual"));
+      std::printf("  n_bits %d rhs %d: %d iterations, residual %.2e\n", b, static_cast<int>(rhs), it,
+                  o.stats.at("residual"));
       if (b >= 5) {
         lo = std::min(lo, it);
         hi = std::max(hi, it);
@@ -117,7 +119,8 @@ TEST(multigrid_pcg_iterations_stay_bounded_as_the_grid_grows) {
   CHECK_MSG(hi <= 14, "most iterations " + std::to_string(hi));
   CHECK_MSG(hi - lo <= 4, "iterations range " + std::to_string(lo) + ".." + std::to_string(hi));
   // Unpreconditioned CG on the same problem needs O(n) iterations: the preconditioner is doing the work.
-  none_iters = poisson::solve(config(8, poisson::Rhs::Gaussians, 1e-8, poisson::Preconditioner::None), {}).stats.at("iterations");
+  none_iters = poisson::solve(config(8, poisson::Rhs::Gaussians, 1e-8, poisson::Preconditioner::None), {})
+                   .stats.at("iterations");
   CHECK_MSG(none_iters > 10 * hi, "unpreconditioned " + check::num(none_iters));
 }
 
@@ -155,7 +158,9 @@ TEST(multigrid_preconditioner_is_symmetric_positive_definite) {
 }
 
 TEST(params_are_checked_by_name) {
-  auto bad = [](Params p, const char* needle) { CHECK_THROWS(tts::InvalidArgument, validate("poisson_2d", p), needle); };
+  auto bad = [](Params p, const char* needle) {
+    CHECK_THROWS(tts::InvalidArgument, validate("poisson_2d", p), needle);
+  };
   bad({}, "n_bits");
   bad({{"n_bits", 8.0}}, "n_bits");
   bad({{"n_bits", 15.0}}, "n_bits");
@@ -170,8 +175,12 @@ TEST(params_are_checked_by_name) {
   bad({{"n_bits", 9.0}, {"snapshot_every", 0.0}}, "snapshot_every");
   bad({{"n_bits", 9.0}, {"steps", 3.0}}, "steps");
   CHECK_THROWS(tts::InvalidArgument, validate("poisson_3d", {{"n_bits", 9.0}}), "poisson_3d");
-  validate("poisson_2d", {{"n_bits", 9.0}, {"rhs", std::string("dipole")}, {"tol", 1e-6},
-                          {"preconditioner", std::string("none")}, {"seed", 3.0}, {"max_iters", 50.0}});
+  validate("poisson_2d", {{"n_bits", 9.0},
+                          {"rhs", std::string("dipole")},
+                          {"tol", 1e-6},
+                          {"preconditioner", std::string("none")},
+                          {"seed", 3.0},
+                          {"max_iters", 50.0}});
   const poisson::Config c = poisson::parse({{"n_bits", 10.0}});
   CHECK_EQ(c.max_iters, int64_t{10240});
   CHECK(c.tol == 1e-8 && c.rhs == poisson::Rhs::Manufactured && c.preconditioner == poisson::Preconditioner::Multigrid);
@@ -257,7 +266,8 @@ TEST(kept_workspaces_do_not_carry_state_between_solves_or_share_it_between_concu
     for (std::size_t k = 0; k < cs.size(); ++k) {
       double d = 0;
       for (std::size_t i = 0; i < alone[k].size(); ++i) d = std::max(d, std::fabs(together[k][i] - alone[k][i]));
-      CHECK_MSG(together[k] == alone[k], "round " + std::to_string(round) + " config " + std::to_string(k) + ": max diff " + check::num(d));
+      CHECK_MSG(together[k] == alone[k],
+                "round " + std::to_string(round) + " config " + std::to_string(k) + ": max diff " + check::num(d));
     }
   }
 }

@@ -108,7 +108,8 @@ TEST(operators_equal_dense_finite_differences_to_round_off) {
         cases.push_back({"derivative" + std::to_string(ax), derivative(g, b, ax, h), 0.0, p, m, 3});
       }
       for (const Case& c : cases) {
-        const std::string what = c.name + " dims " + std::to_string(dims) + (b == Boundary::Periodic ? " periodic" : " dirichlet");
+        const std::string what =
+            c.name + " dims " + std::to_string(dims) + (b == Boundary::Periodic ? " periodic" : " dirichlet");
         CHECK_MSG(c.op.max_rank() == c.rank, what + " rank " + std::to_string(c.op.max_rank()));
         const std::vector<double> want = dense_stencil(g, a, b, c.c0, c.plus, c.minus);
         const std::vector<double> got = to_dense(g, apply(c.op, x, exact()));
@@ -267,13 +268,15 @@ TEST(periodic_green_inverts_the_periodic_laplacian_off_its_null_space) {
         if (stride == 1) return std::size_t{0};
         return dims == 1 ? t % 2 : ((t / static_cast<std::size_t>(n)) % 2) * 2 + t % 2;
       };
-      for (std::size_t t = 0; t < f.size(); ++t) mean[cls(t)] += f[t] / (static_cast<double>(f.size()) / (stride == 1 ? 1 : (1 << dims)));
+      for (std::size_t t = 0; t < f.size(); ++t)
+        mean[cls(t)] += f[t] / (static_cast<double>(f.size()) / (stride == 1 ? 1 : (1 << dims)));
       for (std::size_t t = 0; t < f.size(); ++t) want[t] -= mean[cls(t)];
       const Mps green = periodic_green(g, h, stride, tol);
       const Mps u = apply(convolution(g, green), from_dense(g, f, 1e-15), exact());
       const Mps back = combine({-1.0}, {&u}, exact());
       const double err = rel_diff(to_dense(g, apply(lap, back, exact())), want);
-      CHECK_MSG(err < 10 * tol, "stride " + std::to_string(stride) + " dims " + std::to_string(dims) + ": " + check::num(err));
+      CHECK_MSG(err < 10 * tol,
+                "stride " + std::to_string(stride) + " dims " + std::to_string(dims) + ": " + check::num(err));
       // Nothing of the null space is left in the answer (it must not feed the gradient of p).
       const std::vector<double> ud = to_dense(g, u);
       std::vector<double> um(mean.size(), 0.0);
@@ -282,7 +285,8 @@ TEST(periodic_green_inverts_the_periodic_laplacian_off_its_null_space) {
         um[cls(t)] += ud[t];
         un += ud[t] * ud[t];
       }
-      for (double v : um) CHECK_MSG(std::fabs(v) < 1e-9 * std::sqrt(un * static_cast<double>(ud.size())), "null part " + check::num(v));
+      for (double v : um)
+        CHECK_MSG(std::fabs(v) < 1e-9 * std::sqrt(un * static_cast<double>(ud.size())), "null part " + check::num(v));
     }
   }
 }

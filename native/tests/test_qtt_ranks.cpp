@@ -60,8 +60,8 @@ static std::vector<double> separable(double (*f)(double), double (*g)(double)) {
 
 TEST(separable_2d_keeps_the_factor_ranks) {
   // exp(x) * sin(y): rank 1 times rank 2, in either layout
-  const auto x = separable([](double t) { return std::exp(-2.0 * t); },
-                           [](double t) { return std::sin(7.0 * t + 0.2); });
+  const auto x =
+      separable([](double t) { return std::exp(-2.0 * t); }, [](double t) { return std::sin(7.0 * t + 0.2); });
   for (auto kind : {LayoutKind::Interleaved, LayoutKind::RowMajor}) {
     const QttLayout L = make_layout({1024, 1024}, kind);
     const TensorTrain t = svd_of(x, L, 1e-10);
@@ -70,8 +70,8 @@ TEST(separable_2d_keeps_the_factor_ranks) {
     CHECK(fingerprint(t, L, ttt::view(x)).relative_error <= 1e-10);
   }
   // sin(x) * cos(y): row_major keeps rank 2; interleaved unfoldings mix both factors (2 x 2)
-  const auto y = separable([](double t) { return std::sin(5.0 * t + 0.1); },
-                           [](double t) { return std::cos(3.0 * t - 0.4); });
+  const auto y =
+      separable([](double t) { return std::sin(5.0 * t + 0.1); }, [](double t) { return std::cos(3.0 * t - 0.4); });
   const TensorTrain rm = svd_of(y, make_layout({1024, 1024}, LayoutKind::RowMajor), 1e-10);
   CHECK_MSG(rm.max_rank() == 2, ranks_text(rm));
   const TensorTrain il = svd_of(y, make_layout({1024, 1024}, LayoutKind::Interleaved), 1e-10);

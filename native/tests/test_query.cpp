@@ -1,9 +1,9 @@
 // Query operands and score_batch: every kind of pair and every kernel agrees with dense references.
 #include <algorithm>
 
-#include "../core/src/inner_kernels.hpp"
 #include "check.hpp"
 #include "tt_testing.hpp"
+#include "ttstore/internal/inner_kernels.hpp"
 #include "ttstore/query.hpp"
 
 using namespace tts;
@@ -112,8 +112,10 @@ TEST(a_large_batch_of_mixed_ranks_agrees_with_the_dense_inner_products) {
       cands.push_back(&ops[j]);
       norms.push_back(ttt::norm2(dense[j]));
     }
-    const auto dots = score_batch(ops[static_cast<std::size_t>(qi)], norms[static_cast<std::size_t>(qi)], cands, norms, Metric::Dot);
-    for (std::size_t j = 0; j < ops.size(); ++j) CHECK_REL(dots[j], dense_dot(dense[static_cast<std::size_t>(qi)], dense[j]), 1e-11);
+    const auto dots =
+        score_batch(ops[static_cast<std::size_t>(qi)], norms[static_cast<std::size_t>(qi)], cands, norms, Metric::Dot);
+    for (std::size_t j = 0; j < ops.size(); ++j)
+      CHECK_REL(dots[j], dense_dot(dense[static_cast<std::size_t>(qi)], dense[j]), 1e-11);
   }
   // A candidate of other modes deep in the batch is named, whichever thread meets it.
   const Operand odd = Operand::train(ttt::random_tt({4, 2}, {1, 2, 1}, 2));
@@ -134,8 +136,8 @@ TEST(trains_past_rank_8_and_past_the_loop_limit) {
   const std::vector<int64_t> wide{8, 10, 2, 10, 8};
   const TensorTrain a = ttt::random_tt(wide, {1, 8, 80, 20, 8, 1}, 7);
   const TensorTrain b = ttt::random_tt(wide, {1, 8, 30, 20, 8, 1}, 8);
-  CHECK_REL(inner(Operand::train(a), Operand::train(b)),
-            dense_dot(ttt::dense_mode_order(a), ttt::dense_mode_order(b)), 1e-11);
+  CHECK_REL(inner(Operand::train(a), Operand::train(b)), dense_dot(ttt::dense_mode_order(a), ttt::dense_mode_order(b)),
+            1e-11);
 }
 
 TEST(dense_operands_contract_with_trains_in_mode_order) {
@@ -144,7 +146,8 @@ TEST(dense_operands_contract_with_trains_in_mode_order) {
   const QttLayout L = make_layout(shape, LayoutKind::Interleaved);
   TensorTrain t = ttt::random_tt(L.modes, qtt_ranks(L.modes, 6, 0), 31);
   std::vector<double> x(96);
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37 * static_cast<double>(i)) + 0.01 * static_cast<double>(i);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    x[i] = std::sin(0.37 * static_cast<double>(i)) + 0.01 * static_cast<double>(i);
   const Operand ox = Operand::dense(ttt::view(x), L);
   const Operand ot = Operand::train(as_f32(t));
   const std::vector<double> tc = ttt::dense_c_order(as_f32(t), shape, LayoutKind::Interleaved);
@@ -265,7 +268,8 @@ TEST(score_work_follows_the_path_a_pair_takes) {
   // Past the loop kernels' ranks, BLAS on float64 copies: the copies count too.
   CHECK(score_work(q, c70, Metric::Dot) > score_work(q, c40, Metric::Dot) + static_cast<double>(c70.elements()));
   // Euclidean may measure a near duplicate again from the difference train.
-  for (const Operand* c : {&q, &c40, &c70}) CHECK(score_work(q, *c, Metric::Euclidean) > 2 * score_work(q, *c, Metric::Dot));
+  for (const Operand* c : {&q, &c40, &c70})
+    CHECK(score_work(q, *c, Metric::Euclidean) > 2 * score_work(q, *c, Metric::Dot));
   // An array: numel against another, O(numel r) against a train.
   const QttLayout L = make_layout({16384}, LayoutKind::RowMajor);
   std::vector<double> x(16384, 0.5);
@@ -285,7 +289,8 @@ TEST(bad_operands_are_invalid_arguments) {
   const std::vector<const void*> cores{c0.data(), c1.data(), c2.data()};
   CHECK_THROWS(InvalidArgument, Operand::train(modes, {1, 2, 2}, cores, true), "entries");
   CHECK_THROWS(InvalidArgument, Operand::train(modes, {2, 2, 2, 1}, cores, true), "start and end");
-  CHECK_THROWS(InvalidArgument, Operand::train(modes, {1, 2, 2, 1}, {c0.data(), c1.data()}, true), "2 cores for 3 modes");
+  CHECK_THROWS(InvalidArgument, Operand::train(modes, {1, 2, 2, 1}, {c0.data(), c1.data()}, true),
+               "2 cores for 3 modes");
   c1[3] = std::nanf("");
   CHECK_THROWS(InvalidArgument, Operand::train(modes, {1, 2, 2, 1}, cores, true), "not finite");
   std::vector<double> x{1, 2, std::numeric_limits<double>::infinity(), 4, 5, 6, 7, 8};

@@ -60,7 +60,8 @@ TEST(row_major_layout_over_any_split_is_the_c_order_flattening) {
     const TensorTrain tt = ttt::random_tt(c.modes, c.ranks, 7);
     const auto want = ttt::dense_mode_order(tt);  // row_major: mode order is C order
     const auto got = ttt::to_dense(tt, L);
-    CHECK_MSG(ttt::max_abs_diff(got, want) <= 1e-12 * (1 + ttt::norm2(want)), "shape " + std::to_string(c.shape.size()));
+    CHECK_MSG(ttt::max_abs_diff(got, want) <= 1e-12 * (1 + ttt::norm2(want)),
+              "shape " + std::to_string(c.shape.size()));
   }
 }
 

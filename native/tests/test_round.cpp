@@ -3,10 +3,10 @@
 #include <cmath>
 #include <random>
 
-#include "../core/src/linalg.hpp"
-#include "../core/src/small_la.hpp"
 #include "check.hpp"
 #include "tt_testing.hpp"
+#include "ttstore/internal/linalg.hpp"
+#include "ttstore/internal/small_la.hpp"
 
 using namespace tts;
 
@@ -96,14 +96,16 @@ TEST(orthogonalization_sweeps) {
   TensorTrain l = t;
   orthogonalize_left(l);
   l.validate();
-  for (int k = 0; k + 1 < l.d(); ++k) CHECK_MSG(orthogonality_defect(l, k, true) < 1e-12, "left core " + std::to_string(k));
+  for (int k = 0; k + 1 < l.d(); ++k)
+    CHECK_MSG(orthogonality_defect(l, k, true) < 1e-12, "left core " + std::to_string(k));
   CHECK(ttt::diff_norm(y, ttt::dense_mode_order(l)) <= 1e-12 * ttt::norm2(y));
   CHECK_REL(ttt::norm2(l.cores.back()), ttt::norm2(y), 1e-12);
   CHECK(l.ranks[1] <= 2);  // a 1 x 2 x 2 core cannot carry more than rank 2
   TensorTrain r = t;
   orthogonalize_right(r);
   r.validate();
-  for (int k = 1; k < r.d(); ++k) CHECK_MSG(orthogonality_defect(r, k, false) < 1e-12, "right core " + std::to_string(k));
+  for (int k = 1; k < r.d(); ++k)
+    CHECK_MSG(orthogonality_defect(r, k, false) < 1e-12, "right core " + std::to_string(k));
   CHECK(ttt::diff_norm(y, ttt::dense_mode_order(r)) <= 1e-12 * ttt::norm2(y));
   CHECK_REL(ttt::norm2(r.cores.front()), ttt::norm2(y), 1e-12);
 }
@@ -175,7 +177,8 @@ TEST(svd_rows_left_matches_the_thin_svd) {
   for (auto [p, q] : {std::pair<int64_t, int64_t>{12, 900}, {40, 81}, {30, 30}, {50, 20}}) {
     const int64_t k = std::min(p, q);
     // M = A diag(10^-(10 i / k)) B with random A (p x k) and B (k x q)
-    std::vector<double> A(static_cast<std::size_t>(p * k)), B(static_cast<std::size_t>(k * q)), M(static_cast<std::size_t>(p * q), 0.0);
+    std::vector<double> A(static_cast<std::size_t>(p * k)), B(static_cast<std::size_t>(k * q)),
+        M(static_cast<std::size_t>(p * q), 0.0);
     for (double& v : A) v = g(rng);
     for (double& v : B) v = g(rng);
     for (int64_t i = 0; i < p; ++i)

@@ -1,8 +1,8 @@
 // The three ways of factoring a wide unfolding (Gram, measured Gram, TSQR) agree where each is
 // valid, and the automatic choice keeps the TSQR ranks at tight tolerances.
-#include "../core/src/qtt_svd_run.hpp"
 #include "check.hpp"
 #include "tt_testing.hpp"
+#include "ttstore/internal/qtt_svd_run.hpp"
 
 using namespace tts;
 using detail::Route;

@@ -55,8 +55,7 @@ static double get(const unsigned char* p, DType t) {
       uint16_t h;
       std::memcpy(&h, p, 2);
       const int e = (h >> 10) & 31, m = h & 0x3ff;
-      double v = e == 0 ? std::ldexp(m, -24)
-                        : (e == 31 ? (m ? NAN : INFINITY) : std::ldexp(m | 0x400, e - 25));
+      double v = e == 0 ? std::ldexp(m, -24) : (e == 31 ? (m ? NAN : INFINITY) : std::ldexp(m | 0x400, e - 25));
       return (h & 0x8000) ? -v : v;
     }
     case DType::I64: return r(int64_t{});
@@ -81,8 +80,7 @@ static double value_for(DType t, double s) {  // s in [-1, 1]
     case DType::Bool: return s > 0.2 ? 1.0 : 0.0;
     case DType::I8: return std::round(100 * s);
     case DType::U8: return std::round(100 * s + 120);
-    default:
-      return dtype_name(t)[0] == 'u' ? std::round(1000 * s + 1000) : std::round(1000 * s);
+    default: return dtype_name(t)[0] == 'u' ? std::round(1000 * s + 1000) : std::round(1000 * s);
   }
 }
 
@@ -138,10 +136,20 @@ static void round_trip(const std::vector<int64_t>& shape, DType t, LayoutKind ki
 }
 
 TEST(every_dtype_every_rank_of_shape) {
-  const std::vector<std::vector<int64_t>> shapes = {
-      {},        {1},          {3},          {1009},        {64},           {3, 1000, 7},
-      {1, 256},  {16, 9},      {4, 6, 10},   {2, 3, 4, 5},  {8, 4, 2, 2, 6}, {2, 2, 3, 2, 2, 2},
-      {3, 2, 2, 2, 2, 2, 5},   {2, 2, 2, 2, 2, 2, 2, 3}};
+  const std::vector<std::vector<int64_t>> shapes = {{},
+                                                    {1},
+                                                    {3},
+                                                    {1009},
+                                                    {64},
+                                                    {3, 1000, 7},
+                                                    {1, 256},
+                                                    {16, 9},
+                                                    {4, 6, 10},
+                                                    {2, 3, 4, 5},
+                                                    {8, 4, 2, 2, 6},
+                                                    {2, 2, 3, 2, 2, 2},
+                                                    {3, 2, 2, 2, 2, 2, 5},
+                                                    {2, 2, 2, 2, 2, 2, 2, 3}};
   for (const auto& s : shapes) {
     for (DType t : kAll) {
       for (auto kind : {LayoutKind::RowMajor, LayoutKind::Interleaved}) round_trip(s, t, kind, 1e-6);
@@ -205,13 +213,13 @@ TEST(float16_is_ieee_half_round_to_nearest_even) {
   CHECK_EQ(half_bits(65520.0), 0x7C00);  // halfway to 2^16 rounds to even: infinity
   CHECK_EQ(half_bits(1e9), 0x7C00);
   CHECK_EQ(half_bits(std::ldexp(1.0, -24)), 0x0001);
-  CHECK_EQ(half_bits(std::ldexp(1.0, -25)), 0x0000);        // tie with 0: even
+  CHECK_EQ(half_bits(std::ldexp(1.0, -25)), 0x0000);  // tie with 0: even
   CHECK_EQ(half_bits(std::ldexp(1.5, -25)), 0x0001);
   CHECK_EQ(half_bits(std::ldexp(3.0, -25)), 0x0002);        // 1.5 subnormal ulps: tie to even 2
   CHECK_EQ(half_bits(1.0 + std::ldexp(1.0, -11)), 0x3C00);  // tie: even mantissa
   CHECK_EQ(half_bits(1.0 + 3 * std::ldexp(1.0, -11)), 0x3C02);
   CHECK_EQ(half_bits(1.0 + std::ldexp(1.0, -11) + 1e-12), 0x3C01);  // no double rounding via float
-  CHECK_EQ(half_bits(std::ldexp(1023.5, -24)), 0x0400);     // carry from subnormal to normal
+  CHECK_EQ(half_bits(std::ldexp(1023.5, -24)), 0x0400);             // carry from subnormal to normal
   CHECK_EQ(half_bits(0.1), 0x2E66);
 }
 
@@ -247,7 +255,8 @@ TEST(a_pregathered_workspace_gives_the_same_train_and_is_checked_against_the_inp
   const int64_t n = L.numel();
   std::vector<float> x(static_cast<std::size_t>(n));
   for (int64_t i = 0; i < 96; ++i) {
-    for (int64_t j = 0; j < 128; ++j) x[i * 128 + j] = static_cast<float>(std::sin(0.05 * i + 0.03 * j) + 0.2 * std::cos(0.07 * j));
+    for (int64_t j = 0; j < 128; ++j)
+      x[i * 128 + j] = static_cast<float>(std::sin(0.05 * i + 0.03 * j) + 0.2 * std::cos(0.07 * j));
   }
   const ArrayView a{x.data(), DType::F32, n};
   const SvdOptions opt{1e-6, 0};
@@ -259,19 +268,20 @@ TEST(a_pregathered_workspace_gives_the_same_train_and_is_checked_against_the_inp
     widen(x.data() + start, DType::F32, count, w.data() + start);
   }
   CHECK(w == std::vector<double>(x.begin(), x.end()));
-  const CompressResult pre = compress(a, L, opt, {}, w.data());
+  const CompressResult pre = compress(a, L, opt, CompressOptions{{}, w.data()});
   CHECK(pre.tt.ranks == plain.tt.ranks && pre.tt.cores == plain.tt.cores && pre.tt.f32 == plain.tt.f32);
   CHECK_EQ(pre.fingerprint.frobenius_error, plain.fingerprint.frobenius_error);
   CHECK_EQ(pre.fingerprint.max_abs_error, plain.fingerprint.max_abs_error);
 
   std::vector<double> wrong(x.begin(), x.end());
   for (double& v : wrong) v *= 1.5;
-  const CompressResult off = compress(a, L, opt, {}, wrong.data());
+  const CompressResult off = compress(a, L, opt, CompressOptions{{}, wrong.data()});
   CHECK(off.fingerprint.relative_error <= opt.tol);
 
   x[77] = std::numeric_limits<float>::quiet_NaN();
   std::vector<double> bad(x.begin(), x.end());
-  CHECK_THROWS(InvalidArgument, compress(a, L, opt, {}, bad.data()), "NaN) at flat index 77 (index [0, 77])");
+  CHECK_THROWS(InvalidArgument, compress(a, L, opt, CompressOptions{{}, bad.data()}),
+               "NaN) at flat index 77 (index [0, 77])");
 }
 
 // widen()'s square lanes: however the input is cut into pieces (converted in order), every lane adds
@@ -327,16 +337,18 @@ TEST(widen_square_lanes_total_the_same_bits_however_the_input_is_cut) {
     const int64_t count = std::min(step, m - start);
     widen(x.data() + start, DType::F32, count, w.data() + start, lanes, start);
   }
-  const CompressResult pre = compress(a, L, opt, {}, w.data(), sum_square_lanes(lanes));
+  const CompressResult pre = compress(a, L, opt, CompressOptions{{}, w.data(), sum_square_lanes(lanes)});
   CHECK(pre.tt.ranks == plain.tt.ranks && pre.tt.f32 == plain.tt.f32);
   CHECK(pre.fingerprint.relative_error <= opt.tol);
-  CHECK(std::fabs(pre.fingerprint.reference_norm - plain.fingerprint.reference_norm) <= 1e-14 * plain.fingerprint.reference_norm);
+  CHECK(std::fabs(pre.fingerprint.reference_norm - plain.fingerprint.reference_norm) <=
+        1e-14 * plain.fingerprint.reference_norm);
   // a NaN makes the total NaN: compress then converts the input itself and names the element
   x[100] = std::numeric_limits<float>::quiet_NaN();
   double bad_lanes[kSquareLanes] = {};
   widen(x.data(), DType::F32, m, w.data(), bad_lanes, 0);
   CHECK(std::isnan(sum_square_lanes(bad_lanes)));
-  CHECK_THROWS(InvalidArgument, compress(a, L, opt, {}, w.data(), sum_square_lanes(bad_lanes)), "NaN) at flat index 100");
+  CHECK_THROWS(InvalidArgument, compress(a, L, opt, CompressOptions{{}, w.data(), sum_square_lanes(bad_lanes)}),
+               "NaN) at flat index 100");
 }
 
 TEST_MAIN()

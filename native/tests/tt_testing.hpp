@@ -59,8 +59,8 @@ inline std::vector<int64_t> brute_offsets(const std::vector<int64_t>& shape, tts
       const int64_t digit = rest % modes[k].size;
       rest /= modes[k].size;
       const Mode& md = modes[k];
-      idx[md.axis] += md.level == 0 ? digit * (int64_t{1} << bits[md.axis])
-                                    : digit * (int64_t{1} << (bits[md.axis] - md.level));
+      idx[md.axis] +=
+          md.level == 0 ? digit * (int64_t{1} << bits[md.axis]) : digit * (int64_t{1} << (bits[md.axis] - md.level));
     }
     int64_t off = 0;
     for (int j = 0; j < na; ++j) off = off * shape[j] + idx[j];
@@ -135,8 +135,7 @@ inline tts::ArrayView view(const std::vector<double>& x) {
   return tts::ArrayView{x.data(), tts::DType::F64, static_cast<int64_t>(x.size())};
 }
 
-inline TensorTrain random_tt(const std::vector<int64_t>& modes, const std::vector<int64_t>& ranks,
-                             uint64_t seed) {
+inline TensorTrain random_tt(const std::vector<int64_t>& modes, const std::vector<int64_t>& ranks, uint64_t seed) {
   std::mt19937_64 g(seed);
   std::normal_distribution<double> nd;
   TensorTrain t;

@@ -15,7 +15,8 @@ namespace tts::cuda::detail {
 
 [[noreturn]] inline void throw_cuda(cudaError_t e, const char* what) {
   (void)cudaGetLastError();  // clear a sticky-free error so later calls are not blamed for it
-  std::string msg = std::string("CUDA ") + what + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+  std::string msg =
+      std::string("CUDA ") + what + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
   throw Unavailable(msg);
 }
 

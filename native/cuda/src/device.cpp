@@ -73,9 +73,12 @@ CopyBandwidth copy_bandwidth(int device, int64_t bytes) {
     return static_cast<double>(bytes) / t / 1e9;
   };
   CopyBandwidth out;
-  out.h2d_gbps = best([&] { TTS_CUDA(cudaMemcpyAsync(a.get(), host.get(), bytes, cudaMemcpyHostToDevice, stream.get())); });
-  out.d2h_gbps = best([&] { TTS_CUDA(cudaMemcpyAsync(host.get(), a.get(), bytes, cudaMemcpyDeviceToHost, stream.get())); });
-  out.d2d_gbps = best([&] { TTS_CUDA(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, stream.get())); });
+  out.h2d_gbps =
+      best([&] { TTS_CUDA(cudaMemcpyAsync(a.get(), host.get(), bytes, cudaMemcpyHostToDevice, stream.get())); });
+  out.d2h_gbps =
+      best([&] { TTS_CUDA(cudaMemcpyAsync(host.get(), a.get(), bytes, cudaMemcpyDeviceToHost, stream.get())); });
+  out.d2d_gbps =
+      best([&] { TTS_CUDA(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, stream.get())); });
   return out;
 }
 

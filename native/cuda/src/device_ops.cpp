@@ -7,11 +7,11 @@
 
 #include "cuda_raii.hpp"
 #include "kernels.hpp"
-#include "linalg.hpp"
-#include "qtt_svd_run.hpp"
 #include "sweep.hpp"
-#include "tt_checks.hpp"
-#include "tt_interfaces.hpp"
+#include "ttstore/internal/linalg.hpp"
+#include "ttstore/internal/qtt_svd_run.hpp"
+#include "ttstore/internal/tt_checks.hpp"
+#include "ttstore/internal/tt_interfaces.hpp"
 
 namespace tts::cuda {
 namespace detail {
@@ -30,7 +30,7 @@ Fingerprint to_fingerprint(const DeviceSums& s) {
   f.max_abs_error = s.max_abs;
   f.reference_norm = std::sqrt(s.ref_sq);
   f.relative_error = f.reference_norm > 0 ? f.frobenius_error / f.reference_norm
-                     : (f.frobenius_error == 0 ? 0.0 : std::numeric_limits<double>::infinity());
+                                          : (f.frobenius_error == 0 ? 0.0 : std::numeric_limits<double>::infinity());
   return f;
 }
 
@@ -71,7 +71,8 @@ class DeviceOps final : public SweepOps {
   double load(int64_t* first_bad) override {
     if (W_.size() < a_.numel) W_.reset(a_.numel);
     const double sumsq = launch_load(input_, a_.dtype, hi_.get(), lo_.get(), T_.n_hi, T_.n_lo, W_.get(), s_);
-    *first_bad = std::isfinite(sumsq) ? -1 : launch_first_bad(input_, a_.dtype, hi_.get(), lo_.get(), T_.n_hi, T_.n_lo, s_);
+    *first_bad =
+        std::isfinite(sumsq) ? -1 : launch_first_bad(input_, a_.dtype, hi_.get(), lo_.get(), T_.n_hi, T_.n_lo, s_);
     return sumsq;
   }
   double max_abs(int64_t n) override { return launch_max_abs(W_.get(), n, s_); }

@@ -1,4 +1,4 @@
-// Private: device twins of native/core/src/dtype_io.hpp (load as float64, store with the cast of
+// Private: device twins of native/core/internal/ttstore/internal/dtype_io.hpp (load as float64, store with the cast of
 // CONTRACT.md sections 2-3: floats cast, float16 IEEE round-to-nearest-even straight from float64,
 // integers rounded half to even and saturated, bool = value >= 0.5).
 #pragma once
@@ -20,7 +20,8 @@ __device__ inline double dev_half_to_double(uint16_t h) {
   const int sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
   double v;
   if (exp == 0) v = ldexp(static_cast<double>(mant), -24);
-  else if (exp == 31) v = mant ? __longlong_as_double(0x7ff8000000000000LL) : __longlong_as_double(0x7ff0000000000000LL);
+  else if (exp == 31)
+    v = mant ? __longlong_as_double(0x7ff8000000000000LL) : __longlong_as_double(0x7ff0000000000000LL);
   else v = ldexp(static_cast<double>(mant | 0x400), exp - 25);
   return sign ? -v : v;
 }
@@ -49,6 +50,8 @@ __device__ inline uint16_t dev_double_to_half(double d) {
 
 template <class T>
 struct IntRange;  // value bits, as std::numeric_limits<T>::digits
+// One line a type, kept as a table.
+// clang-format off
 template <> struct IntRange<int64_t> { static constexpr int bits = 63; static constexpr bool is_signed = true; };
 template <> struct IntRange<int32_t> { static constexpr int bits = 31; static constexpr bool is_signed = true; };
 template <> struct IntRange<int16_t> { static constexpr int bits = 15; static constexpr bool is_signed = true; };
@@ -57,6 +60,7 @@ template <> struct IntRange<uint64_t> { static constexpr int bits = 64; static c
 template <> struct IntRange<uint32_t> { static constexpr int bits = 32; static constexpr bool is_signed = false; };
 template <> struct IntRange<uint16_t> { static constexpr int bits = 16; static constexpr bool is_signed = false; };
 template <> struct IntRange<uint8_t> { static constexpr int bits = 8; static constexpr bool is_signed = false; };
+// clang-format on
 
 template <class T>
 __device__ inline T dev_round_saturate(double v) {
@@ -77,7 +81,9 @@ __device__ inline T dev_round_saturate(double v) {
 
 template <class S>
 struct DevElem {
-  __device__ static double load(const void* base, int64_t i) { return static_cast<double>(static_cast<const S*>(base)[i]); }
+  __device__ static double load(const void* base, int64_t i) {
+    return static_cast<double>(static_cast<const S*>(base)[i]);
+  }
   __device__ static double store(void* base, int64_t i, double v) {  // returns the stored value as float64
     S s;
     if constexpr (sizeof(S) >= 4 && (S(0.5) != S(0))) {
@@ -91,7 +97,9 @@ struct DevElem {
 };
 template <>
 struct DevElem<HalfBits> {
-  __device__ static double load(const void* base, int64_t i) { return dev_half_to_double(static_cast<const uint16_t*>(base)[i]); }
+  __device__ static double load(const void* base, int64_t i) {
+    return dev_half_to_double(static_cast<const uint16_t*>(base)[i]);
+  }
   __device__ static double store(void* base, int64_t i, double v) {
     const uint16_t h = dev_double_to_half(v);
     if (base) static_cast<uint16_t*>(base)[i] = h;
@@ -100,7 +108,9 @@ struct DevElem<HalfBits> {
 };
 template <>
 struct DevElem<BoolByte> {
-  __device__ static double load(const void* base, int64_t i) { return static_cast<const uint8_t*>(base)[i] ? 1.0 : 0.0; }
+  __device__ static double load(const void* base, int64_t i) {
+    return static_cast<const uint8_t*>(base)[i] ? 1.0 : 0.0;
+  }
   __device__ static double store(void* base, int64_t i, double v) {
     const uint8_t b = v >= 0.5 ? 1 : 0;
     if (base) static_cast<uint8_t*>(base)[i] = b;

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "dtype_io.hpp"
 #include "sweep.hpp"
+#include "ttstore/internal/dtype_io.hpp"
 
 namespace tts::cuda::detail {
 
@@ -34,8 +34,8 @@ void project_ref(const double* C, int64_t m, int64_t K, const double* Ut, int64_
   }
 }
 
-FusedSums reconstruct_ref(const double* L, const double* R, int64_t nL, int64_t nR, int64_t rp,
-                          const int64_t* hi, const int64_t* lo, DType dtype, void* out, const void* ref) {
+FusedSums reconstruct_ref(const double* L, const double* R, int64_t nL, int64_t nR, int64_t rp, const int64_t* hi,
+                          const int64_t* lo, DType dtype, void* out, const void* ref) {
   FusedSums s;
   const std::size_t sz = dtype_size(dtype);
   tts::detail::dispatch(dtype, [&](auto e) {
@@ -72,7 +72,8 @@ double dot_ref(const std::vector<int64_t>& modes, const std::vector<int64_t>& q_
     const int64_t n = modes[k], a0 = q_ranks[k], a1 = q_ranks[k + 1], b0 = c_ranks[k], b1 = c_ranks[k + 1];
     auto C = [&](int64_t b, int64_t i, int64_t bb) {
       const int64_t at = co + (b * n + i) * b1 + bb;
-      return c_f32 ? static_cast<double>(static_cast<const float*>(c_cores)[at]) : static_cast<const double*>(c_cores)[at];
+      return c_f32 ? static_cast<double>(static_cast<const float*>(c_cores)[at])
+                   : static_cast<const double*>(c_cores)[at];
     };
     next.assign(static_cast<std::size_t>(a1 * b1), 0.0);
     T.assign(static_cast<std::size_t>(a0 * b1), 0.0);

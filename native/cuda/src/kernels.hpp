@@ -25,8 +25,8 @@ namespace tts::cuda::detail {
 double launch_load(const void* src, DType dtype, const int64_t* hi, const int64_t* lo, int64_t n_hi, int64_t n_lo,
                    double* W, cudaStream_t stream);
 // Smallest offset hi[h] + lo[j] whose value is not finite, or -1.
-int64_t launch_first_bad(const void* src, DType dtype, const int64_t* hi, const int64_t* lo, int64_t n_hi,
-                         int64_t n_lo, cudaStream_t stream);
+int64_t launch_first_bad(const void* src, DType dtype, const int64_t* hi, const int64_t* lo, int64_t n_hi, int64_t n_lo,
+                         cudaStream_t stream);
 double launch_max_abs(const double* W, int64_t n, cudaStream_t stream);
 void launch_scale(double* W, int64_t n, double f, cudaStream_t stream);
 // G = C C^T (m x m, full, host), C = m x K row-major on the device, float64 (twin: gram_ref).
@@ -43,9 +43,8 @@ void launch_project(const double* C, int64_t m, int64_t K, const double* Ut_host
 struct DeviceSums {
   double err_sq = 0, ref_sq = 0, max_abs = 0;
 };
-DeviceSums launch_reconstruct(const double* L, const double* R, int64_t nL, int64_t nR, int64_t rp,
-                              const int64_t* hi, const int64_t* lo, DType dtype, void* out, const void* ref,
-                              cudaStream_t stream);
+DeviceSums launch_reconstruct(const double* L, const double* R, int64_t nL, int64_t nR, int64_t rp, const int64_t* hi,
+                              const int64_t* lo, DType dtype, void* out, const void* ref, cudaStream_t stream);
 
 // ---- batched TT inner products (kernels_dot.cu) ------------------------------------------------
 // A resident train is one device block: its d + 1 ranks (int32), padded to 8 bytes, then its cores
@@ -60,7 +59,7 @@ struct CandidateDesc {
 // and q_ranks (d + 1, int32); candidates as blocks above; all on the device. max_q / max_c bound the
 // ranks (<= 64). dots is a device array of n doubles.
 void launch_dot_batch(const int32_t* modes, int d, const double* q_cores, const int64_t* q_offsets,
-                      const int32_t* q_ranks, const CandidateDesc* cands, int64_t n, int max_q, int max_c,
-                      double* dots, cudaStream_t stream);
+                      const int32_t* q_ranks, const CandidateDesc* cands, int64_t n, int max_q, int max_c, double* dots,
+                      cudaStream_t stream);
 
 }  // namespace tts::cuda::detail

@@ -23,8 +23,8 @@ __device__ inline void team_sync() {
 // Shared memory per team: 3 * max_q * max_c doubles (M, T, next M).
 template <int TEAM>
 __global__ void dot_batch_kernel(const int32_t* modes, int d, const double* q_cores, const int64_t* q_offsets,
-                                 const int32_t* q_ranks, const CandidateDesc* cands, int64_t n, int max_q,
-                                 int max_c, double* dots) {
+                                 const int32_t* q_ranks, const CandidateDesc* cands, int64_t n, int max_q, int max_c,
+                                 double* dots) {
   extern __shared__ double smem[];
   const int teams = blockDim.x / TEAM;
   const int team = threadIdx.x / TEAM, t = threadIdx.x % TEAM;
@@ -96,23 +96,24 @@ __global__ void dot_batch_kernel(const int32_t* modes, int d, const double* q_co
 }  // namespace
 
 void launch_dot_batch(const int32_t* modes, int d, const double* q_cores, const int64_t* q_offsets,
-                      const int32_t* q_ranks, const CandidateDesc* cands, int64_t n, int max_q, int max_c,
-                      double* dots, cudaStream_t stream) {
+                      const int32_t* q_ranks, const CandidateDesc* cands, int64_t n, int max_q, int max_c, double* dots,
+                      cudaStream_t stream) {
   if (n <= 0) return;
   const std::size_t per_team = sizeof(double) * 3 * static_cast<std::size_t>(max_q) * max_c;
   if (max_q <= 16 && max_c <= 16) {
     constexpr int kTeams = 4;
     const int grid = static_cast<int>(std::min<int64_t>((n + kTeams - 1) / kTeams, 65535));
-    dot_batch_kernel<32><<<grid, 32 * kTeams, per_team * kTeams, stream>>>(modes, d, q_cores, q_offsets, q_ranks, cands, n,
-                                                                           max_q, max_c, dots);
+    dot_batch_kernel<32><<<grid, 32 * kTeams, per_team * kTeams, stream>>>(modes, d, q_cores, q_offsets, q_ranks, cands,
+                                                                           n, max_q, max_c, dots);
   } else {
     const std::size_t bytes = per_team;
     if (bytes > 48 * 1024) {
-      TTS_CUDA(cudaFuncSetAttribute(dot_batch_kernel<128>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+      TTS_CUDA(cudaFuncSetAttribute(dot_batch_kernel<128>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(bytes)));
     }
     const int grid = static_cast<int>(std::min<int64_t>(n, 65535));
-    dot_batch_kernel<128><<<grid, 128, bytes, stream>>>(modes, d, q_cores, q_offsets, q_ranks, cands, n, max_q, max_c,
-                                                        dots);
+    dot_batch_kernel<128>
+        <<<grid, 128, bytes, stream>>>(modes, d, q_cores, q_offsets, q_ranks, cands, n, max_q, max_c, dots);
   }
   TTS_CUDA(cudaGetLastError());
 }

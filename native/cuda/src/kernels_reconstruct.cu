@@ -51,15 +51,15 @@ __global__ void reconstruct_kernel(const double* L, const double* R, int64_t nL,
         if (k < rp) y += __ldg(Li + k) * Rc[k];
       }
     } else {
-    for (int64_t k0 = 0; k0 < rp; k0 += kLChunk) {
-      const int64_t kn = rp - k0 < kLChunk ? rp - k0 : kLChunk;
-      __syncthreads();
-      for (int64_t k = threadIdx.x; k < kn; k += kThreads) Lrow[k] = L[i * rp + k0 + k];
-      __syncthreads();
-      if (in) {
-        for (int64_t k = 0; k < kn; ++k) y += Lrow[k] * R[(k0 + k) * nR + j];
+      for (int64_t k0 = 0; k0 < rp; k0 += kLChunk) {
+        const int64_t kn = rp - k0 < kLChunk ? rp - k0 : kLChunk;
+        __syncthreads();
+        for (int64_t k = threadIdx.x; k < kn; k += kThreads) Lrow[k] = L[i * rp + k0 + k];
+        __syncthreads();
+        if (in) {
+          for (int64_t k = 0; k < kn; ++k) y += Lrow[k] * R[(k0 + k) * nR + j];
+        }
       }
-    }
     }
     if (in) {
       const int64_t off = hi[i] + lj;
@@ -98,9 +98,8 @@ __global__ void reconstruct_kernel(const double* L, const double* R, int64_t nL,
 
 }  // namespace
 
-DeviceSums launch_reconstruct(const double* L, const double* R, int64_t nL, int64_t nR, int64_t rp,
-                              const int64_t* hi, const int64_t* lo, DType dtype, void* out, const void* ref,
-                              cudaStream_t stream) {
+DeviceSums launch_reconstruct(const double* L, const double* R, int64_t nL, int64_t nR, int64_t rp, const int64_t* hi,
+                              const int64_t* lo, DType dtype, void* out, const void* ref, cudaStream_t stream) {
   const int64_t gx = (nR + kThreads - 1) / kThreads;
   if (gx > 0x7fffffffLL) throw InvalidArgument("reconstruction too large for one launch");
   // Rows per launch: enough blocks to fill the device, at most 65535 (grid y limit).
@@ -110,9 +109,11 @@ DeviceSums launch_reconstruct(const double* L, const double* R, int64_t nL, int6
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy));
   dev_dispatch(dtype, [&](auto e) {
     if (rp <= 16) {
-      reconstruct_kernel<decltype(e), 16><<<grid, kThreads, 0, stream>>>(L, R, nL, nR, rp, hi, lo, out, ref, partial.get());
+      reconstruct_kernel<decltype(e), 16>
+          <<<grid, kThreads, 0, stream>>>(L, R, nL, nR, rp, hi, lo, out, ref, partial.get());
     } else {
-      reconstruct_kernel<decltype(e), 0><<<grid, kThreads, 0, stream>>>(L, R, nL, nR, rp, hi, lo, out, ref, partial.get());
+      reconstruct_kernel<decltype(e), 0>
+          <<<grid, kThreads, 0, stream>>>(L, R, nL, nR, rp, hi, lo, out, ref, partial.get());
     }
   });
   TTS_CUDA(cudaGetLastError());

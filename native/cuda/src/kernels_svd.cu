@@ -88,7 +88,8 @@ __global__ void first_bad_kernel(const void* src, const int64_t* hi, const int64
 __global__ void max_abs_kernel(const double* W, int64_t n, double* partial) {
   __shared__ double sh[kThreads / 32];
   double m = 0;
-  for (int64_t i = blockIdx.x * int64_t{kThreads} + threadIdx.x; i < n; i += int64_t{gridDim.x} * kThreads) m = fmax(m, fabs(W[i]));
+  for (int64_t i = blockIdx.x * int64_t{kThreads} + threadIdx.x; i < n; i += int64_t{gridDim.x} * kThreads)
+    m = fmax(m, fabs(W[i]));
   m = block_max(m, sh);
   if (threadIdx.x == 0) partial[blockIdx.x] = m;
 }
@@ -286,8 +287,8 @@ double launch_load(const void* src, DType dtype, const int64_t* hi, const int64_
   return host_sum(partial, grid, stream);
 }
 
-int64_t launch_first_bad(const void* src, DType dtype, const int64_t* hi, const int64_t* lo, int64_t n_hi,
-                         int64_t n_lo, cudaStream_t stream) {
+int64_t launch_first_bad(const void* src, DType dtype, const int64_t* hi, const int64_t* lo, int64_t n_hi, int64_t n_lo,
+                         cudaStream_t stream) {
   const int grid = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(n_hi, 4096)));
   DeviceBuffer<unsigned long long> bad(1);
   const unsigned long long none = ~0ull;
@@ -339,11 +340,13 @@ void launch_gram(const double* C, int64_t m, int64_t K, double* G_host, cudaStre
   const int tiles = static_cast<int>((m + kG - 1) / kG);
   // Enough K-splits to fill the device with the upper tiles, each split at least 4096 columns.
   const int64_t upper = int64_t{tiles} * (tiles + 1) / 2;
-  const int64_t splits = std::max<int64_t>(1, std::min<int64_t>({(K + 4095) / 4096, std::max<int64_t>(1, 2048 / upper), 65535}));
+  const int64_t splits =
+      std::max<int64_t>(1, std::min<int64_t>({(K + 4095) / 4096, std::max<int64_t>(1, 2048 / upper), 65535}));
   const int64_t per = (K + splits - 1) / splits;
   DeviceBuffer<double> G(m * m);
   TTS_CUDA(cudaMemsetAsync(G.get(), 0, sizeof(double) * m * m, stream));
-  gram_tiled_kernel<<<dim3(tiles, tiles, static_cast<unsigned>(splits)), 256, 0, stream>>>(C, static_cast<int>(m), K, per, G.get());
+  gram_tiled_kernel<<<dim3(tiles, tiles, static_cast<unsigned>(splits)), 256, 0, stream>>>(C, static_cast<int>(m), K,
+                                                                                           per, G.get());
   TTS_CUDA(cudaGetLastError());
   TTS_CUDA(cudaMemcpyAsync(G_host, G.get(), sizeof(double) * m * m, cudaMemcpyDeviceToHost, stream));
   TTS_CUDA(cudaStreamSynchronize(stream));
@@ -380,11 +383,13 @@ void launch_project(const double* C, int64_t m, int64_t K, const double* Ut_host
   if (energy_host) TTS_CUDA(cudaMemsetAsync(energy.get(), 0, sizeof(double) * r, stream));
   const int64_t col_tiles = (K + kG - 1) / kG;
   const int64_t row_tiles = (r + kG - 1) / kG;
-  if (col_tiles > 0x7fffffffLL || row_tiles > 65535) throw InvalidArgument("unfolding too large for the projection kernel");
+  if (col_tiles > 0x7fffffffLL || row_tiles > 65535)
+    throw InvalidArgument("unfolding too large for the projection kernel");
   project_tiled_kernel<<<dim3(static_cast<unsigned>(col_tiles), static_cast<unsigned>(row_tiles)), 256, 0, stream>>>(
       C, static_cast<int>(m), K, Ut.get(), static_cast<int>(r), out, energy_host ? energy.get() : nullptr);
   TTS_CUDA(cudaGetLastError());
-  if (energy_host) TTS_CUDA(cudaMemcpyAsync(energy_host, energy.get(), sizeof(double) * r, cudaMemcpyDeviceToHost, stream));
+  if (energy_host)
+    TTS_CUDA(cudaMemcpyAsync(energy_host, energy.get(), sizeof(double) * r, cudaMemcpyDeviceToHost, stream));
   TTS_CUDA(cudaStreamSynchronize(stream));
 }
 

@@ -6,9 +6,9 @@
 // memory goes when the batch lets go of it.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <list>
-#include <cstring>
 #include <mutex>
 #include <unordered_map>
 
@@ -108,7 +108,8 @@ Placement Residency::place(int device, int64_t id, const Operand& train) {
     const int32_t rk = static_cast<int32_t>(train.ranks()[k]);
     std::memcpy(staged.data() + 4 * k, &rk, 4);
   }
-  const void* src = train.f32() ? static_cast<const void*>(train.f32_data()) : static_cast<const void*>(train.f64_data());
+  const void* src =
+      train.f32() ? static_cast<const void*>(train.f32_data()) : static_cast<const void*>(train.f64_data());
   std::memcpy(staged.data() + head, src, static_cast<std::size_t>(bytes));
   TTS_CUDA(cudaMemcpy(r->block.get(), staged.data(), staged.size(), cudaMemcpyHostToDevice));
   r->modes = train.modes();

@@ -15,11 +15,11 @@
 #include <cmath>
 #include <limits>
 
-#include "dtype_io.hpp"
-#include "linalg.hpp"
-#include "qtt_svd_run.hpp"
-#include "rank_select.hpp"
-#include "unfolding.hpp"
+#include "ttstore/internal/dtype_io.hpp"
+#include "ttstore/internal/linalg.hpp"
+#include "ttstore/internal/qtt_svd_run.hpp"
+#include "ttstore/internal/rank_select.hpp"
+#include "ttstore/internal/unfolding.hpp"
 
 namespace tts::cuda::detail {
 namespace {
@@ -55,7 +55,8 @@ std::string non_finite_message(const ArrayView& a, const QttLayout& layout, int6
   std::string kind = "NaN or Inf";
   if (a.data) {
     const double v = tts::detail::dispatch(a.dtype, [&](auto e) {
-      return decltype(e)::load(static_cast<const unsigned char*>(a.data) + static_cast<std::size_t>(bad) * dtype_size(a.dtype));
+      return decltype(e)::load(static_cast<const unsigned char*>(a.data) +
+                               static_cast<std::size_t>(bad) * dtype_size(a.dtype));
     });
     kind = std::isnan(v) ? "NaN" : (v > 0 ? "Inf" : "-Inf");
   }
@@ -89,24 +90,14 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
     ops.gram(1, N, &sumsq);
   }
   out.norm = std::sqrt(sumsq) / scale;
-  const double norm_s = std::sqrt(sumsq);
-  const double delta = opt.tol > 0 ? opt.tol * norm_s / std::sqrt(std::max(1, d - 1)) : 16 * DBL_EPSILON * norm_s;
-  const double delta_sq = delta * delta;
+  const double delta_sq = tts::detail::step_threshold_sq(opt, d, sumsq);
 
   int64_t r = 1, P = N, core_elems = 0;
   double disc_sq = 0;
   bool untruncated = true;
   // Whether the cores so far plus the next (full rank, as every step so far kept) outweigh the input.
   auto hopeless = [&](int next) {
-    if (abort_core_bytes <= 0) return false;
-    int64_t bound = core_elems;
-    if (untruncated && next < d) {
-      const int64_t m2 = r * layout.modes[next], K2 = P / layout.modes[next];
-      int64_t r2 = std::min(m2, K2);
-      if (opt.max_rank > 0) r2 = std::min(r2, opt.max_rank);
-      bound += next + 1 < d ? m2 * r2 : m2;
-    }
-    return bound * 4 >= abort_core_bytes;
+    return tts::detail::cores_would_outweigh(layout, opt, core_elems, untruncated, next, r, P, abort_core_bytes);
   };
   auto take = [&](std::vector<double> core, int64_t r_new, const tts::detail::RankChoice& c, int64_t m, int64_t K) {
     disc_sq += c.discarded_sq;
@@ -128,8 +119,9 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
       std::vector<double> G(static_cast<std::size_t>(m * m));
       ops.gram(m, K, G.data());
       const double noise = static_cast<double>(m) * DBL_EPSILON * sumsq;
-      const Route route = delta_sq >= 1e3 * noise ? Route::Gram
-                          : delta_sq >= kMeasuredGram * noise ? Route::MeasuredGram : Route::Tsqr;
+      const Route route = delta_sq >= 1e3 * noise             ? Route::Gram
+                          : delta_sq >= kMeasuredGram * noise ? Route::MeasuredGram
+                                                              : Route::Tsqr;
       // The TSQR route's tolerances need small singular values to about eps ||C||, which no
       // eigensolver of the m x m Gram gives (a second Gram of the rotated rows was tried: dsyevd's
       // absolute errors of eps ||G|| undo it; test_cuda_sweep showed ranks blowing up at 1e-9).
@@ -187,7 +179,8 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
     std::function<bool(int64_t)> would_outweigh;
     if (abort_core_bytes > 0 && untruncated) {
       would_outweigh = [&, k, m, K](int64_t r_here) {
-        return tts::detail::cores_would_outweigh(layout, opt, k, m, K, core_elems, r_here, abort_core_bytes);
+        return tts::detail::cores_would_outweigh(layout, opt, core_elems + m * r_here, r_here == std::min(m, K), k + 1,
+                                                 r_here, K, abort_core_bytes);
       };
     }
     tts::detail::StepResult s = tts::detail::factor_unfolding(H.data(), m, K, delta_sq, sumsq, opt.max_rank,
@@ -221,7 +214,7 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
 CompressResult compress_with(SweepOps& ops, const ArrayView& a, const QttLayout& layout, const SvdOptions& opt) {
   tts::detail::check_svd_options(opt);
   const int64_t original_bytes = a.numel * static_cast<int64_t>(dtype_size(a.dtype));
-  // The policy of native/core/src/compress.cpp (float32 cores when they meet tol, measured; retries
+  // The policy of native/core/src/tt/compress.cpp (float32 cores when they meet tol, measured; retries
   // at tol/10), over this sweep and the ops' fingerprints.
   return tts::detail::choose_cores(
       opt, original_bytes,

@@ -20,7 +20,7 @@ class SweepOps {
   // W[t] = input[offset(t)] as float64 in mode order; returns the sum of squares. When a value is
   // not finite, *first_bad is the smallest C-order flat index of one (else -1).
   virtual double load(int64_t* first_bad) = 0;
-  virtual double max_abs(int64_t n) = 0;     // max |W[0, n)|
+  virtual double max_abs(int64_t n) = 0;        // max |W[0, n)|
   virtual void scale(int64_t n, double f) = 0;  // W[0, n) *= f
   // G = C C^T, full symmetric m x m row-major on the host.
   virtual void gram(int64_t m, int64_t K, double* G) = 0;
@@ -54,23 +54,21 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
 
 // compress() of the CPU core (float32 cores when they still meet tol, measured fingerprints,
 // tighter retries after a cast) over the ops. `a` gives the dtype and numel.
-CompressResult compress_with(SweepOps& ops, const ArrayView& a, const QttLayout& layout,
-                             const SvdOptions& opt);
+CompressResult compress_with(SweepOps& ops, const ArrayView& a, const QttLayout& layout, const SvdOptions& opt);
 
 // The CPU twins: W in host memory, each step a plain loop.
 std::unique_ptr<SweepOps> host_ops(const ArrayView& a, const QttLayout& layout);
 
 // ---- CPU twins of the kernels, shared by HostOps and the parity tests ---------------------------
 void gram_ref(const double* C, int64_t m, int64_t K, double* G);
-void project_ref(const double* C, int64_t m, int64_t K, const double* Ut, int64_t r, double* out,
-                 double* energy);
+void project_ref(const double* C, int64_t m, int64_t K, const double* Ut, int64_t r, double* out, double* energy);
 // Fused reconstruction: y[i, j] = L[i, :] R[:, j] cast to dtype, written at out[hi[i] + lo[j]],
 // compared with ref at the same offset: sums of squares (error, reference) and max |error|.
 struct FusedSums {
   double err_sq = 0, ref_sq = 0, max_abs = 0;
 };
-FusedSums reconstruct_ref(const double* L, const double* R, int64_t nL, int64_t nR, int64_t rp,
-                          const int64_t* hi, const int64_t* lo, DType dtype, void* out, const void* ref);
+FusedSums reconstruct_ref(const double* L, const double* R, int64_t nL, int64_t nR, int64_t rp, const int64_t* hi,
+                          const int64_t* lo, DType dtype, void* out, const void* ref);
 // <q, c> by M_k = sum_i Q_k[:, i, :]^T M_{k-1} C_k[:, i, :] (float64; c's cores f32 or f64).
 double dot_ref(const std::vector<int64_t>& modes, const std::vector<int64_t>& q_ranks, const double* q_cores,
                const std::vector<int64_t>& c_ranks, const void* c_cores, bool c_f32);

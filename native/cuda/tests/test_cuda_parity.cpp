@@ -8,11 +8,11 @@
 
 #include "check.hpp"
 #include "cuda_raii.hpp"
-#include "dtype_io.hpp"
 #include "kernels.hpp"
 #include "sweep.hpp"
 #include "tt_testing.hpp"
 #include "ttstore/cuda.hpp"
+#include "ttstore/internal/dtype_io.hpp"
 
 namespace {
 
@@ -55,7 +55,13 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 TEST(gram_kernel_matches_twin) {
   cd::Stream s;
-  for (auto [m, K] : {std::pair<int64_t, int64_t>{1, 100000}, {2, 1 << 20}, {7, 33333}, {22, 4097}, {23, 5000}, {100, 20000}, {300, 3000}}) {
+  for (auto [m, K] : {std::pair<int64_t, int64_t>{1, 100000},
+                      {2, 1 << 20},
+                      {7, 33333},
+                      {22, 4097},
+                      {23, 5000},
+                      {100, 20000},
+                      {300, 3000}}) {
     const std::vector<double> C = noisy(m * K, static_cast<uint64_t>(m * 7 + K));
     auto dC = up(C);
     std::vector<double> G(m * m), R(m * m);
@@ -70,13 +76,18 @@ TEST(gram_kernel_matches_twin) {
       }
     }
     CHECK_MSG(worst <= 1e-12, "m " + std::to_string(m) + " K " + std::to_string(K) + ": " + check::num(worst));
-    std::printf("    gram m %4lld K %8lld: %.3f ms, %.1f GB/s\n", (long long)m, (long long)K, t * 1e3, m * K * 8 / t / 1e9);
+    std::printf("    gram m %4lld K %8lld: %.3f ms, %.1f GB/s\n", (long long)m, (long long)K, t * 1e3,
+                m * K * 8 / t / 1e9);
   }
 }
 
 TEST(project_kernel_matches_twin) {
   cd::Stream s;
-  for (auto [m, r, K] : {std::tuple<int64_t, int64_t, int64_t>{2, 2, 1 << 20}, {8, 5, 77777}, {22, 22, 5000}, {40, 12, 9999}, {256, 256, 2048}}) {
+  for (auto [m, r, K] : {std::tuple<int64_t, int64_t, int64_t>{2, 2, 1 << 20},
+                         {8, 5, 77777},
+                         {22, 22, 5000},
+                         {40, 12, 9999},
+                         {256, 256, 2048}}) {
     const std::vector<double> C = noisy(m * K, static_cast<uint64_t>(m + K)), Ut = noisy(r * m, 3);
     auto dC = up(C);
     cd::DeviceBuffer<double> dOut(r * K);
@@ -118,7 +129,8 @@ TEST(reconstruct_kernel_matches_twin_every_dtype) {
     cd::DeviceBuffer<unsigned char> dout(nL * nR * sz);
     const cd::DeviceSums got = cd::launch_reconstruct(dL.get(), dR.get(), nL, nR, rp, dhi.get(), dlo.get(), dt,
                                                       dout.get(), dref.get(), s.get());
-    const cd::FusedSums exp = cd::reconstruct_ref(L.data(), R.data(), nL, nR, rp, hi.data(), lo.data(), dt, want.data(), ref.data());
+    const cd::FusedSums exp =
+        cd::reconstruct_ref(L.data(), R.data(), nL, nR, rp, hi.data(), lo.data(), dt, want.data(), ref.data());
     const std::vector<unsigned char> out = down(dout, nL * nR * sz);
     int64_t differ = 0;
     tts::detail::dispatch(dt, [&](auto e) {
@@ -137,7 +149,8 @@ TEST(reconstruct_kernel_matches_twin_every_dtype) {
 }
 
 TEST(dot_batch_kernel_matches_twin) {
-  for (auto [rq, rc, n] : {std::tuple<int64_t, int64_t, int64_t>{4, 8, 1000}, {16, 16, 300}, {8, 40, 100}, {64, 64, 20}}) {
+  for (auto [rq, rc, n] :
+       {std::tuple<int64_t, int64_t, int64_t>{4, 8, 1000}, {16, 16, 300}, {8, 40, 100}, {64, 64, 20}}) {
     const std::vector<int64_t> modes(12, 2);
     std::vector<int64_t> qr(13, rq), cr(13, rc);
     for (int k = 0; k < 13; ++k) {
@@ -248,7 +261,8 @@ int main(int argc, char** argv) {
     return 77;
   }
   for (const auto& d : tts::cuda::devices()) {
-    std::printf("device %d: %s, %.1f GiB, sm_%d%d\n", d.index, d.name.c_str(), d.total_bytes / 1073741824.0, d.major, d.minor);
+    std::printf("device %d: %s, %.1f GiB, sm_%d%d\n", d.index, d.name.c_str(), d.total_bytes / 1073741824.0, d.major,
+                d.minor);
   }
   return check::run_all(argc, argv);
 }

@@ -5,11 +5,11 @@
 #include <random>
 
 #include "check.hpp"
-#include "dtype_io.hpp"
 #include "lru_budget.hpp"
 #include "sweep.hpp"
 #include "tt_testing.hpp"
 #include "ttstore/cuda.hpp"
+#include "ttstore/internal/dtype_io.hpp"
 
 namespace {
 
@@ -48,8 +48,9 @@ void compare_backends(const std::vector<double>& x, const std::vector<int64_t>& 
   const TensorTrain twin = cd::sweep(*ops, a, L, opt, 0, out);
   CHECK_EQ(twin.ranks.size(), cpu.ranks.size());
   for (std::size_t k = 0; k < cpu.ranks.size() && k < twin.ranks.size(); ++k) {
-    CHECK_MSG(std::llabs(cpu.ranks[k] - twin.ranks[k]) <= 1,
-              "bond " + std::to_string(k) + ": cpu " + std::to_string(cpu.ranks[k]) + " twin " + std::to_string(twin.ranks[k]));
+    CHECK_MSG(std::llabs(cpu.ranks[k] - twin.ranks[k]) <= 1, "bond " + std::to_string(k) + ": cpu " +
+                                                                 std::to_string(cpu.ranks[k]) + " twin " +
+                                                                 std::to_string(twin.ranks[k]));
   }
   const double e_cpu = fingerprint(cpu, L, a).relative_error;
   const double e_twin = fingerprint(twin, L, a).relative_error;
@@ -67,7 +68,8 @@ void compare_backends(const std::vector<double>& x, const std::vector<int64_t>& 
 }
 
 TEST(sweep_on_twins_matches_cpu_backend_smooth) {
-  for (double tol : {1e-2, 1e-4, 1e-6, 1e-9}) compare_backends(smooth({1 << 16}, 40.0), {1 << 16}, LayoutKind::RowMajor, tol);
+  for (double tol : {1e-2, 1e-4, 1e-6, 1e-9})
+    compare_backends(smooth({1 << 16}, 40.0), {1 << 16}, LayoutKind::RowMajor, tol);
   compare_backends(smooth({256, 256}, 25.0), {256, 256}, LayoutKind::Interleaved, 1e-6);
   compare_backends(smooth({96, 40}, 9.0), {96, 40}, LayoutKind::RowMajor, 1e-5);
 }
@@ -150,8 +152,8 @@ TEST(twins_agree_with_cpu_core) {
     std::vector<double> R = ttt::dense_mode_order(t);
     const OffsetTables T = offsets_split_at(L, 0);
     const double one = 1.0;
-    const cd::FusedSums sums = cd::reconstruct_ref(&one, R.data(), T.n_hi, T.n_lo, 1, T.hi.data(), T.lo.data(), dt,
-                                                   got.data(), ref.data());
+    const cd::FusedSums sums =
+        cd::reconstruct_ref(&one, R.data(), T.n_hi, T.n_lo, 1, T.hi.data(), T.lo.data(), dt, got.data(), ref.data());
     int64_t differ = 0;  // float64 sums in another order: a value may cross a rounding boundary
     tts::detail::dispatch(dt, [&](auto el) {
       for (int64_t i = 0; i < N; ++i) {
@@ -185,7 +187,7 @@ TEST(lru_budget_evicts_least_recently_used_first) {
   lru.insert(2, 40);
   CHECK(lru.make_room(10).empty());
   lru.insert(3, 10);
-  lru.touch(1);  // order now 2, 3, 1
+  lru.touch(1);                       // order now 2, 3, 1
   const auto ev = lru.make_room(40);  // used 90, needs 40: evict 2 (40) -> 50 + 40 <= 100
   CHECK_EQ(ev.size(), std::size_t{1});
   CHECK_EQ(ev.empty() ? -1 : ev[0], int64_t{2});
@@ -210,7 +212,8 @@ TEST(no_device_is_reported_not_thrown) {
     const QttLayout L = make_layout({1 << 10}, LayoutKind::RowMajor);
     CHECK_THROWS(tts::cuda::Unavailable, tts::cuda::qtt_svd(ttt::view(x), L, SvdOptions{}, 0), "no usable CUDA device");
     const TensorTrain t = ttt::random_tt(std::vector<int64_t>(10, 2), std::vector<int64_t>(11, 1), 1);
-    CHECK_THROWS(tts::cuda::Unavailable, tts::cuda::Residency::instance().place(0, 1, Operand::train(t)), "no usable CUDA device");
+    CHECK_THROWS(tts::cuda::Unavailable, tts::cuda::Residency::instance().place(0, 1, Operand::train(t)),
+                 "no usable CUDA device");
     CHECK(!tts::cuda::Residency::instance().resident(0, 1));
   }
 }

@@ -20,13 +20,13 @@ LayoutKind default_layout(const std::vector<int64_t>& shape);
 // significant) of every axis with a >= l, in axis order.
 struct QttLayout {
   LayoutKind kind = LayoutKind::RowMajor;
-  std::vector<int64_t> shape;    // array shape (0..8 axes); every size >= 1
-  std::vector<int64_t> modes;    // n_1 .. n_d (d may be 0 for a single element)
+  std::vector<int64_t> shape;  // array shape (0..8 axes); every size >= 1
+  std::vector<int64_t> modes;  // n_1 .. n_d (d may be 0 for a single element)
   // weights[k]: how far one unit of mode k's digit moves in the C-order flattening of the array.
   // The array offset of mode multi-index (i_1..i_d) is sum_k i_k * weights[k]; for row_major the
   // weights are the row-major strides of `modes`.
   std::vector<int64_t> weights;
-  int64_t numel() const;         // product of shape
+  int64_t numel() const;  // product of shape
 };
 
 // Throws InvalidArgument for more than 8 axes or a size < 1.
@@ -43,10 +43,10 @@ QttLayout row_major_layout(const std::vector<int64_t>& shape, const std::vector<
 // Array offset of every mode-order linear index in [0, numel): out[t] = offset.
 // Split into two tables so callers never need an N-sized table (see offsets_split).
 struct OffsetTables {
-  int64_t n_hi = 1, n_lo = 1;   // n_hi * n_lo == numel
-  int split = 0;                // modes [0, split) are "hi", [split, d) are "lo"
-  std::vector<int64_t> hi;      // size n_hi
-  std::vector<int64_t> lo;      // size n_lo
+  int64_t n_hi = 1, n_lo = 1;  // n_hi * n_lo == numel
+  int split = 0;               // modes [0, split) are "hi", [split, d) are "lo"
+  std::vector<int64_t> hi;     // size n_hi
+  std::vector<int64_t> lo;     // size n_lo
   // offset of mode-order linear index t = hi[t / n_lo] + lo[t % n_lo]
 };
 // Chooses the split so that n_hi, n_lo are both about sqrt(numel) (or at the given split).

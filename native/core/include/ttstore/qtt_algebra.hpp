@@ -31,9 +31,9 @@ struct Mpo {
 struct Grid {
   int dims = 1;
   int n_bits = 1;
-  int d() const { return dims * n_bits; }        // number of cores
+  int d() const { return dims * n_bits; }  // number of cores
   int64_t side() const { return int64_t{1} << n_bits; }
-  std::vector<int64_t> shape() const;             // [side] * dims
+  std::vector<int64_t> shape() const;  // [side] * dims
 };
 
 enum class Boundary { Periodic, Dirichlet };  // Dirichlet: zero outside [0, side)
@@ -83,10 +83,10 @@ double total(const Mps& x);
 // how adding 1 to a binary number propagates from the least significant bit up).
 // `stride` (1 or 2) is the shift distance: with 2 the carry enters one bit up and the lowest bit of
 // the axis passes unchanged (the wide stencils of a central difference applied twice).
-Mpo stencil(const Grid& g, Boundary b, double c0, const std::vector<double>& plus,
-            const std::vector<double>& minus, int stride = 1);
-Mpo identity(const Grid& g);                                   // rank 1
-Mpo shift(const Grid& g, Boundary b, int axis, int by);        // by = +1 or -1; rank 2
+Mpo stencil(const Grid& g, Boundary b, double c0, const std::vector<double>& plus, const std::vector<double>& minus,
+            int stride = 1);
+Mpo identity(const Grid& g);                             // rank 1
+Mpo shift(const Grid& g, Boundary b, int axis, int by);  // by = +1 or -1; rank 2
 // Central first derivative along `axis`: (x_{i+1} - x_{i-1}) / (2h); rank 3.
 Mpo derivative(const Grid& g, Boundary b, int axis, double h);
 // The standard (2 dims + 1)-point Laplacian with spacing h; rank 2 dims + 1.
@@ -116,15 +116,15 @@ Mps periodic_green(const Grid& g, double h, int stride, double tol);
 // ---- linear solver ------------------------------------------------------------------------------
 
 struct SolveOptions {
-  double tol = 1e-8;       // stop when the largest local relative residual of a sweep is below tol
-  int64_t max_rank = 0;    // cap on the solution's ranks (0: none)
-  int max_sweeps = 20;     // a sweep is one pass left to right and back; a sweep that does not
-                           // cut the residual by 30% ends the solve (stagnation, e.g. at the rank cap),
-                           // and so does one whose truncations to max_rank leave 70% of it
+  double tol = 1e-8;     // stop when the largest local relative residual of a sweep is below tol
+  int64_t max_rank = 0;  // cap on the solution's ranks (0: none)
+  int max_sweeps = 20;   // a sweep is one pass left to right and back; a sweep that does not
+                         // cut the residual by 30% ends the solve (stagnation, e.g. at the rank cap),
+                         // and so does one whose truncations to max_rank leave 70% of it
 };
 struct SolveReport {
   int sweeps = 0;
-  double residual = 0;     // largest local relative residual seen in the last sweep (before its solves)
+  double residual = 0;  // largest local relative residual seen in the last sweep (before its solves)
   bool converged = false;
 };
 // Solves A x = b for symmetric positive definite A by two-site alternating least squares (MALS /

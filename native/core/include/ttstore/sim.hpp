@@ -36,12 +36,12 @@ struct ParamSpec {
   enum class Type { Integer, Number, Choice, List };
   std::string name;
   Type type = Type::Number;
-  double min = 0, max = 0;          // Integer, Number: lo <= v <= hi, or lo < v / v < hi when open
+  double min = 0, max = 0;  // Integer, Number: lo <= v <= hi, or lo < v / v < hi when open
   bool min_open = false, max_open = false;
   bool required = false;
-  std::optional<double> fallback;   // Integer, Number: the value when absent (none: required, or a
-                                    // default that depends on other params, said in `doc`)
-  std::vector<std::string> choices; // Choice: the first is the default
+  std::optional<double> fallback;    // Integer, Number: the value when absent (none: required, or a
+                                     // default that depends on other params, said in `doc`)
+  std::vector<std::string> choices;  // Choice: the first is the default
   std::string doc;
 };
 
@@ -65,13 +65,13 @@ struct Output {
 };
 
 // Callbacks a run makes from the thread that called run(), never from inside an OpenMP region
-// (so a caller may block the run inside one, e.g. to pause it). Any may be empty. progress(done, total): done <= total, total may be re-estimated as the run
-// goes (an iterative solve does not know its iteration count in advance); the last call has
-// done == total. snapshot(step, t, fields): every params.snapshot_every steps; the fields are only
-// valid during the call. cancelled(): polled between steps and inside them and the set-up (between
-// the pieces of a pass over a large grid, the cores of a rounding or a product, the pair solves of an
-// implicit step, the nodes of a Green kernel), at most a fraction of a second of work apart at any
-// accepted params; true makes run() throw Cancelled, and a caller may block in it to pause the run.
+// (so a caller may block the run inside one, e.g. to pause it). Any may be empty. progress(done, total): done <= total,
+// total may be re-estimated as the run goes (an iterative solve does not know its iteration count in advance); the last
+// call has done == total. snapshot(step, t, fields): every params.snapshot_every steps; the fields are only valid
+// during the call. cancelled(): polled between steps and inside them and the set-up (between the pieces of a pass over
+// a large grid, the cores of a rounding or a product, the pair solves of an implicit step, the nodes of a Green
+// kernel), at most a fraction of a second of work apart at any accepted params; true makes run() throw Cancelled, and a
+// caller may block in it to pause the run.
 struct Hooks {
   std::function<void(int64_t done, int64_t total)> progress;
   std::function<void(int64_t step, double t, const std::vector<Field>&)> snapshot;

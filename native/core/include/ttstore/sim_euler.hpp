@@ -73,8 +73,8 @@ class Stepper {
   void step(double dt, const std::function<void()>& poll = {});
 
   double t() const;
-  State state() const;                     // unpadded copy
-  std::vector<Field> fields() const;       // rho, u, v, p, each [nx, ny]
+  State state() const;                // unpadded copy
+  std::vector<Field> fields() const;  // rho, u, v, p, each [nx, ny]
   // Σ over cells of each conserved variable times the cell area (ρ: mass).
   double total(int component) const;
 
@@ -86,10 +86,10 @@ class Stepper {
 struct Config {
   int n_bits = 9;
   Problem problem = Problem::IsentropicVortex;
-  double t_end = 0;        // > 0: run to this time (the last step shortened to land on it)
-  int64_t steps = 0;       // > 0: run exactly this many CFL-limited steps instead
+  double t_end = 0;   // > 0: run to this time (the last step shortened to land on it)
+  int64_t steps = 0;  // > 0: run exactly this many CFL-limited steps instead
   double cfl = 0.4;
-  uint64_t seed = 0;       // kelvin_helmholtz only
+  uint64_t seed = 0;  // kelvin_helmholtz only
   int64_t snapshot_every = 0;
   Reconstruction reconstruction = Reconstruction::Characteristic;
 };

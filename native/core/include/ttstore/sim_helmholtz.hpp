@@ -25,12 +25,12 @@ struct Config {
   qtt::Boundary boundary = qtt::Boundary::Periodic;
   Initial initial = Initial::Modes;
   std::vector<std::array<double, 4>> modes{{1, 1, 1, 1.0}};  // [kx, ky, kz, amplitude]
-  Source source = Source::None;  // gaussian: the initial gaussian, constant in time
+  Source source = Source::None;                              // gaussian: the initial gaussian, constant in time
   // Cap on u's ranks. Where u needs more, the solve stops at the residual the cap allows (stats
   // residual says which): a 3-D gaussian has rank r^3 across the interleaved bonds, and at 512^3
   // (nu dt = 5e-4, tol 1e-5) it stops near 1.4e-3 at 64, 1e-4 at 96, 2e-5 at 128, converges at 192.
   int64_t max_rank = 64;
-  double tol = 1e-8;             // SPD solver tolerance (local relative residual) and rounding
+  double tol = 1e-8;  // SPD solver tolerance (local relative residual) and rounding
   int64_t snapshot_every = 0;
 };
 
@@ -42,7 +42,7 @@ const std::vector<ParamSpec>& params();
 Config parse(const Params& p);
 
 qtt::Grid grid(const Config& c);
-double spacing(const Config& c);            // h: 1 / 2^n (periodic), 1 / (2^n + 1) (dirichlet)
+double spacing(const Config& c);              // h: 1 / 2^n (periodic), 1 / (2^n + 1) (dirichlet)
 std::vector<double> points(const Config& c);  // the 2^n coordinates of one axis
 // λ_h of mode (kx, ky, kz): the eigenvalue of -Δ_h, Σ (4/h²) sin²(θ/2), θ = 2π k h or π k h.
 double eigenvalue(const Config& c, double kx, double ky, double kz);

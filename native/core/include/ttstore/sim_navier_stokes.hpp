@@ -89,13 +89,13 @@ class Stepper {
   double kinetic_energy(const State& s) const;  // ½ Σ (u² + v²) h²
   // ||D·u|| / ||∇u|| (Frobenius over the grid, central differences).
   double divergence_ratio(const State& s) const;
-  qtt::Mps vorticity(const State& s) const;    // D_x v - D_y u
+  qtt::Mps vorticity(const State& s) const;  // D_x v - D_y u
  private:
   // P F(u): the projected right-hand side, in state form; `poll` between its costliest parts.
   State tendency(const State& s, const std::function<void()>& poll) const;
   // a0 s0 + a1 s1 + b k, each part rounded once.
   State combine(double a0, const State& s0, double a1, const State* s1, double b, const State& k) const;
-  double noise(const State& s) const;    // the velocity error a rounding of ψ can make
+  double noise(const State& s) const;  // the velocity error a rounding of ψ can make
   Config c_;
   qtt::Mpo dx_, dy_, lap_;
   qtt::Mpo inverse_;   // (-D·∇)^+, a convolution

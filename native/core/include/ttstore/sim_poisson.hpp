@@ -17,11 +17,11 @@ enum class Preconditioner { Multigrid, None };
 struct Config {
   int n_bits = 9;
   Rhs rhs = Rhs::Manufactured;
-  double tol = 1e-8;            // on the relative residual ||f - A u||_2 / ||f||_2
-  int64_t max_iters = 0;        // 0: 10 * 2^n_bits
+  double tol = 1e-8;      // on the relative residual ||f - A u||_2 / ||f||_2
+  int64_t max_iters = 0;  // 0: 10 * 2^n_bits
   Preconditioner preconditioner = Preconditioner::Multigrid;
-  uint64_t seed = 0;            // gaussians only
-  int64_t snapshot_every = 0;   // 0: no snapshots (else u every that many iterations)
+  uint64_t seed = 0;           // gaussians only
+  int64_t snapshot_every = 0;  // 0: no snapshots (else u every that many iterations)
 };
 
 // The params and their ranges (the HTTP limits, n_bits 9..14): n_bits, rhs, tol, max_iters,

@@ -21,9 +21,9 @@ struct TensorTrain {
 
   int d() const { return static_cast<int>(modes.size()); }
   int64_t max_rank() const;
-  int64_t numel() const;             // product of modes
-  int64_t core_elements() const;     // sum of core sizes
-  int64_t stored_bytes() const;      // core_elements * (f32 ? 4 : 8)
+  int64_t numel() const;          // product of modes
+  int64_t core_elements() const;  // sum of core sizes
+  int64_t stored_bytes() const;   // core_elements * (f32 ? 4 : 8)
   // Throws InvalidArgument unless shapes chain, r_0 = r_d = 1, sizes match, values are finite.
   void validate() const;
 };
@@ -41,8 +41,8 @@ struct MutableArrayView {
 };
 
 struct SvdOptions {
-  double tol = 1e-6;        // relative Frobenius error target, 0 <= tol < 1
-  int64_t max_rank = 0;     // 0: no cap; else every bond dimension <= max_rank
+  double tol = 1e-6;     // relative Frobenius error target, 0 <= tol < 1
+  int64_t max_rank = 0;  // 0: no cap; else every bond dimension <= max_rank
 };
 
 // Progress / cancellation hook for long calls; may be empty. Called from worker threads.
@@ -75,15 +75,21 @@ struct CompressResult {
 // bytes as the input before the sweep ends, it stops early: `tt` is then empty (d() == 0),
 // `compressible` is false and `fingerprint` holds only reference_norm (errors 0: the caller keeps
 // the input itself, CONTRACT.md's passthrough).
-// `gathered`, when given, holds a's numel values already converted to float64 in the layout's mode
-// order (for row_major that is C order), e.g. converted while the input was still arriving: the first
-// sweep takes it as its workspace instead of converting a itself, and overwrites it. Fingerprints
-// are still measured against a. `gathered_sum_squares`, when finite, is the sum of the squares of
-// `gathered`'s values (widen()'s square lanes, totalled by sum_square_lanes), which spares the sweep
-// that pass; it must be that sum, since it sets the truncation threshold.
+// What compress() may be given beyond the array and its SvdOptions; all of it optional.
+struct CompressOptions {
+  ProgressFn progress;  // the fraction done, 0 to 1
+  // a's numel values already converted to float64 in the layout's mode order (for row_major that is
+  // C order), e.g. converted while the input was still arriving: the first sweep takes it as its
+  // workspace instead of converting a itself, and overwrites it. Fingerprints are still measured
+  // against a.
+  double* gathered = nullptr;
+  // When finite, the sum of the squares of `gathered`'s values (widen()'s square lanes, totalled by
+  // sum_square_lanes), which spares the sweep that pass; it must be that sum, since it sets the
+  // truncation threshold.
+  double gathered_sum_squares = std::numeric_limits<double>::quiet_NaN();
+};
 CompressResult compress(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
-                        const ProgressFn& progress = {}, double* gathered = nullptr,
-                        double gathered_sum_squares = std::numeric_limits<double>::quiet_NaN());
+                        const CompressOptions& more = {});
 
 // compress()'s first step done ahead, piece by piece: n elements of `dtype` at `src` (any alignment)
 // as float64 into dst[0, n), in the order given. An input converted this way in C order, as it
@@ -138,12 +144,12 @@ TensorTrain resplit(const TensorTrain& tt, const std::vector<int64_t>& modes);
 // What a train of these modes and ranks costs the engine, from its header alone, in multiply-adds
 // (the cost of a value copied counts as one).
 struct TrainWork {
-  double contraction = 0;     // its self inner product (its norm): sum_k n_k r_k r_k+1 (r_k + r_k+1)
-  double reconstruction = 0;  // a dense rebuild (both interfaces and the blocks' GEMMs)
-  double resplit = 0;         // resplit() into the target modes plus the self inner product there
+  double contraction = 0;       // its self inner product (its norm): sum_k n_k r_k r_k+1 (r_k + r_k+1)
+  double reconstruction = 0;    // a dense rebuild (both interfaces and the blocks' GEMMs)
+  double resplit = 0;           // resplit() into the target modes plus the self inner product there
   double resplit_elements = 0;  // values the train holds in the target modes
   double numel = 0;             // values of the array
-  double max() const;         // the largest of the three works
+  double max() const;           // the largest of the three works
   // Every call within ttstore/limits.hpp's bounds: kMaxTrainWork each, the rebuild also
   // kMaxRebuildWorkPerValue per value when that is more.
   bool within_limits() const;

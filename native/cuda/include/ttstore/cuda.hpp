@@ -99,12 +99,11 @@ struct CopyBandwidth {
 CopyBandwidth copy_bandwidth(int device, int64_t bytes);
 struct TimedSvd {
   TensorTrain tt;
-  double seconds = 0;           // the decomposition alone (device-resident) or upload + decomposition
-  double relative_error = 0;    // measured on the device against the input
+  double seconds = 0;         // the decomposition alone (device-resident) or upload + decomposition
+  double relative_error = 0;  // measured on the device against the input
 };
 // QTT-SVD of a float32 array: resident = true uploads first and times only the decomposition of the
 // device copy; false times the upload too.
-TimedSvd timed_qtt_svd(const float* host, const QttLayout& layout, const SvdOptions& opt, int device,
-                       bool resident);
+TimedSvd timed_qtt_svd(const float* host, const QttLayout& layout, const SvdOptions& opt, int device, bool resident);
 
 }  // namespace tts::cuda
