@@ -14,7 +14,7 @@ import type { Field } from './fields.js';
 import { layoutComparison } from './layout.js';
 import { writeNpy } from './npy.js';
 
-const PYTHON = '/usr/bin/python3';  // Debian's python with numpy (the pyenv python3 on PATH has none)
+const PYTHON = '/usr/bin/python3'; // Debian's python with numpy (the pyenv python3 on PATH has none)
 
 interface EngineRun {
   name: string;
@@ -32,7 +32,7 @@ interface EngineRun {
   storedCoreBytes: number;
   relativeError: number;
   compressible: boolean;
-  aborted: boolean;  // the engine stopped once its cores outgrew the input (no cores kept)
+  aborted: boolean; // the engine stopped once its cores outgrew the input (no cores kept)
 }
 
 interface NumpyRun {
@@ -50,7 +50,7 @@ const caseName = (f: Field, tol: number): string => `${f.name}@${tol.toExponenti
 async function runEngine(dir: string, fields: (() => Field)[], tolsFor: (f: Field) => number[]): Promise<EngineRun[]> {
   const runs: EngineRun[] = [];
   for (const make of fields) {
-    const f = make();  // one field in memory at a time
+    const f = make(); // one field in memory at a time
     const file = path.join(dir, `${f.name.replace(/[^A-Za-z0-9_]/g, '_')}.npy`);
     writeNpy(file, f.data, f.shape);
     for (const tol of tolsFor(f)) {
@@ -64,10 +64,20 @@ async function runEngine(dir: string, fields: (() => Field)[], tolsFor: (f: Fiel
       }
       if (!res) throw new Error('unreachable');
       runs.push({
-        name: caseName(f, tol), file, shape: f.shape, layout: res.layout, modes: engine.layoutFor(f.shape, res.layout).modes, tol,
-        inputBytes: f.data.byteLength, ms, ranks: res.tt.ranks, coreElements: coreElements(res),
-        f32: res.tt.cores[0] instanceof Float32Array, storedCoreBytes: res.storedCoreBytes,
-        relativeError: res.fingerprint.relative_error, compressible: res.compressible,
+        name: caseName(f, tol),
+        file,
+        shape: f.shape,
+        layout: res.layout,
+        modes: engine.layoutFor(f.shape, res.layout).modes,
+        tol,
+        inputBytes: f.data.byteLength,
+        ms,
+        ranks: res.tt.ranks,
+        coreElements: coreElements(res),
+        f32: res.tt.cores[0] instanceof Float32Array,
+        storedCoreBytes: res.storedCoreBytes,
+        relativeError: res.fingerprint.relative_error,
+        compressible: res.compressible,
         aborted: res.tt.cores.length === 0,
       });
       process.stderr.write(`  engine ${caseName(f, tol)}: ${ms.toFixed(0)} ms\n`);
@@ -111,7 +121,7 @@ function report(runs: EngineRun[], numpy: Map<string, NumpyRun>): void {
   console.log('# elems: number of core elements (the fair size comparison). Errors after the cast to float32.');
   console.log('# A case marked "incompressible" is one where the engine stopped as soon as its cores outgrew the');
   console.log('# input (it keeps no cores; the service stores such input as it is): its time is to that verdict,');
-  console.log('# numpy\'s is the full TT-SVD. Those cases are left out of the geometric mean, and shown in a second one.');
+  console.log("# numpy's is the full TT-SVD. Those cases are left out of the geometric mean, and shown in a second one.");
   const speedups: number[] = [];
   const all: number[] = [];
   for (const e of runs) {
@@ -153,10 +163,17 @@ async function peakChild(kind: string): Promise<void> {
   const rssBefore = vm('VmRSS');
   const res = await engine.compress(f.data, 'float32', f.shape, { tolerance: 1e-6 });
   const after = vm('VmHWM');
-  console.log(JSON.stringify({
-    field: f.name, inputBytes: f.data.byteLength, hwmBefore: before, rssBefore, hwmAfter: after,
-    coreBytes: res.storedCoreBytes, maxRank: res.tt.cores.length ? Math.max(...res.tt.ranks) : 'none (incompressible, stopped early)',
-  }));
+  console.log(
+    JSON.stringify({
+      field: f.name,
+      inputBytes: f.data.byteLength,
+      hwmBefore: before,
+      rssBefore,
+      hwmAfter: after,
+      coreBytes: res.storedCoreBytes,
+      maxRank: res.tt.cores.length ? Math.max(...res.tt.ranks) : 'none (incompressible, stopped early)',
+    }),
+  );
 }
 
 function peakMemory(): void {
@@ -167,7 +184,13 @@ function peakMemory(): void {
     const r = spawnSync(process.execPath, [self, '--peak-rss-child', kind], { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`peak-rss child failed: ${r.stderr}`);
     const p = JSON.parse(r.stdout.trim().split('\n').pop()!) as {
-      field: string; inputBytes: number; hwmBefore: number; rssBefore: number; hwmAfter: number; coreBytes: number; maxRank: number | string;
+      field: string;
+      inputBytes: number;
+      hwmBefore: number;
+      rssBefore: number;
+      hwmAfter: number;
+      coreBytes: number;
+      maxRank: number | string;
     };
     const mib = (b: number): string => `${(b / 2 ** 20).toFixed(1)} MiB`;
     const ratio = (p.hwmAfter - p.hwmBefore) / p.inputBytes;
@@ -190,14 +213,28 @@ async function main(): Promise<void> {
     await engine.compress(smooth1d(2 ** 16).data, 'float32', [2 ** 16], { tolerance: 1e-6 });
     const sizes = quick ? [2 ** 22] : [2 ** 22, 2 ** 24];
     const fields: (() => Field)[] = [];
-    for (const n of sizes) fields.push(() => smooth1d(n), () => front1d(n), () => noisy1d(n));
+    for (const n of sizes)
+      fields.push(
+        () => smooth1d(n),
+        () => front1d(n),
+        () => noisy1d(n),
+      );
     fields.push(() => smooth2d(1024));
     if (!quick) fields.push(() => smooth3d(256));
     const runs = await runEngine(dir, fields, (f) => (f.shape.length > 1 ? [1e-6] : [1e-3, 1e-6]));
     const manifest = path.join(dir, 'manifest.json');
-    writeFileSync(manifest, JSON.stringify(runs.map((r) => ({
-      name: r.name, file: r.file, layout: r.layout, modes: r.modes, tol: r.tol,
-    }))));
+    writeFileSync(
+      manifest,
+      JSON.stringify(
+        runs.map((r) => ({
+          name: r.name,
+          file: r.file,
+          layout: r.layout,
+          modes: r.modes,
+          tol: r.tol,
+        })),
+      ),
+    );
     const numpy = await runNumpy(manifest);
     report(runs, numpy);
   } finally {

@@ -35,7 +35,7 @@ export function noisy1d(n: number): Field {
   for (let i = 0; i < n; i++) ss += data[i]! * data[i]!;
   const sigma = 1e-3 * Math.sqrt(ss / n);
   const r = rng(12345);
-  for (let i = 0; i < n; i++) data[i] = data[i]! + sigma * (r() + r() + r() - 1.5) * 2;  // variance 1
+  for (let i = 0; i < n; i++) data[i] = data[i]! + sigma * (r() + r() + r() - 1.5) * 2; // variance 1
   return { name: `noisy_${log2(n)}`, shape: [n], data };
 }
 
@@ -59,7 +59,8 @@ function fillGrid(shape: number[], f: (c: number[]) => number): Float32Array {
 /** A smooth, non-separable 2-D field. */
 export function smooth2d(n: number): Field {
   return {
-    name: `smooth2d_${n}x${n}`, shape: [n, n],
+    name: `smooth2d_${n}x${n}`,
+    shape: [n, n],
     data: fillGrid([n, n], ([x, y]) => Math.sin(3 * x! + 2 * y!) * Math.exp(-(x! * x! + y! * y!)) + Math.cos(5 * x! * y!)),
   };
 }
@@ -67,7 +68,8 @@ export function smooth2d(n: number): Field {
 /** A Gaussian bump off centre. */
 export function gaussian2d(n: number): Field {
   return {
-    name: `gauss2d_${n}x${n}`, shape: [n, n],
+    name: `gauss2d_${n}x${n}`,
+    shape: [n, n],
     data: fillGrid([n, n], ([x, y]) => Math.exp(-(((x! - 0.3) ** 2 + (y! - 0.55) ** 2) / (2 * 0.05 ** 2)))),
   };
 }
@@ -75,7 +77,8 @@ export function gaussian2d(n: number): Field {
 /** A front along the diagonal x + y = 1, width 1e-2. */
 export function diagonalFront2d(n: number): Field {
   return {
-    name: `diagfront2d_${n}x${n}`, shape: [n, n],
+    name: `diagfront2d_${n}x${n}`,
+    shape: [n, n],
     data: fillGrid([n, n], ([x, y]) => Math.tanh((x! + y! - 1) / 1e-2)),
   };
 }
@@ -83,9 +86,12 @@ export function diagonalFront2d(n: number): Field {
 /** A smooth, non-separable 3-D field. */
 export function smooth3d(n: number): Field {
   return {
-    name: `smooth3d_${n}^3`, shape: [n, n, n],
-    data: fillGrid([n, n, n], ([x, y, z]) =>
-      Math.sin(x! + 2 * y! + 3 * z!) + Math.exp(-((x! - 0.5) ** 2 + (y! - 0.4) ** 2 + (z! - 0.6) ** 2) / 0.1)),
+    name: `smooth3d_${n}^3`,
+    shape: [n, n, n],
+    data: fillGrid(
+      [n, n, n],
+      ([x, y, z]) => Math.sin(x! + 2 * y! + 3 * z!) + Math.exp(-((x! - 0.5) ** 2 + (y! - 0.4) ** 2 + (z! - 0.6) ** 2) / 0.1),
+    ),
   };
 }
 

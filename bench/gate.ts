@@ -31,10 +31,25 @@ const SLOT_LIMIT = { requests: 65_536, window_s: 1 };
 const LOG_LIMIT = { requests: 10_000_000, window_s: 60 };
 
 const GET_BODY = {
-  key: 'k', namespace: 'default', version: 1, kind: 'blob', dtype: 'uint8', shape: [64], layout: 'row_major',
-  compressed: false, oracle_verdict: 'passthrough', compression_ratio: 1, n_cores: 0, ranks: [], max_rank: 0,
-  total_core_bytes: 0, stored_core_bytes: 0, original_bytes: 64, metadata: { bench: true },
-  fingerprint: { frobenius_error: 0, max_abs_error: 0, relative_error: 0 }, created_at: 1_700_000_000.123,
+  key: 'k',
+  namespace: 'default',
+  version: 1,
+  kind: 'blob',
+  dtype: 'uint8',
+  shape: [64],
+  layout: 'row_major',
+  compressed: false,
+  oracle_verdict: 'passthrough',
+  compression_ratio: 1,
+  n_cores: 0,
+  ranks: [],
+  max_rank: 0,
+  total_core_bytes: 0,
+  stored_core_bytes: 0,
+  original_bytes: 64,
+  metadata: { bench: true },
+  fingerprint: { frobenius_error: 0, max_abs_error: 0, relative_error: 0 },
+  created_at: 1_700_000_000.123,
 };
 
 /** Child process: the bare route, or (`gated`) the same route behind the whole gate. */
@@ -64,10 +79,20 @@ async function routeServer(gated: boolean): Promise<void> {
     const stores = await openSqliteStores(path.join(dir, 'gate.db'));
     const gate = await createGate({ tenants: stores.tenants, usage: stores.usage, config, log: createLogger('silent') });
     const { apiKey: key } = await gate.registry.create({
-      tenantId: 'bench', plan: 'enterprise', namespaces: ['default'], email: null, rateLimit: SLOT_LIMIT, monthlyQuota: 1e12,
+      tenantId: 'bench',
+      plan: 'enterprise',
+      namespaces: ['default'],
+      email: null,
+      rateLimit: SLOT_LIMIT,
+      monthlyQuota: 1e12,
     });
     const { apiKey: logKey } = await gate.registry.create({
-      tenantId: 'bench-log', plan: 'enterprise', namespaces: ['default'], email: null, rateLimit: LOG_LIMIT, monthlyQuota: 1e12,
+      tenantId: 'bench-log',
+      plan: 'enterprise',
+      namespaces: ['default'],
+      email: null,
+      rateLimit: LOG_LIMIT,
+      monthlyQuota: 1e12,
     });
     apiKey = key;
     apiKeyLog = logKey;
@@ -89,7 +114,10 @@ async function routeServer(gated: boolean): Promise<void> {
   });
 }
 
-async function spawnRouteServer(mode: '--bare' | '--gated', procs: ChildProcess[]): Promise<{ port: number; apiKey: string; apiKeyLog: string }> {
+async function spawnRouteServer(
+  mode: '--bare' | '--gated',
+  procs: ChildProcess[],
+): Promise<{ port: number; apiKey: string; apiKeyLog: string }> {
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), mode], { stdio: ['ignore', 'pipe', 'inherit'] });
   procs.push(child);
   return new Promise((resolve, reject) => {
@@ -146,26 +174,29 @@ async function load(name: string, port: number, urlPath: string, headers: Record
   const statuses: Record<number, number> = {};
   let errors = 0;
   const stopAt = performance.now() + ms;
-  const one = () => new Promise<void>((resolve) => {
-    const t0 = performance.now();
-    const req = http.request({ host: '127.0.0.1', port, path: urlPath, method: 'GET', headers, agent }, (res) => {
-      res.on('data', () => undefined);
-      res.on('end', () => {
-        latencies.push(performance.now() - t0);
-        statuses[res.statusCode ?? 0] = (statuses[res.statusCode ?? 0] ?? 0) + 1;
+  const one = () =>
+    new Promise<void>((resolve) => {
+      const t0 = performance.now();
+      const req = http.request({ host: '127.0.0.1', port, path: urlPath, method: 'GET', headers, agent }, (res) => {
+        res.on('data', () => undefined);
+        res.on('end', () => {
+          latencies.push(performance.now() - t0);
+          statuses[res.statusCode ?? 0] = (statuses[res.statusCode ?? 0] ?? 0) + 1;
+          resolve();
+        });
+      });
+      req.on('error', () => {
+        errors++;
         resolve();
       });
+      req.end();
     });
-    req.on('error', () => {
-      errors++;
-      resolve();
-    });
-    req.end();
-  });
   const started = performance.now();
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (performance.now() < stopAt) await one();
-  }));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < stopAt) await one();
+    }),
+  );
   const elapsed = (performance.now() - started) / 1000;
   agent.destroy();
   latencies.sort((a, b) => a - b);
@@ -184,8 +215,12 @@ async function main(): Promise<void> {
     const port = await freePort();
     const server = spawn(process.execPath, [...SERVICE_NODE_FLAGS, MAIN], {
       env: {
-        ...process.env, SVC_GATE_HOST: '127.0.0.1', SVC_GATE_PORT: String(port), SVC_GATE_DATA_DIR: dataDir,
-        SVC_GATE_ENGINE_SERVICE_KEY: SERVICE_KEY, SVC_GATE_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+        ...process.env,
+        SVC_GATE_HOST: '127.0.0.1',
+        SVC_GATE_PORT: String(port),
+        SVC_GATE_DATA_DIR: dataDir,
+        SVC_GATE_ENGINE_SERVICE_KEY: SERVICE_KEY,
+        SVC_GATE_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
       },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
@@ -199,10 +234,11 @@ async function main(): Promise<void> {
       headers: { Authorization: `Bearer ${SERVICE_KEY}`, 'content-type': 'application/json' },
       body: JSON.stringify({ tenant_id: 'bench', plan: 'enterprise', rate_limit: SLOT_LIMIT, monthly_quota: 1e12 }),
     });
-    const tenant = await created.json() as { api_key: string };
+    const tenant = (await created.json()) as { api_key: string };
     const auth = { 'X-Api-Key': tenant.api_key };
     const put = await fetch(`${base}/v1/put`, {
-      method: 'POST', headers: { ...auth, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
       body: JSON.stringify({ key: 'k', data_b64: Buffer.alloc(64, 7).toString('base64'), metadata: { bench: true } }),
     });
     if (put.status !== 200) throw new Error(`put failed: ${put.status} ${await put.text()}`);
@@ -212,8 +248,10 @@ async function main(): Promise<void> {
     const gated = await spawnRouteServer('--gated', procs);
     const gatedProc = procs[procs.length - 1]!;
 
-    console.log(`gate bench: ${CONCURRENCY} concurrent keep-alive connections, ${DURATION_MS / 1000} s per target after ${WARMUP_MS / 1000} s warm-up, `
-      + `best of ${ROUNDS} rounds (targets interleaved), ${os.cpus().length} CPUs, load average ${os.loadavg()[0]!.toFixed(2)}`);
+    console.log(
+      `gate bench: ${CONCURRENCY} concurrent keep-alive connections, ${DURATION_MS / 1000} s per target after ${WARMUP_MS / 1000} s warm-up, ` +
+        `best of ${ROUNDS} rounds (targets interleaved), ${os.cpus().length} CPUs, load average ${os.loadavg()[0]!.toFixed(2)}`,
+    );
     const targets: Array<[string, number, string, Record<string, string>]> = [
       ['bare Koa route', bare.port, '/v1/get/default/k', {}],
       ['same route behind the whole gate', gated.port, '/v1/get/default/k', { 'X-Api-Key': gated.apiKey }],
@@ -233,18 +271,26 @@ async function main(): Promise<void> {
     console.log('');
     console.log(`${'target'.padEnd(38)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)}  statuses`);
     for (const r of results) {
-      console.log(`${r.name.padEnd(38)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(2).padStart(8)} ${r.p99.toFixed(2).padStart(8)}  ${JSON.stringify(r.statuses)}${r.errors ? ` errors=${r.errors}` : ''}`);
+      console.log(
+        `${r.name.padEnd(38)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(2).padStart(8)} ${r.p99.toFixed(2).padStart(8)}  ${JSON.stringify(r.statuses)}${r.errors ? ` errors=${r.errors}` : ''}`,
+      );
     }
     const ratio = gatedR.rps / bareR.rps;
     console.log('');
-    console.log(`gate: throughput ratio gated/bare ${ratio.toFixed(2)} (bar >= 0.50: ${ratio >= 0.5 ? 'met' : 'NOT met'}); p99 added ${(gatedR.p99 - bareR.p99).toFixed(2)} ms at ${CONCURRENCY} connections`);
-    console.log(`whole server GET /v1/get: ratio to bare ${(serverR.rps / bareR.rps).toFixed(2)}, p99 added ${(serverR.p99 - bareR.p99).toFixed(2)} ms; `
-      + `server health route (app stack + 1 SQLite read) vs bare ${(healthR.rps / bareR.rps).toFixed(2)}`);
+    console.log(
+      `gate: throughput ratio gated/bare ${ratio.toFixed(2)} (bar >= 0.50: ${ratio >= 0.5 ? 'met' : 'NOT met'}); p99 added ${(gatedR.p99 - bareR.p99).toFixed(2)} ms at ${CONCURRENCY} connections`,
+    );
+    console.log(
+      `whole server GET /v1/get: ratio to bare ${(serverR.rps / bareR.rps).toFixed(2)}, p99 added ${(serverR.p99 - bareR.p99).toFixed(2)} ms; ` +
+        `server health route (app stack + 1 SQLite read) vs bare ${(healthR.rps / bareR.rps).toFixed(2)}`,
+    );
     const usage = await fetch(`${base}/gate/admin/usage/bench`, { headers: { Authorization: `Bearer ${SERVICE_KEY}` } });
-    const u = await usage.json() as { cus_used: number };
-    const gets = (serverR.statuses[200] ?? 0);
-    console.log(`server metered ${u.cus_used} CU (1 put + every get, warm-ups included; best round's 200s alone: ${(gets * 0.1).toFixed(1)} CU); `
-      + `RSS: server ${await rssMiB(server.pid!)} MiB, gated ${await rssMiB(gatedProc.pid!)} MiB, bare ${await rssMiB(bareProc.pid!)} MiB`);
+    const u = (await usage.json()) as { cus_used: number };
+    const gets = serverR.statuses[200] ?? 0;
+    console.log(
+      `server metered ${u.cus_used} CU (1 put + every get, warm-ups included; best round's 200s alone: ${(gets * 0.1).toFixed(1)} CU); ` +
+        `RSS: server ${await rssMiB(server.pid!)} MiB, gated ${await rssMiB(gatedProc.pid!)} MiB, bare ${await rssMiB(bareProc.pid!)} MiB`,
+    );
     for (const r of [gatedR, logR, serverR]) {
       if (r.errors > 0 || Object.keys(r.statuses).some((s) => s !== '200')) process.exitCode = 1;
     }

@@ -30,8 +30,12 @@ function smoothField(): Float32Array {
   const side = 1 << Math.floor(LOG2 / 2);
   const rows = (1 << LOG2) / side;
   const fx = (i: number, n: number) => i / n;
-  const ax = new Float64Array(rows), bx = new Float64Array(rows), cx = new Float64Array(rows);
-  const ay = new Float64Array(side), by = new Float64Array(side), cy = new Float64Array(side);
+  const ax = new Float64Array(rows),
+    bx = new Float64Array(rows),
+    cx = new Float64Array(rows);
+  const ay = new Float64Array(side),
+    by = new Float64Array(side),
+    cy = new Float64Array(side);
   for (let i = 0; i < rows; i++) {
     const x = fx(i, rows);
     ax[i] = Math.sin(6 * x);
@@ -87,22 +91,30 @@ async function main(): Promise<void> {
   const field = smoothField();
   const bytes = field.byteLength;
   const copy = await dev.copyBandwidth(0, bytes);
-  console.log(`copy bandwidth: device-to-device ${fmt(copy.d2d)} GB/s, host-to-device ${fmt(copy.h2d)} GB/s (pinned), device-to-host ${fmt(copy.d2h)} GB/s`);
+  console.log(
+    `copy bandwidth: device-to-device ${fmt(copy.d2d)} GB/s, host-to-device ${fmt(copy.h2d)} GB/s (pinned), device-to-host ${fmt(copy.d2h)} GB/s`,
+  );
 
   const shape = [1 << LOG2];
   const resident = await dev.timedQttSvd(field, shape, { tolerance: TOL }, 0, true);
   const fromHost = await dev.timedQttSvd(field, shape, { tolerance: TOL }, 0, false);
   const gbps = (s: number) => bytes / s / 1e9;
   const maxRank = (r: number[]) => Math.max(...r);
-  console.log(`gpu device-resident : ${fmt(resident.seconds * 1e3, 2)} ms  ${fmt(gbps(resident.seconds))} GB/s  max rank ${maxRank(resident.ranks)}  rel. error ${resident.relativeError.toExponential(2)}`);
-  console.log(`gpu from host       : ${fmt(fromHost.seconds * 1e3, 2)} ms  ${fmt(gbps(fromHost.seconds))} GB/s  max rank ${maxRank(fromHost.ranks)}  rel. error ${fromHost.relativeError.toExponential(2)}`);
+  console.log(
+    `gpu device-resident : ${fmt(resident.seconds * 1e3, 2)} ms  ${fmt(gbps(resident.seconds))} GB/s  max rank ${maxRank(resident.ranks)}  rel. error ${resident.relativeError.toExponential(2)}`,
+  );
+  console.log(
+    `gpu from host       : ${fmt(fromHost.seconds * 1e3, 2)} ms  ${fmt(gbps(fromHost.seconds))} GB/s  max rank ${maxRank(fromHost.ranks)}  rel. error ${fromHost.relativeError.toExponential(2)}`,
+  );
 
   native().setBackend('cpu');
   const t0 = process.hrtime.bigint();
   const cpu = await engine.compress(field, 'float32', shape, { tolerance: TOL, layout: 'row_major' });
   const cpuS = Number(process.hrtime.bigint() - t0) / 1e9;
   native().setBackend('cuda');
-  console.log(`cpu backend compress: ${fmt(cpuS * 1e3, 1)} ms  ${fmt(gbps(cpuS), 2)} GB/s  max rank ${maxRank(cpu.tt.ranks)}  rel. error ${cpu.fingerprint.relative_error.toExponential(2)} (${info.threads} threads; includes the float32 fingerprint)`);
+  console.log(
+    `cpu backend compress: ${fmt(cpuS * 1e3, 1)} ms  ${fmt(gbps(cpuS), 2)} GB/s  max rank ${maxRank(cpu.tt.ranks)}  rel. error ${cpu.fingerprint.relative_error.toExponential(2)} (${info.threads} threads; includes the float32 fingerprint)`,
+  );
 
   let torchGbps = NaN;
   const dir = await mkdtemp(path.join(os.tmpdir(), 'ttstore-bench-gpu-'));
@@ -111,12 +123,16 @@ async function main(): Promise<void> {
     await writeFile(file, Buffer.concat([encodeNpyHeader('float32', shape), Buffer.from(field.buffer, field.byteOffset, bytes)]));
     const py = spawnSync(PYTHON, [path.join(packageRoot(), 'bench', 'ttsvd_torch.py'), file, String(TOL), 'float32'], { encoding: 'utf8' });
     const line = (py.stdout ?? '').trim().split('\n').pop() ?? '';
-    const t = line ? (JSON.parse(line) as { error?: string; seconds: number; gbps: number; ranks: number[]; relative_error: number; device: string }) : undefined;
+    const t = line
+      ? (JSON.parse(line) as { error?: string; seconds: number; gbps: number; ranks: number[]; relative_error: number; device: string })
+      : undefined;
     if (!t || t.error) {
       console.log(`torch TT-SVD        : not measured (${t?.error ?? py.error?.message ?? py.stderr?.trim() ?? 'no output'})`);
     } else {
       torchGbps = t.gbps;
-      console.log(`torch TT-SVD        : ${fmt(t.seconds * 1e3, 1)} ms  ${fmt(t.gbps, 2)} GB/s  max rank ${maxRank(t.ranks)}  rel. error ${t.relative_error.toExponential(2)} (${t.device}, float32, device-resident)`);
+      console.log(
+        `torch TT-SVD        : ${fmt(t.seconds * 1e3, 1)} ms  ${fmt(t.gbps, 2)} GB/s  max rank ${maxRank(t.ranks)}  rel. error ${t.relative_error.toExponential(2)} (${t.device}, float32, device-resident)`,
+      );
     }
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -124,7 +140,9 @@ async function main(): Promise<void> {
   const residentGbps = gbps(resident.seconds);
   console.log(`  device-resident ${fmt(residentGbps)} GB/s (bar 100): ${bar(residentGbps >= 100)}`);
   console.log(`  vs torch ${fmt(residentGbps / torchGbps, 1)}x (bar 5x): ${bar(residentGbps >= 5 * torchGbps)}`);
-  console.log(`  from host ${fmt(gbps(fromHost.seconds))} GB/s = ${fmt((100 * gbps(fromHost.seconds)) / copy.h2d, 0)}% of H2D (bar 50%): ${bar(gbps(fromHost.seconds) >= 0.5 * copy.h2d)}`);
+  console.log(
+    `  from host ${fmt(gbps(fromHost.seconds))} GB/s = ${fmt((100 * gbps(fromHost.seconds)) / copy.h2d, 0)}% of H2D (bar 50%): ${bar(gbps(fromHost.seconds) >= 0.5 * copy.h2d)}`,
+  );
   console.log(`  vs cpu backend ${fmt(cpuS / resident.seconds, 1)}x (device-resident), ${fmt(cpuS / fromHost.seconds, 1)}x (from host)`);
 
   // 2. top-K over resident candidates ----------------------------------------------------------
@@ -156,8 +174,11 @@ async function main(): Promise<void> {
   const cpuK = await time('cpu');
   const gpuK = await time('cuda');
   let worst = 0;
-  for (let j = 0; j < CANDIDATES; j++) worst = Math.max(worst, Math.abs(gpuK.scores[j]! - cpuK.scores[j]!) / Math.max(1e-300, Math.abs(cpuK.scores[j]!)));
-  console.log(`top-K scoring, ${CANDIDATES} resident candidates (ranks 2..8, ${d} cores): gpu ${fmt(gpuK.ms, 2)} ms, cpu backend ${fmt(cpuK.ms, 2)} ms (${info.threads} threads): ${fmt(cpuK.ms / gpuK.ms, 1)}x (bar 20x): ${bar(cpuK.ms >= 20 * gpuK.ms)}; worst relative difference ${worst.toExponential(1)}`);
+  for (let j = 0; j < CANDIDATES; j++)
+    worst = Math.max(worst, Math.abs(gpuK.scores[j]! - cpuK.scores[j]!) / Math.max(1e-300, Math.abs(cpuK.scores[j]!)));
+  console.log(
+    `top-K scoring, ${CANDIDATES} resident candidates (ranks 2..8, ${d} cores): gpu ${fmt(gpuK.ms, 2)} ms, cpu backend ${fmt(cpuK.ms, 2)} ms (${info.threads} threads): ${fmt(cpuK.ms / gpuK.ms, 1)}x (bar 20x): ${bar(cpuK.ms >= 20 * gpuK.ms)}; worst relative difference ${worst.toExponential(1)}`,
+  );
   if (!FULL) console.log('(a reduced run: BENCH_GPU_LOG2 / BENCH_GPU_CANDIDATES set; bars are indicative only)');
 }
 

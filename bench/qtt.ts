@@ -22,7 +22,10 @@ const skipShear = process.argv.includes('--skip-shear');
  * median, not a mean: a Taylor-Green step at 512^2 takes about 20 ms, and one stall of the shared
  * host in a handful of steps would otherwise decide the ratio of two grids.
  */
-async function secondsPerStep(solver: string, params: SimParams): Promise<{ perStep: number; total: number; stats: Record<string, number> }> {
+async function secondsPerStep(
+  solver: string,
+  params: SimParams,
+): Promise<{ perStep: number; total: number; stats: Record<string, number> }> {
   const points: { done: number; t: number }[] = [];
   const t0 = performance.now();
   const run = engine.simulate(solver, params, {
@@ -58,8 +61,21 @@ async function main(): Promise<void> {
 
   const dir = mkdtempSync(path.join(tmpdir(), 'ttstore-qtt-bench-'));
   const bin = path.join(dir, 'dense');
-  const cc = spawnSync('g++', ['-O3', '-march=native', '-fopenmp', '-o', bin,
-    path.join(packageRoot(), 'bench', 'qtt_dense_baselines.cpp'), '-lfftw3_omp', '-lfftw3', '-lm'], { encoding: 'utf8' });
+  const cc = spawnSync(
+    'g++',
+    [
+      '-O3',
+      '-march=native',
+      '-fopenmp',
+      '-o',
+      bin,
+      path.join(packageRoot(), 'bench', 'qtt_dense_baselines.cpp'),
+      '-lfftw3_omp',
+      '-lfftw3',
+      '-lm',
+    ],
+    { encoding: 'utf8' },
+  );
   const haveDense = cc.status === 0;
   if (!haveDense) console.log(`dense baselines unavailable (apt-get install libfftw3-dev): ${cc.stderr.split('\n')[0]}`);
 
@@ -79,7 +95,9 @@ async function main(): Promise<void> {
         const steps = initial === 'taylor_green' ? 16 : 3;
         const r = await secondsPerStep('navier_stokes_2d', { n_bits: b, reynolds: 1000, dt, steps, initial, max_rank: 64 });
         perStep[initial]![b] = r.perStep;
-        console.log(`${initial.padEnd(14)} ${`${n}^2`.padEnd(12)} ${r.perStep.toFixed(3).padStart(7)}  ${String(r.stats.max_rank).padStart(8)}  ${r.stats.divergence!.toExponential(1)}`);
+        console.log(
+          `${initial.padEnd(14)} ${`${n}^2`.padEnd(12)} ${r.perStep.toFixed(3).padStart(7)}  ${String(r.stats.max_rank).padStart(8)}  ${r.stats.divergence!.toExponential(1)}`,
+        );
       }
     }
     for (const initial of ['taylor_green', 'shear_layer'] as const) {
@@ -94,20 +112,45 @@ async function main(): Promise<void> {
     }
 
     console.log('\nhelmholtz_3d (QTT), one implicit step (I - nu dt Lap) u = u_prev, nu 0.5, dt 1e-3');
-    console.log('(residual: the solver\'s worst local residual of the run; a rank cap below what u needs stops it there)');
+    console.log("(residual: the solver's worst local residual of the run; a rank cap below what u needs stops it there)");
     console.log('initial   grid        max_rank    tol   s/step  rank used  sweeps  residual');
     // The gaussian needs ranks up to ~190 at 512^3: at max_rank 64 the solve stops at the residual the
     // cap allows (~1.5e-3), at 192 it converges to tol; both are shown.
-    const cases: Array<[number, string, number, number]> = [[9, 'modes', 64, 1e-8], [9, 'gaussian', 64, 1e-5], [9, 'gaussian', 192, 1e-5],
-      ...(quick ? [] : [[12, 'modes', 64, 1e-8], [12, 'gaussian', 64, 1e-5]] as Array<[number, string, number, number]>)];
+    const cases: Array<[number, string, number, number]> = [
+      [9, 'modes', 64, 1e-8],
+      [9, 'gaussian', 64, 1e-5],
+      [9, 'gaussian', 192, 1e-5],
+      ...(quick
+        ? []
+        : ([
+            [12, 'modes', 64, 1e-8],
+            [12, 'gaussian', 64, 1e-5],
+          ] as Array<[number, string, number, number]>)),
+    ];
     for (const [b, initial, maxRank, tol] of cases) {
       const r = await secondsPerStep('helmholtz_3d', {
-        n_bits: b, nu: 0.5, dt: 1e-3, steps: 3, initial, tol, max_rank: maxRank,
-        ...(initial === 'modes' ? { modes: JSON.stringify([[1, 2, 3, 1.0], [4, 1, 2, 0.5]]) } : {}),
+        n_bits: b,
+        nu: 0.5,
+        dt: 1e-3,
+        steps: 3,
+        initial,
+        tol,
+        max_rank: maxRank,
+        ...(initial === 'modes'
+          ? {
+              modes: JSON.stringify([
+                [1, 2, 3, 1.0],
+                [4, 1, 2, 0.5],
+              ]),
+            }
+          : {}),
       });
       const converged = r.stats.residual! <= tol;
-      console.log(`${initial.padEnd(9)} ${`${2 ** b}^3`.padEnd(10)} ${String(maxRank).padStart(8)} ${tol.toExponential(0).padStart(6)} ${r.perStep.toFixed(3).padStart(8)}  ${String(r.stats.max_rank).padStart(9)}  ${String(r.stats.sweeps).padStart(6)}  ${r.stats.residual!.toExponential(1)}${converged ? '' : ' (capped)'}`);
-      if (b === 9 && initial === 'gaussian' && converged) console.log(`  converged gaussian step at 512^3: ${r.perStep.toFixed(2)} s (bar: <= 2 s)`);
+      console.log(
+        `${initial.padEnd(9)} ${`${2 ** b}^3`.padEnd(10)} ${String(maxRank).padStart(8)} ${tol.toExponential(0).padStart(6)} ${r.perStep.toFixed(3).padStart(8)}  ${String(r.stats.max_rank).padStart(9)}  ${String(r.stats.sweeps).padStart(6)}  ${r.stats.residual!.toExponential(1)}${converged ? '' : ' (capped)'}`,
+      );
+      if (b === 9 && initial === 'gaussian' && converged)
+        console.log(`  converged gaussian step at 512^3: ${r.perStep.toFixed(2)} s (bar: <= 2 s)`);
     }
     if (haveDense) {
       const d = dense(bin, ['cg', '256', '0.0005']);

@@ -45,7 +45,13 @@ const silent = { info() {}, warn() {}, error() {} };
 const keyOf = (j: number) => `f${String(j).padStart(5, '0')}`;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-interface DenseRun { times_ms: number[]; top: number[]; scores: number[]; blas: string; numpy: string }
+interface DenseRun {
+  times_ms: number[];
+  top: number[];
+  scores: number[];
+  blas: string;
+  numpy: string;
+}
 
 // The environment of a baseline run: OPENBLAS_CORETYPE = coretype, or unset for '' (OpenBLAS's own
 // choice; the engine's loader has set it in this process).
@@ -66,7 +72,14 @@ const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
 async function openEntries(dir: string): Promise<{ db: Database; entries: EntryService }> {
   const db = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS);
   const blobs = await BlobStore.open(path.join(dir, 'blobs'));
-  const entries = new EntryService({ store: new SqliteEntryStore(db), blobs, engine, compressionThresholdBytes: 4096, retentionDays: 30, log: silent });
+  const entries = new EntryService({
+    store: new SqliteEntryStore(db),
+    blobs,
+    engine,
+    compressionThresholdBytes: 4096,
+    retentionDays: 30,
+    log: silent,
+  });
   return { db, entries };
 }
 
@@ -94,17 +107,24 @@ async function main(): Promise<void> {
     const ranks = new Map<number, number>();
     const verdicts = new Map<string, number>();
     const run = limiter(2);
-    await Promise.all(Array.from({ length: ENTRIES }, (_, j) => run(async () => {
-      const { data, terms } = sinusoids(j, N);
-      const row = await entries.put({
-        tenantId: tenant.tenant_id, namespace: 'fields', key: keyOf(j), metadata: { terms },
-        payload: { kind: 'array', dtype: 'float32', shape: [N], data: Buffer.from(data.buffer) },
-        target: resolveTarget(undefined, undefined, undefined),
-      });
-      const r = Math.max(...(JSON.parse(row.ranks) as number[]), 0);
-      ranks.set(r, (ranks.get(r) ?? 0) + 1);
-      verdicts.set(row.verdict, (verdicts.get(row.verdict) ?? 0) + 1);
-    })));
+    await Promise.all(
+      Array.from({ length: ENTRIES }, (_, j) =>
+        run(async () => {
+          const { data, terms } = sinusoids(j, N);
+          const row = await entries.put({
+            tenantId: tenant.tenant_id,
+            namespace: 'fields',
+            key: keyOf(j),
+            metadata: { terms },
+            payload: { kind: 'array', dtype: 'float32', shape: [N], data: Buffer.from(data.buffer) },
+            target: resolveTarget(undefined, undefined, undefined),
+          });
+          const r = Math.max(...(JSON.parse(row.ranks) as number[]), 0);
+          ranks.set(r, (ranks.get(r) ?? 0) + 1);
+          verdicts.set(row.verdict, (verdicts.get(row.verdict) ?? 0) + 1);
+        }),
+      ),
+    );
     const putS = ms(t0) / 1e3;
 
     // The reconstructed arrays (what serve dense returns), one after another, for the dense baseline.
@@ -119,12 +139,20 @@ async function main(): Promise<void> {
 
     t0 = process.hrtime.bigint();
     const runSearch = limiter(64);
-    await Promise.all(Array.from({ length: SEARCH_ENTRIES }, (_, i) => runSearch(() => entries.put({
-      tenantId: tenant.tenant_id, namespace: 'search', key: `doc-${String(i).padStart(6, '0')}`,
-      metadata: { bucket: i % 100, i, kind: i % 2 === 0 ? 'even' : 'odd' },
-      payload: { kind: 'blob', dtype: 'uint8', shape: [8], data: Buffer.from(`doc${String(i % 100000).padStart(5, '0')}`) },
-      target: resolveTarget(undefined, undefined, undefined),
-    }))));
+    await Promise.all(
+      Array.from({ length: SEARCH_ENTRIES }, (_, i) =>
+        runSearch(() =>
+          entries.put({
+            tenantId: tenant.tenant_id,
+            namespace: 'search',
+            key: `doc-${String(i).padStart(6, '0')}`,
+            metadata: { bucket: i % 100, i, kind: i % 2 === 0 ? 'even' : 'odd' },
+            payload: { kind: 'blob', dtype: 'uint8', shape: [8], data: Buffer.from(`doc${String(i % 100000).padStart(5, '0')}`) },
+            target: resolveTarget(undefined, undefined, undefined),
+          }),
+        ),
+      ),
+    );
     const searchPutS = ms(t0) / 1e3;
     entries.stop();
     await db.close();
@@ -136,8 +164,9 @@ async function main(): Promise<void> {
     const pool = engine.createOperandPool();
     const cache = new CoreCache(pool, e.entries, 1 << 30);
     t0 = process.hrtime.bigint();
-    const release = await cache.acquireIds([q.id, ...candidates.map((c) => c.id)],
-      async (missing) => cacheRows(tenant.tenant_id, 'fields', await storageRefs(e.db, tenant.tenant_id, missing)));
+    const release = await cache.acquireIds([q.id, ...candidates.map((c) => c.id)], async (missing) =>
+      cacheRows(tenant.tenant_id, 'fields', await storageRefs(e.db, tenant.tenant_id, missing)),
+    );
     const coldLoadMs = ms(t0);
     const scoreOnce = async (rows: CandidateRow[]) => {
       const start = process.hrtime.bigint();
@@ -161,7 +190,9 @@ async function main(): Promise<void> {
     // The same, on the rank-8 candidates alone, scaled to the full count: the worst case of this data.
     const maxRankOf = new Map<number, number>();
     for (const row of await e.db.all<{ id: number; ranks: string }>(
-      `SELECT id, ranks FROM entries WHERE tenant_id = ? AND namespace = 'fields'`, [tenant.tenant_id])) {
+      `SELECT id, ranks FROM entries WHERE tenant_id = ? AND namespace = 'fields'`,
+      [tenant.tenant_id],
+    )) {
       maxRankOf.set(row.id, Math.max(...(JSON.parse(row.ranks) as number[]), 0));
     }
     const only8 = candidates.filter((c) => maxRankOf.get(c.id) === 8);
@@ -198,7 +229,9 @@ async function main(): Promise<void> {
     let dense: DenseRun | null = null;
     for (const coretype of openblasCoretypes()) {
       const py = spawnSync(PYTHON, [DENSE_SCRIPT, denseFile, String(ENTRIES), String(N), '0', String(K), String(REPS)], {
-        encoding: 'utf8', maxBuffer: 1 << 20, env: withCoretype(coretype),
+        encoding: 'utf8',
+        maxBuffer: 1 << 20,
+        env: withCoretype(coretype),
       });
       if (py.status !== 0) throw new Error(`dense baseline failed (${PYTHON}): ${py.stderr}`);
       const run = JSON.parse(py.stdout.trim().split('\n').pop()!) as DenseRun;
@@ -214,14 +247,20 @@ async function main(): Promise<void> {
     const auth = { 'X-Api-Key': tenant.api_key };
     const rssBefore = await rssBytes(server.proc.pid!);
     let h0 = process.hrtime.bigint();
-    const first = await http(server.url, 'POST', '/v1/query/topk', { json: { query_key: keyOf(0), namespace: 'fields', k: K }, headers: auth });
+    const first = await http(server.url, 'POST', '/v1/query/topk', {
+      json: { query_key: keyOf(0), namespace: 'fields', k: K },
+      headers: auth,
+    });
     const coldHttp = ms(h0);
     if (first.status !== 200) throw new Error(`topk: ${first.status} ${first.text}`);
     const rssAfter = await rssBytes(server.proc.pid!);
     const httpRuns: number[] = [];
     for (let r = 0; r < 20; r++) {
       h0 = process.hrtime.bigint();
-      const res = await http(server.url, 'POST', '/v1/query/topk', { json: { query_key: keyOf(r % 50), namespace: 'fields', k: K }, headers: auth });
+      const res = await http(server.url, 'POST', '/v1/query/topk', {
+        json: { query_key: keyOf(r % 50), namespace: 'fields', k: K },
+        headers: auth,
+      });
       if (res.status !== 200) throw new Error(`topk: ${res.status}`);
       httpRuns.push(ms(h0));
     }
@@ -230,7 +269,10 @@ async function main(): Promise<void> {
     let searchCount = 0;
     for (let r = 0; r < 21; r++) {
       h0 = process.hrtime.bigint();
-      const res = await http(server.url, 'POST', '/v1/query/search', { json: { namespace: 'search', filters: { bucket: r % 100 } }, headers: auth });
+      const res = await http(server.url, 'POST', '/v1/query/search', {
+        json: { namespace: 'search', filters: { bucket: r % 100 } },
+        headers: auth,
+      });
       if (res.status !== 200) throw new Error(`search: ${res.status} ${res.text}`);
       if (r > 0) searchRuns.push(ms(h0));
       searchCount = res.body.count as number;
@@ -247,23 +289,74 @@ async function main(): Promise<void> {
     const row = (name: string, value: string, baseline: string, bar: string, ok: boolean | null) =>
       `  ${name.padEnd(44)} ${value.padStart(14)}   ${baseline.padEnd(40)} ${bar.padEnd(22)} ${ok === null || !FULL ? '' : ok ? 'PASS' : 'FAIL'}`;
     const mb = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
-    const histogram = [...ranks.entries()].sort((a, b) => a[0] - b[0]).map(([r, n]) => `${r}: ${n}`).join(', ');
+    const histogram = [...ranks.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([r, n]) => `${r}: ${n}`)
+      .join(', ');
     const lines = [
       `query bench: ${ENTRIES} entries of ${N} float32 (2^16), ${SEARCH_ENTRIES} small entries for search; engine ${info.backend} (${info.blas}, ${info.threads} threads)`,
       `  data: max rank per entry {${histogram}}; verdicts ${JSON.stringify(Object.fromEntries(verdicts))}; written in ${putS.toFixed(0)} s (+ ${denseS.toFixed(0)} s reconstructing for the baseline, ${searchPutS.toFixed(0)} s for the search entries)`,
       `  dense baseline: numpy ${dense.numpy} (BLAS ${dense.blas}) over a ${ENTRIES} x ${N} float32 matrix (${mb(ENTRIES * N * 4)}) in memory`,
       '',
       `  ${'measure'.padEnd(44)} ${'value'.padStart(14)}   ${'baseline (same run)'.padEnd(40)} ${'bar'.padEnd(22)}`,
-      row(`engine top-${K} cosine, ${candidates.length} candidates`, `${eng.toFixed(2)} ms`, `dense ${base.toFixed(2)} ms: ${ratio.toFixed(1)}x faster`, '>= 10x faster', ratio >= 10),
-      row(`  same top-${K} keys as the dense baseline`, sameTop ? 'yes' : 'NO', sameTop ? '' : `engine ${engineTop.keys.join(',')} dense ${denseTop.join(',')}`, 'same keys', sameTop),
-      row(`  rank-8 candidates only (${only8.length}), per 10k`, only8.length ? `${(median(rank8Runs) * candidates.length / only8.length).toFixed(2)} ms` : '-', only8.length ? `${(base / (median(rank8Runs) * candidates.length / only8.length)).toFixed(1)}x faster than dense` : '', '-', null),
+      row(
+        `engine top-${K} cosine, ${candidates.length} candidates`,
+        `${eng.toFixed(2)} ms`,
+        `dense ${base.toFixed(2)} ms: ${ratio.toFixed(1)}x faster`,
+        '>= 10x faster',
+        ratio >= 10,
+      ),
+      row(
+        `  same top-${K} keys as the dense baseline`,
+        sameTop ? 'yes' : 'NO',
+        sameTop ? '' : `engine ${engineTop.keys.join(',')} dense ${denseTop.join(',')}`,
+        'same keys',
+        sameTop,
+      ),
+      row(
+        `  rank-8 candidates only (${only8.length}), per 10k`,
+        only8.length ? `${((median(rank8Runs) * candidates.length) / only8.length).toFixed(2)} ms` : '-',
+        only8.length ? `${(base / ((median(rank8Runs) * candidates.length) / only8.length)).toFixed(1)}x faster than dense` : '',
+        '-',
+        null,
+      ),
       row('  cold: load 10k cores from blob files', `${coldLoadMs.toFixed(0)} ms`, '', '-', null),
-      row('service topk in process (candidates listed)', `${median(serviceRuns).toFixed(2)} ms`, `${(base / median(serviceRuns)).toFixed(1)}x faster than dense`, '-', null),
-      row('  listed again after a write (SQLite)', `${serviceListing.toFixed(2)} ms`, `first call (cold cores) ${serviceFirst.toFixed(0)} ms`, '-', null),
-      row(`HTTP topk p50 (k ${K}, ${candidates.length} candidates)`, `${median(httpRuns).toFixed(2)} ms`, `first (cold cache) ${coldHttp.toFixed(0)} ms`, '-', null),
+      row(
+        'service topk in process (candidates listed)',
+        `${median(serviceRuns).toFixed(2)} ms`,
+        `${(base / median(serviceRuns)).toFixed(1)}x faster than dense`,
+        '-',
+        null,
+      ),
+      row(
+        '  listed again after a write (SQLite)',
+        `${serviceListing.toFixed(2)} ms`,
+        `first call (cold cores) ${serviceFirst.toFixed(0)} ms`,
+        '-',
+        null,
+      ),
+      row(
+        `HTTP topk p50 (k ${K}, ${candidates.length} candidates)`,
+        `${median(httpRuns).toFixed(2)} ms`,
+        `first (cold cache) ${coldHttp.toFixed(0)} ms`,
+        '-',
+        null,
+      ),
       row(`  HTTP top-${K} equals the engine's`, sameHttp ? 'yes' : 'NO', '', '-', null),
-      row(`HTTP search p50 (${searchCount} of ${SEARCH_ENTRIES} match)`, `${searchP50.toFixed(2)} ms`, `max ${Math.max(...searchRuns).toFixed(2)} ms`, '<= 50 ms', searchP50 <= 50),
-      row('core cache: operands held', mb(cacheStats.bytes), `${poolStats.entries} operands (${(cacheStats.bytes / Math.max(1, poolStats.entries)).toFixed(0)} B each)`, `budget ${mb(cacheStats.budgetBytes)}`, null),
+      row(
+        `HTTP search p50 (${searchCount} of ${SEARCH_ENTRIES} match)`,
+        `${searchP50.toFixed(2)} ms`,
+        `max ${Math.max(...searchRuns).toFixed(2)} ms`,
+        '<= 50 ms',
+        searchP50 <= 50,
+      ),
+      row(
+        'core cache: operands held',
+        mb(cacheStats.bytes),
+        `${poolStats.entries} operands (${(cacheStats.bytes / Math.max(1, poolStats.entries)).toFixed(0)} B each)`,
+        `budget ${mb(cacheStats.budgetBytes)}`,
+        null,
+      ),
       row('  server RSS growth from the first topk', mb(rssAfter - rssBefore), `dense arrays would be ${mb(ENTRIES * N * 4)}`, '-', null),
     ];
     process.stdout.write(lines.join('\n') + '\n');

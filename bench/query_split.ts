@@ -28,7 +28,14 @@ async function main(): Promise<void> {
   const rows = Array.from({ length: nc }, (_, j) => ({ id: j + 2, key: `f${String(j + 1).padStart(5, '0')}`, norm: 0 }));
   for (const row of rows) row.norm = await pool.norm(row.id);
   const qNorm = await pool.norm(1);
-  const t = { prep: [] as number[], score: [] as number[], scoreCpu: [] as number[], one: [] as number[], heap: [] as number[], total: [] as number[] };
+  const t = {
+    prep: [] as number[],
+    score: [] as number[],
+    scoreCpu: [] as number[],
+    one: [] as number[],
+    heap: [] as number[],
+    total: [] as number[],
+  };
   for (let r = 0; r <= reps; r++) {
     const t0 = now();
     const ids = new Float64Array(rows.length);
@@ -46,19 +53,32 @@ async function main(): Promise<void> {
     const t3 = now();
     await pool.score(1, qNorm, ids.subarray(0, 1), norms.subarray(0, 1), 'cosine');
     const t4 = now();
-    if (r === 0) { console.log(`top-10 ${best10.join(',')}`); continue; }
-    t.prep.push(ms(t0, t1)); t.score.push(ms(t1, t2)); t.scoreCpu.push((c2.user + c2.system) / 1e3); t.heap.push(ms(t2, t3)); t.one.push(ms(t3, t4)); t.total.push(ms(t0, t3));
+    if (r === 0) {
+      console.log(`top-10 ${best10.join(',')}`);
+      continue;
+    }
+    t.prep.push(ms(t0, t1));
+    t.score.push(ms(t1, t2));
+    t.scoreCpu.push((c2.user + c2.system) / 1e3);
+    t.heap.push(ms(t2, t3));
+    t.one.push(ms(t3, t4));
+    t.total.push(ms(t0, t3));
   }
   const line = (name: string, xs: number[]) => `  ${name.padEnd(34)} median ${median(xs).toFixed(3)} ms, best ${best(xs).toFixed(3)} ms`;
-  console.log([
-    `${nc} candidates (${distinct} distinct fields), engine ${engine.info().threads} threads`,
-    line('JS: ids and norms arrays', t.prep),
-    line('pool.score (addon + native)', t.score),
-    line('  its cpu time (all threads)', t.scoreCpu),
-    line('pool.score of 1 candidate', t.one),
-    line('JS: bounded heap top-10', t.heap),
-    line('total', t.total),
-  ].join('\n'));
+  console.log(
+    [
+      `${nc} candidates (${distinct} distinct fields), engine ${engine.info().threads} threads`,
+      line('JS: ids and norms arrays', t.prep),
+      line('pool.score (addon + native)', t.score),
+      line('  its cpu time (all threads)', t.scoreCpu),
+      line('pool.score of 1 candidate', t.one),
+      line('JS: bounded heap top-10', t.heap),
+      line('total', t.total),
+    ].join('\n'),
+  );
 }
 
-main().catch((err) => { console.error(err); process.exit(1); });
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

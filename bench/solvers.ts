@@ -68,7 +68,9 @@ interface PoissonBars {
 async function poisson(dir: string): Promise<PoissonBars> {
   console.log('# poisson_2d: engine CG (multigrid or no preconditioner) vs scipy.sparse.linalg.cg (no preconditioner)');
   console.log(`# same 5-point matrix, same f, relative residual ${TOL}; times are best of 3 (2048^2: 1)`);
-  console.log('| rhs | grid | engine preconditioner | engine s | iters | residual | scipy cg s | scipy assembly s | iters | speedup vs cg | vs assembly + cg |');
+  console.log(
+    '| rhs | grid | engine preconditioner | engine s | iters | residual | scipy cg s | scipy assembly s | iters | speedup vs cg | vs assembly + cg |',
+  );
   console.log('|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   const bars: PoissonBars = { manufactured: {}, gaussians: null };
   for (const rhs of ['manufactured', 'gaussians']) {
@@ -90,9 +92,11 @@ async function poisson(dir: string): Promise<PoissonBars> {
         const vsAll = (sc.solve_s + sc.build_s) / s;
         if (nBits === 9 && rhs === 'manufactured') bars.manufactured[preconditioner] = { cg: vsCg, assembled: vsAll };
         if (nBits === 9 && rhs === 'gaussians' && preconditioner === 'multigrid') bars.gaussians = vsCg;
-        console.log(`| ${rhs} | ${n}^2 | ${preconditioner} | ${seconds(s)} | ${out.stats.iterations} | ` +
-          `${out.stats.residual!.toExponential(2)} | ${seconds(sc.solve_s)} | ${sc.build_s.toFixed(4)} | ${sc.iterations} | ` +
-          `${vsCg.toFixed(1)} | ${vsAll.toFixed(1)} |`);
+        console.log(
+          `| ${rhs} | ${n}^2 | ${preconditioner} | ${seconds(s)} | ${out.stats.iterations} | ` +
+            `${out.stats.residual!.toExponential(2)} | ${seconds(sc.solve_s)} | ${sc.build_s.toFixed(4)} | ${sc.iterations} | ` +
+            `${vsCg.toFixed(1)} | ${vsAll.toFixed(1)} |`,
+        );
       }
     }
   }
@@ -121,7 +125,13 @@ async function euler(): Promise<number> {
   console.log('| grid | steps timed | s per step | cell updates per s |');
   console.log('|---|---:|---:|---:|');
   let rate512 = 0;
-  for (const [nBits, steps] of (QUICK ? [[9, 10]] : [[9, 20], [10, 6], [11, 3]]) as Array<[number, number]>) {
+  for (const [nBits, steps] of (QUICK
+    ? [[9, 10]]
+    : [
+        [9, 20],
+        [10, 6],
+        [11, 3],
+      ]) as Array<[number, number]>) {
     const n = 1 << nBits;
     const base = await bestOf(2, 'euler_2d', { n_bits: nBits, problem: 'isentropic_vortex', steps: 1 });
     const long = await bestOf(2, 'euler_2d', { n_bits: nBits, problem: 'isentropic_vortex', steps: 1 + steps });
@@ -142,7 +152,9 @@ async function main(): Promise<void> {
     const rate = await euler();
     console.log('');
     for (const [pre, v] of Object.entries(bars.manufactured)) {
-      console.log(`poisson_512_manufactured_${pre}_vs_scipy_cg=${v.cg.toFixed(1)} vs_scipy_assembly_and_cg=${v.assembled.toFixed(1)} (bar >= 10)`);
+      console.log(
+        `poisson_512_manufactured_${pre}_vs_scipy_cg=${v.cg.toFixed(1)} vs_scipy_assembly_and_cg=${v.assembled.toFixed(1)} (bar >= 10)`,
+      );
     }
     if (bars.gaussians !== null) console.log(`poisson_512_gaussians_multigrid_vs_scipy_cg=${bars.gaussians.toFixed(1)}`);
     console.log(`euler_512_cell_updates_per_s=${rate.toExponential(2)} (bar >= 2e6)`);

@@ -45,7 +45,12 @@ const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
 // server was most of what the latency row measured). Bodies up to 1 MiB are kept; larger ones
 // (serve's 16 MiB) are counted, as a client streaming them to disk would, and their first bytes kept.
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-interface Reply { status: number; bytes: number; body: Buffer; json<T>(): T }
+interface Reply {
+  status: number;
+  bytes: number;
+  body: Buffer;
+  json<T>(): T;
+}
 function request(url: string, opts: { method?: string; headers?: Record<string, string>; body?: Buffer | string } = {}): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const body = typeof opts.body === 'string' ? Buffer.from(opts.body) : opts.body;
@@ -83,7 +88,10 @@ class LoadConnection {
   private status = 0;
   private bodyBytes = 0;
 
-  private constructor(private readonly socket: net.Socket, private readonly request: Buffer) {
+  private constructor(
+    private readonly socket: net.Socket,
+    private readonly request: Buffer,
+  ) {
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (err) => this.failed?.(err));
@@ -147,7 +155,9 @@ class LoadConnection {
 
 /** duration_ms of the server's request log lines for `method` (server-side time of each request). */
 function requestDurations(logs: string[], method: string): number[] {
-  return logRecords({ logs }).flatMap((r) => (r.msg === 'request' && r.method === method && typeof r.duration_ms === 'number' ? [r.duration_ms] : []));
+  return logRecords({ logs }).flatMap((r) =>
+    r.msg === 'request' && r.method === method && typeof r.duration_ms === 'number' ? [r.duration_ms] : [],
+  );
 }
 
 /**
@@ -175,7 +185,9 @@ function floorServer(npyBytes: number, getBytes: number): void {
 }
 
 function spawnFloorServer(npyBytes: number, getBytes: number): Promise<{ url: string; proc: ChildProcess }> {
-  const proc = spawn(process.execPath, [fileURLToPath(import.meta.url), '--floor-server', String(npyBytes), String(getBytes)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, [fileURLToPath(import.meta.url), '--floor-server', String(npyBytes), String(getBytes)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     proc.stdout!.once('data', (c: Buffer) => resolve({ url: `http://127.0.0.1:${c.toString().trim()}`, proc }));
     proc.once('exit', (code) => reject(new Error(`floor server exited (${code})`)));
@@ -211,7 +223,11 @@ async function main(): Promise<void> {
       if (r >= WARM) engineTimes.push(ms(t0));
       ranks = res.tt.ranks;
       t0 = process.hrtime.bigint();
-      const put = await request(`${server.url}/v1/put?key=bench%2Ffield`, { method: 'POST', headers: { ...auth, 'content-type': 'application/x-npy' }, body: npy });
+      const put = await request(`${server.url}/v1/put?key=bench%2Ffield`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/x-npy' },
+        body: npy,
+      });
       putBody = put.json<typeof putBody>();
       if (put.status !== 200) throw new Error(`binary put: ${put.status} ${JSON.stringify(putBody)}`);
       if (r >= WARM) {
@@ -253,10 +269,14 @@ async function main(): Promise<void> {
     const floorServe: number[] = [];
     for (let r = 0; r < 6; r++) {
       // the service, then the same request to the bare server
-      for (const [url, times] of [[`${server.url}/v1/serve`, serveTimes], [`${floor.url}/serve`, floorServe]] as const) {
+      for (const [url, times] of [
+        [`${server.url}/v1/serve`, serveTimes],
+        [`${floor.url}/serve`, floorServe],
+      ] as const) {
         const t0 = process.hrtime.bigint();
         const res = await request(url, {
-          method: 'POST', headers: { ...auth, 'content-type': 'application/json', Accept: 'application/x-npy' },
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json', Accept: 'application/x-npy' },
           body: JSON.stringify({ key: 'bench/field' }),
         });
         // the bare server answers filler bytes; the service's .npy header must be the source's
@@ -275,12 +295,14 @@ async function main(): Promise<void> {
     const WARM_ROUNDS = 20;
     const getPath = '/v1/get/default/bench%2Ffield';
     const burst = async (conns: LoadConnection[], lat: number[]) => {
-      await Promise.all(conns.map(async (c) => {
-        const t0 = process.hrtime.bigint();
-        const res = await c.send();
-        if (res.status !== 200 || res.bytes !== getBytes) throw new Error(`get: ${res.status}, ${res.bytes} bytes`);
-        lat.push(ms(t0));
-      }));
+      await Promise.all(
+        conns.map(async (c) => {
+          const t0 = process.hrtime.bigint();
+          const res = await c.send();
+          if (res.status !== 200 || res.bytes !== getBytes) throw new Error(`get: ${res.status}, ${res.bytes} bytes`);
+          lat.push(ms(t0));
+        }),
+      );
     };
     let logStart = 0;
     const latencies = async (url: string, warmed = () => {}): Promise<number[]> => {
@@ -298,7 +320,9 @@ async function main(): Promise<void> {
         for (const c of conns) c.close();
       }
     };
-    const lat = await latencies(server.url, () => { logStart = server.logs.length; });
+    const lat = await latencies(server.url, () => {
+      logStart = server.logs.length;
+    });
     const floorLat = await latencies(floor.url);
     const getServer = requestDurations(server.logs.slice(logStart), 'GET');
 
@@ -319,18 +343,54 @@ async function main(): Promise<void> {
       '',
       `  ${'measure'.padEnd(40)} ${'value'.padStart(14)}   ${'baseline (same run)'.padEnd(34)} ${'bar'.padEnd(18)}`,
       row('engine.compress (in process)', `${eng.toFixed(1)} ms`, '-', '-', null),
-      row('binary put over HTTP (x-npy)', `${bin.toFixed(1)} ms`, `${pairedRatio.toFixed(2)}x engine (paired)`, '<= 1.5x engine', pairedRatio <= 1.5),
+      row(
+        'binary put over HTTP (x-npy)',
+        `${bin.toFixed(1)} ms`,
+        `${pairedRatio.toFixed(2)}x engine (paired)`,
+        '<= 1.5x engine',
+        pairedRatio <= 1.5,
+      ),
       row('  ratio of the medians', `${(bin / eng).toFixed(2)}x`, `of ${REPS} puts and ${REPS} compressions`, '-', null),
-      row('  of which inside the server', `${median(binServer).toFixed(1)} ms`, `${(median(binServer) / eng).toFixed(2)}x engine`, '-', null),
-      row('  floor: same upload, bare server', `${median(floorPut).toFixed(1)} ms`, `${(median(floorPut) / eng).toFixed(2)}x engine`, '-', null),
+      row(
+        '  of which inside the server',
+        `${median(binServer).toFixed(1)} ms`,
+        `${(median(binServer) / eng).toFixed(2)}x engine`,
+        '-',
+        null,
+      ),
+      row(
+        '  floor: same upload, bare server',
+        `${median(floorPut).toFixed(1)} ms`,
+        `${(median(floorPut) / eng).toFixed(2)}x engine`,
+        '-',
+        null,
+      ),
       row('JSON put over HTTP (data_b64)', `${json.toFixed(1)} ms`, `${(json / eng).toFixed(2)}x engine`, '-', null),
       row('engine.reconstruct (in process)', `${median(reconstructTimes).toFixed(1)} ms`, '-', '-', null),
       row('serve dense as x-npy', `${serveMBs.toFixed(0)} MB/s`, `${serve.toFixed(1)} ms per request`, '>= 300 MB/s', serveMBs >= 300),
-      row('  floor: same download, bare server', `${floorServeMBs.toFixed(0)} MB/s`, `${median(floorServe).toFixed(1)} ms per request`, '-', null),
+      row(
+        '  floor: same download, bare server',
+        `${floorServeMBs.toFixed(0)} MB/s`,
+        `${median(floorServe).toFixed(1)} ms per request`,
+        '-',
+        null,
+      ),
       row(`GET metadata p50 (${CONC} concurrent)`, `${p50.toFixed(2)} ms`, `${lat.length} requests`, '-', null),
       row(`GET metadata p99 (${CONC} concurrent)`, `${p99.toFixed(2)} ms`, `max ${Math.max(...lat).toFixed(2)} ms`, '<= 20 ms', p99 <= 20),
-      row('  inside the server p50 / p99', `${pct(getServer, 50).toFixed(2)} / ${pct(getServer, 99).toFixed(2)} ms`, `${getServer.length} requests`, '-', null),
-      row('  floor: bare server p50 / p99', `${pct(floorLat, 50).toFixed(2)} / ${pct(floorLat, 99).toFixed(2)} ms`, `${floorLat.length} requests`, '-', null),
+      row(
+        '  inside the server p50 / p99',
+        `${pct(getServer, 50).toFixed(2)} / ${pct(getServer, 99).toFixed(2)} ms`,
+        `${getServer.length} requests`,
+        '-',
+        null,
+      ),
+      row(
+        '  floor: bare server p50 / p99',
+        `${pct(floorLat, 50).toFixed(2)} / ${pct(floorLat, 99).toFixed(2)} ms`,
+        `${floorLat.length} requests`,
+        '-',
+        null,
+      ),
     ];
     process.stdout.write(lines.join('\n') + '\n');
   } finally {

@@ -19,7 +19,9 @@ interface Spec<T> {
 
 function intVar(name: string, def: number, min: number, max: number, description: string): Spec<number> {
   return {
-    name, description, defaultText: String(def),
+    name,
+    description,
+    defaultText: String(def),
     parse(raw) {
       if (raw === undefined || raw === '') return def;
       if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
@@ -33,10 +35,17 @@ function intVar(name: string, def: number, min: number, max: number, description
 }
 
 /** A string setting; a `secret` one is never shown in a message, even when it is malformed. */
-function stringVar(name: string, def: string | undefined, description: string, check?: (v: string) => string | null,
-  secret = false): Spec<string | undefined> {
+function stringVar(
+  name: string,
+  def: string | undefined,
+  description: string,
+  check?: (v: string) => string | null,
+  secret = false,
+): Spec<string | undefined> {
   return {
-    name, description, defaultText: def ?? '(unset)',
+    name,
+    description,
+    defaultText: def ?? '(unset)',
     parse(raw) {
       const v = raw === undefined || raw === '' ? def : raw;
       if (v !== undefined && check) {
@@ -50,7 +59,9 @@ function stringVar(name: string, def: string | undefined, description: string, c
 
 function enumVar<T extends string>(name: string, def: T, values: readonly T[], description: string): Spec<T> {
   return {
-    name, description, defaultText: def,
+    name,
+    description,
+    defaultText: def,
     parse(raw) {
       const v = raw === undefined || raw === '' ? def : raw;
       if (!(values as readonly string[]).includes(v)) {
@@ -64,41 +75,104 @@ function enumVar<T extends string>(name: string, def: T, values: readonly T[], d
 const GiB = 1024 ** 3;
 
 export const SPECS = {
-  host: stringVar('SVC_GATE_HOST', '127.0.0.1', 'Address the HTTP server listens on',
-    (v) => (/^[A-Za-z0-9.:_%-]{1,253}$/.test(v) ? null : 'must be an IP address or a host name')),
+  host: stringVar('SVC_GATE_HOST', '127.0.0.1', 'Address the HTTP server listens on', (v) =>
+    /^[A-Za-z0-9.:_%-]{1,253}$/.test(v) ? null : 'must be an IP address or a host name',
+  ),
   port: intVar('SVC_GATE_PORT', 8080, 0, 65535, 'TCP port (0: any free port, logged at start)'),
   dataDir: stringVar('SVC_GATE_DATA_DIR', './data', 'Directory of the SQLite database and blob files'),
-  serviceKey: stringVar('SVC_GATE_ENGINE_SERVICE_KEY', undefined,
+  serviceKey: stringVar(
+    'SVC_GATE_ENGINE_SERVICE_KEY',
+    undefined,
     'Admin service key; unset: generated at first start into <data dir>/service.key (mode 0600)',
-    (v) => (v.length < 16 ? 'must be at least 16 characters' : null), true),
-  defaultRateLimitRequests: intVar('SVC_GATE_DEFAULT_RATE_LIMIT_REQUESTS', 100, 1, 10_000_000,
-    'Rate limit (requests per window) for enterprise tenants and records without one'),
+    (v) => (v.length < 16 ? 'must be at least 16 characters' : null),
+    true,
+  ),
+  defaultRateLimitRequests: intVar(
+    'SVC_GATE_DEFAULT_RATE_LIMIT_REQUESTS',
+    100,
+    1,
+    10_000_000,
+    'Rate limit (requests per window) for enterprise tenants and records without one',
+  ),
   defaultRateLimitWindowS: intVar('SVC_GATE_DEFAULT_RATE_LIMIT_WINDOW_S', 60, 1, 86_400, 'Rate-limit window in seconds for the same'),
   enterpriseMonthlyQuota: intVar('SVC_GATE_ENTERPRISE_MONTHLY_QUOTA', 10_000_000, 0, 1e15, 'Monthly CU quota of enterprise tenants'),
-  maxPayloadBytes: intVar('SVC_GATE_MAX_PAYLOAD_BYTES', 268_435_456, 1, 4 * GiB, 'Largest decoded array or blob payload, bytes (larger: 413)'),
-  compressionThresholdBytes: intVar('SVC_GATE_COMPRESSION_THRESHOLD_BYTES', 4096, 0, 4 * GiB,
-    'Payloads whose data is smaller are stored as they are (verdict passthrough)'),
-  retentionDays: intVar('SVC_GATE_RETENTION_DAYS', 30, 0, 36_500, 'Days tombstones and deactivated tenants are kept before compaction purges them'),
+  maxPayloadBytes: intVar(
+    'SVC_GATE_MAX_PAYLOAD_BYTES',
+    268_435_456,
+    1,
+    4 * GiB,
+    'Largest decoded array or blob payload, bytes (larger: 413)',
+  ),
+  compressionThresholdBytes: intVar(
+    'SVC_GATE_COMPRESSION_THRESHOLD_BYTES',
+    4096,
+    0,
+    4 * GiB,
+    'Payloads whose data is smaller are stored as they are (verdict passthrough)',
+  ),
+  retentionDays: intVar(
+    'SVC_GATE_RETENTION_DAYS',
+    30,
+    0,
+    36_500,
+    'Days tombstones and deactivated tenants are kept before compaction purges them',
+  ),
   simConcurrency: intVar('SVC_GATE_SIM_CONCURRENCY', 1, 1, 64, 'Simulation jobs running at once'),
   coreCacheBytes: intVar('SVC_GATE_CORE_CACHE_BYTES', GiB, 0, 1024 * GiB, 'Byte budget of the in-memory cache of decoded cores'),
   logLevel: enumVar('SVC_GATE_LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'Log level'),
   shutdownGraceS: intVar('SVC_GATE_SHUTDOWN_GRACE_S', 10, 0, 3600, 'Seconds in-flight requests get to finish on SIGTERM/SIGINT'),
   engineThreads: intVar('SVC_GATE_ENGINE_THREADS', 0, 0, 1024, 'Engine (OpenMP/BLAS) threads; 0: one per core'),
-  engineBackend: enumVar('SVC_GATE_ENGINE_BACKEND', 'auto', ['auto', 'cpu', 'cuda'] as const,
-    'Engine backend: auto (CUDA when a usable device is found, else CPU), cpu, or cuda (start-up fails without a device)'),
-  tenantInflight: intVar('SVC_GATE_TENANT_INFLIGHT', 4, 1, 1024,
-    'Engine requests (compress, reconstruct, dense serve, similarity, top-K) one tenant may have in flight; more: 429 too_many_in_flight'),
-  maxInflightBytes: { ...intVar('SVC_GATE_MAX_INFLIGHT_BYTES', Math.floor(os.totalmem() / 4), 1 << 20, 1024 * 1024 * GiB,
-    'Bytes held for requests in flight (bodies, dense results, base64 copies); no tenant holds more than half while another has requests in flight'),
-  defaultText: 'a quarter of physical memory' },
-  jobsQueuedPerTenant: intVar('SVC_GATE_JOBS_QUEUED_PER_TENANT', 16, 1, 100_000,
-    'Queued simulation jobs one tenant may hold, running ones not counted; more: 429 too_many_jobs'),
-  jobQuantumS: intVar('SVC_GATE_JOB_QUANTUM_S', 10, 1, 86_400,
-    'Seconds a simulation job runs before it yields to another tenant\'s waiting job'),
-  enterpriseStorageQuotaBytes: intVar('SVC_GATE_ENTERPRISE_STORAGE_QUOTA_BYTES', -1, -1, Number.MAX_SAFE_INTEGER,
-    'Stored bytes allowed to enterprise tenants without their own storage_quota_bytes; -1: unlimited'),
-  gpuCacheBytes: intVar('SVC_GATE_GPU_CACHE_BYTES', 4 * GiB, 0, 1024 * GiB,
-    'Byte budget per device for entry cores placed on a GPU (serve target gpu), least recently used first out'),
+  engineBackend: enumVar(
+    'SVC_GATE_ENGINE_BACKEND',
+    'auto',
+    ['auto', 'cpu', 'cuda'] as const,
+    'Engine backend: auto (CUDA when a usable device is found, else CPU), cpu, or cuda (start-up fails without a device)',
+  ),
+  tenantInflight: intVar(
+    'SVC_GATE_TENANT_INFLIGHT',
+    4,
+    1,
+    1024,
+    'Engine requests (compress, reconstruct, dense serve, similarity, top-K) one tenant may have in flight; more: 429 too_many_in_flight',
+  ),
+  maxInflightBytes: {
+    ...intVar(
+      'SVC_GATE_MAX_INFLIGHT_BYTES',
+      Math.floor(os.totalmem() / 4),
+      1 << 20,
+      1024 * 1024 * GiB,
+      'Bytes held for requests in flight (bodies, dense results, base64 copies); no tenant holds more than half while another has requests in flight',
+    ),
+    defaultText: 'a quarter of physical memory',
+  },
+  jobsQueuedPerTenant: intVar(
+    'SVC_GATE_JOBS_QUEUED_PER_TENANT',
+    16,
+    1,
+    100_000,
+    'Queued simulation jobs one tenant may hold, running ones not counted; more: 429 too_many_jobs',
+  ),
+  jobQuantumS: intVar(
+    'SVC_GATE_JOB_QUANTUM_S',
+    10,
+    1,
+    86_400,
+    "Seconds a simulation job runs before it yields to another tenant's waiting job",
+  ),
+  enterpriseStorageQuotaBytes: intVar(
+    'SVC_GATE_ENTERPRISE_STORAGE_QUOTA_BYTES',
+    -1,
+    -1,
+    Number.MAX_SAFE_INTEGER,
+    'Stored bytes allowed to enterprise tenants without their own storage_quota_bytes; -1: unlimited',
+  ),
+  gpuCacheBytes: intVar(
+    'SVC_GATE_GPU_CACHE_BYTES',
+    4 * GiB,
+    0,
+    1024 * GiB,
+    'Byte budget per device for entry cores placed on a GPU (serve target gpu), least recently used first out',
+  ),
 } as const;
 
 type SpecValue<S> = S extends Spec<infer T> ? T : never;
@@ -123,17 +197,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 /** SVC_GATE_* names in `env` that no setting reads (a typo would otherwise pass silently). */
 export function unknownVariables(env: NodeJS.ProcessEnv = process.env): string[] {
   const known = new Set(Object.values(SPECS).map((s) => s.name));
-  return Object.keys(env).filter((k) => k.startsWith('SVC_GATE_') && !known.has(k)).sort();
+  return Object.keys(env)
+    .filter((k) => k.startsWith('SVC_GATE_') && !known.has(k))
+    .sort();
 }
 
 /** `--help` text: every variable with its default. */
 export function helpText(): string {
   const rows = Object.values(SPECS).map((s) => `  ${s.name.padEnd(40)} ${s.description} (default: ${s.defaultText})`);
   return [
-    'ttstore: compressed tensor store', '', 'Usage: npm start [-- --help]   (or: node dist/src/main.js [--help])', '',
-    'Environment (a bad value stops start-up with a message naming the variable):', ...rows, '',
+    'ttstore: compressed tensor store',
+    '',
+    'Usage: npm start [-- --help]   (or: node dist/src/main.js [--help])',
+    '',
+    'Environment (a bad value stops start-up with a message naming the variable):',
+    ...rows,
+    '',
     'Signals: SIGTERM or SIGINT stop accepting, let in-flight requests finish within SVC_GATE_SHUTDOWN_GRACE_S,',
-    're-queue running simulation jobs, close the database and exit 0. A second signal exits at once (code 1).', '',
+    're-queue running simulation jobs, close the database and exit 0. A second signal exits at once (code 1).',
+    '',
     'Operations: GET /gate/health (open), GET /gate/metrics (service key, Prometheus), GET /openapi.json and /docs (open).',
     '',
   ].join('\n');

@@ -28,8 +28,10 @@ async function main(): Promise<void> {
   if (unknown.length > 0) log.warn({ variables: unknown }, 'ignoring unknown SVC_GATE_* variables (see --help for the known ones)');
   const missing = missingNodeFlags();
   if (missing.length > 0) {
-    log.warn({ missing, start_with: `node ${SERVICE_NODE_FLAGS.join(' ')} dist/src/main.js` },
-      'started without the service\'s V8 flags (npm start passes them): large puts run a full GC each');
+    log.warn(
+      { missing, start_with: `node ${SERVICE_NODE_FLAGS.join(' ')} dist/src/main.js` },
+      "started without the service's V8 flags (npm start passes them): large puts run a full GC each",
+    );
   }
   if (!applyMallocSettings()) {
     log.info({ settings: MALLOC_SETTINGS }, 'not glibc: the C allocator keeps its own policy for returning freed memory');
@@ -40,10 +42,13 @@ async function main(): Promise<void> {
   let stopping: string | null = null;
   const shutdown = (running: RunningServer) => {
     // Past the grace period plus room for the stores to close, something is stuck: give up loudly.
-    setTimeout(() => {
-      log.error({ grace_s: config.shutdownGraceS }, 'shutdown did not finish in time; exiting');
-      process.exit(1);
-    }, (config.shutdownGraceS + 10) * 1000).unref();
+    setTimeout(
+      () => {
+        log.error({ grace_s: config.shutdownGraceS }, 'shutdown did not finish in time; exiting');
+        process.exit(1);
+      },
+      (config.shutdownGraceS + 10) * 1000,
+    ).unref();
     running.close().then(
       () => {
         log.info('stopped');

@@ -67,8 +67,10 @@ export interface RunningServer {
 /** The raw HTTP/1.1 answer to a request the parser refused: a problem+json body, then the connection closes. */
 function rawProblem(status: number, reason: string, problem: ProblemError): string {
   const body = JSON.stringify(problem.body());
-  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n`
-    + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+  return (
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  );
 }
 
 /**
@@ -85,8 +87,15 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   }
   let answer: string;
   if (err.code === 'HPE_HEADER_OVERFLOW') {
-    answer = rawProblem(431, 'Request Header Fields Too Large', new ProblemError(431, 'request_header_fields_too_large',
-      `the request's header lines are over ${sizeText(MAX_HEADER_BYTES)} together`));
+    answer = rawProblem(
+      431,
+      'Request Header Fields Too Large',
+      new ProblemError(
+        431,
+        'request_header_fields_too_large',
+        `the request's header lines are over ${sizeText(MAX_HEADER_BYTES)} together`,
+      ),
+    );
   } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
     answer = 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n';
   } else {
@@ -119,7 +128,11 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const blobs = await BlobStore.open(blobDir);
   const engineAdmission = new EngineAdmission({ slots: ENGINE_SLOTS, tenantInflight: config.tenantInflight });
   const entries = new EntryService({
-    store: stores.entries, blobs, engine, log, admission: engineAdmission,
+    store: stores.entries,
+    blobs,
+    engine,
+    log,
+    admission: engineAdmission,
     compressionThresholdBytes: config.compressionThresholdBytes,
     retentionDays: config.retentionDays,
     storageQuota: (tenantId) => {
@@ -129,10 +142,14 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   });
   await entries.start();
   releaseGpuCoresOnRemoval(entries, engine.gpu);
-  const purger = new TenantPurger(gate.registry, async (tenantId) => {
-    await stores.jobs.purgeTenant(tenantId);
-    return entries.purgeTenant(tenantId);
-  }, log);
+  const purger = new TenantPurger(
+    gate.registry,
+    async (tenantId) => {
+      await stores.jobs.purgeTenant(tenantId);
+      return entries.purgeTenant(tenantId);
+    },
+    log,
+  );
   purger.start();
 
   // simulation: queued and interrupted jobs resume now (after the blob sweep above). Run time is
@@ -148,7 +165,12 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     },
   };
   const scheduler = new JobScheduler({
-    store: stores.jobs, outputs: entries, runner: engine, concurrency: config.simConcurrency, log, charger,
+    store: stores.jobs,
+    outputs: entries,
+    runner: engine,
+    concurrency: config.simConcurrency,
+    log,
+    charger,
     quantumS: config.jobQuantumS,
     queuedPerTenant: config.jobsQueuedPerTenant,
     tenantActive: (tenantId) => gate.registry.get(tenantId)?.active === true,
@@ -173,7 +195,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   registerHealthRoutes(api, { db: stores, engine, version: VERSION, startedAt });
   registerAdminRoutes(api, gate, entries.storage, {
     onDeactivated: (tenantId) => {
-      scheduler.cancelTenant(tenantId).catch((err) => log.error({ err, tenant_id: tenantId }, 'cancelling a deactivated tenant\'s jobs failed'));
+      scheduler
+        .cancelTenant(tenantId)
+        .catch((err) => log.error({ err, tenant_id: tenantId }, "cancelling a deactivated tenant's jobs failed"));
     },
   });
   registerMetricsRoute(api, metrics.registry);

@@ -19,7 +19,12 @@ describe('GPU parity with the CPU backend', function () {
     requireGpu(this);
   });
 
-  for (const [n, tol, dtype] of [[1 << 20, 1e-6, 'float64'], [1 << 22, 1e-4, 'float32'], [1 << 16, 1e-9, 'float64'], [3 << 16, 1e-5, 'float32']] as const) {
+  for (const [n, tol, dtype] of [
+    [1 << 20, 1e-6, 'float64'],
+    [1 << 22, 1e-4, 'float32'],
+    [1 << 16, 1e-9, 'float64'],
+    [3 << 16, 1e-5, 'float32'],
+  ] as const) {
     it(`compress 2^${Math.log2(n).toFixed(1)} ${dtype} at tolerance ${tol}: same ranks within 1, both within the target`, async () => {
       const x64 = smoothField(n);
       const data = dtype === 'float32' ? Float32Array.from(x64) : x64;
@@ -44,7 +49,13 @@ describe('GPU parity with the CPU backend', function () {
       const size = ref.byteLength / n;
       let differ = 0;
       for (let i = 0; i < ref.byteLength; i += size) {
-        if (Buffer.compare(Buffer.from(gpu.data.buffer, gpu.data.byteOffset + i, size), Buffer.from(cpu.data.buffer, cpu.data.byteOffset + i, size)) !== 0) differ++;
+        if (
+          Buffer.compare(
+            Buffer.from(gpu.data.buffer, gpu.data.byteOffset + i, size),
+            Buffer.from(cpu.data.buffer, cpu.data.byteOffset + i, size),
+          ) !== 0
+        )
+          differ++;
       }
       if (dtype === 'float64') {
         const a = new Float64Array(gpu.data.buffer, gpu.data.byteOffset, n);
@@ -69,7 +80,7 @@ describe('GPU parity with the CPU backend', function () {
     const ids: number[] = [];
     const trains: TensorTrain[] = [];
     for (let j = 1; j <= 300; j++) {
-      const x = smoothField(n, 5 + (j % 37)).map((v, i) => v + 0.01 * Math.sin(j * i / n));
+      const x = smoothField(n, 5 + (j % 37)).map((v, i) => v + 0.01 * Math.sin((j * i) / n));
       const { tt } = await engine.compress(j % 2 ? Float32Array.from(x) : x, j % 2 ? 'float32' : 'float64', [n], { tolerance: 1e-5 });
       trains.push(tt);
       await pool.addTrain(9_000_000 + j, tt);

@@ -24,14 +24,24 @@ describe('GPU cores released on delete', function () {
     const db = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS);
     const blobs = await BlobStore.open(path.join(dir, 'blobs'));
     const silent = { info() {}, warn() {}, error() {} };
-    const svc = new EntryService({ store: new SqliteEntryStore(db), blobs, engine, compressionThresholdBytes: 4096, retentionDays: 30, log: silent });
+    const svc = new EntryService({
+      store: new SqliteEntryStore(db),
+      blobs,
+      engine,
+      compressionThresholdBytes: 4096,
+      retentionDays: 30,
+      log: silent,
+    });
     const rows: Array<{ id: number }> = [];
     try {
       releaseGpuCoresOnRemoval(svc, engine.gpu);
       for (const key of ['a', 'b']) {
         const x = Float64Array.from(smoothField(1 << 16, key === 'a' ? 10 : 20));
         const row = await svc.put({
-          tenantId: 't', namespace: 'default', key, metadata: {},
+          tenantId: 't',
+          namespace: 'default',
+          key,
+          metadata: {},
           payload: { kind: 'array', dtype: 'float64', shape: [1 << 16], data: Buffer.from(x.buffer) },
           target: resolveTarget(undefined, 1e-6, undefined),
         });

@@ -41,7 +41,15 @@ describe('serve target gpu over HTTP', function () {
     expect((await put('a', 10)).status).to.equal(200);
     const r = await serve('a');
     expect(r.status, r.text).to.equal(200);
-    expect(r.body).to.include({ key: 'a', namespace: 'default', version: 1, target: 'gpu', device: 'cuda:0', placed: true, resident_before: false });
+    expect(r.body).to.include({
+      key: 'a',
+      namespace: 'default',
+      version: 1,
+      target: 'gpu',
+      device: 'cuda:0',
+      placed: true,
+      resident_before: false,
+    });
     expect(r.body.gpu_core_bytes).to.be.a('number').above(0);
     expect(r.body.n_cores).to.equal(16);
     expect(r.body.ranks).to.have.length(17);
@@ -76,7 +84,11 @@ describe('serve target gpu over HTTP', function () {
     this.timeout(120000);
     await server.destroy();
     server = await startServer({
-      env: { SVC_GATE_ENGINE_BACKEND: 'cuda', SVC_GATE_DEFAULT_RATE_LIMIT_REQUESTS: '1000000', SVC_GATE_GPU_CACHE_BYTES: String(Math.floor(2.5 * coreBytes)) },
+      env: {
+        SVC_GATE_ENGINE_BACKEND: 'cuda',
+        SVC_GATE_DEFAULT_RATE_LIMIT_REQUESTS: '1000000',
+        SVC_GATE_GPU_CACHE_BYTES: String(Math.floor(2.5 * coreBytes)),
+      },
     });
     const t = await createTenant(server);
     auth = { 'X-Api-Key': t.api_key };
@@ -88,5 +100,4 @@ describe('serve target gpu over HTTP', function () {
     expect((await serve('e1')).body.resident_before).to.equal(true);
     expect((await serve('e2')).body.resident_before).to.equal(false);
   });
-
 });

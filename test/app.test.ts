@@ -41,7 +41,9 @@ describe('the service process', () => {
     const b = await http(server.url, 'GET', '/gate/health');
     expect(b.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
     const c = await http(server.url, 'GET', '/gate/health');
-    expect(c.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/).and.not.equal(b.headers.get('x-request-id'));
+    expect(c.headers.get('x-request-id'))
+      .to.match(/^[0-9a-f-]{36}$/)
+      .and.not.equal(b.headers.get('x-request-id'));
   });
 
   it('generates request ids that do not repeat, in the UUID shape, and differ between processes', () => {

@@ -93,7 +93,8 @@ export class ByteBudget {
       const onAbort = () => leave('its client went away');
       const timer = setTimeout(() => leave(`none came back within ${this.waitMs} ms`), this.waitMs);
       const growth: Growth = {
-        owner, bytes,
+        owner,
+        bytes,
         grant: () => {
           clearTimeout(timer);
           signal?.removeEventListener('abort', onAbort);
@@ -140,9 +141,13 @@ export class ByteBudget {
 
   private overloaded(owner: string, bytes: number, why: string): ProblemError {
     this.refused++;
-    return new ProblemError(503, 'overloaded',
+    return new ProblemError(
+      503,
+      'overloaded',
       `the server holds too much for requests in flight to take ${bytes} more bytes for tenant ${owner} (${why}); retry in ${OVERLOADED_RETRY_S} s`,
-      { retry_after_s: OVERLOADED_RETRY_S }, { 'Retry-After': String(OVERLOADED_RETRY_S) });
+      { retry_after_s: OVERLOADED_RETRY_S },
+      { 'Retry-After': String(OVERLOADED_RETRY_S) },
+    );
   }
 }
 
@@ -151,7 +156,10 @@ export class Hold {
   private held = 0;
   private released = false;
 
-  constructor(private readonly budget: ByteBudget, readonly owner: string) {}
+  constructor(
+    private readonly budget: ByteBudget,
+    readonly owner: string,
+  ) {}
 
   /** Bytes held now. */
   get bytes(): number {
@@ -170,7 +178,8 @@ export class Hold {
     if (bytes <= 0) return;
     if (this.released) throw abandoned(); // released with its response: the client is gone
     await this.budget.take(this.owner, bytes, signal, this.held);
-    if (this.released) this.budget.give(this.owner, bytes); // released while it waited: nothing is kept
+    if (this.released)
+      this.budget.give(this.owner, bytes); // released while it waited: nothing is kept
     else this.held += bytes;
   }
 

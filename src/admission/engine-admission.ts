@@ -82,7 +82,10 @@ class Lane {
   private readonly lastTurn = new Map<string, number>();
   private turns = 0;
 
-  constructor(readonly slots: number, private readonly ownerSlots: number) {}
+  constructor(
+    readonly slots: number,
+    private readonly ownerSlots: number,
+  ) {}
 
   async run<T>(owner: string, signal: AbortSignal | undefined, work: () => Promise<T>): Promise<T> {
     if (this.running < this.slots && (this.runningBy.get(owner) ?? 0) < this.ownerSlots && !this.queues.has(owner)) this.take(owner);
@@ -199,9 +202,13 @@ export class EngineAdmission {
     const count = this.inFlightBy.get(tenantId) ?? 0;
     if (count >= this.tenantInflight) {
       this.refused++;
-      throw new ProblemError(429, 'too_many_in_flight',
+      throw new ProblemError(
+        429,
+        'too_many_in_flight',
         `tenant ${tenantId} already has ${count} engine requests (put, serve, similarity, top-K) in flight, its limit; retry in 1 s`,
-        { limit: this.tenantInflight, retry_after_s: 1 }, { 'Retry-After': '1' });
+        { limit: this.tenantInflight, retry_after_s: 1 },
+        { 'Retry-After': '1' },
+      );
     }
     this.inFlightBy.set(tenantId, count + 1);
     this.inFlight++;
@@ -234,8 +241,11 @@ export class EngineAdmission {
   stats(): EngineAdmissionStats {
     const { heavy, light } = this;
     return {
-      slots: heavy.slots + light.slots, running: heavy.running + light.running, waiting: heavy.waiting + light.waiting,
-      inFlight: this.inFlight, refused: this.refused,
+      slots: heavy.slots + light.slots,
+      running: heavy.running + light.running,
+      waiting: heavy.waiting + light.waiting,
+      inFlight: this.inFlight,
+      refused: this.refused,
       heavy: { slots: heavy.slots, running: heavy.running, waiting: heavy.waiting },
       light: { slots: light.slots, running: light.running, waiting: light.waiting },
     };

@@ -46,11 +46,13 @@ export function decodeBase64Strict(s: string, field: string): Buffer {
 export class Base64Data {
   readonly #bytes: Buffer;
 
-  constructor(bytes: Buffer,
+  constructor(
+    bytes: Buffer,
     /** What base64DecodedLength says of the string: its decoded length, or -1 when no valid string has its length. */
     readonly impliedLength: number,
     /** False when the string is not strict standard base64. */
-    readonly valid: boolean) {
+    readonly valid: boolean,
+  ) {
     this.#bytes = bytes;
   }
 
@@ -88,7 +90,10 @@ export class Base64Decoder {
   private tail = '';
   private ok = true;
 
-  constructor(private readonly out: Buffer, private readonly start: number) {}
+  constructor(
+    private readonly out: Buffer,
+    private readonly start: number,
+  ) {}
 
   /** The raw offset from which the body's bytes are still needed (-1: none). */
   get keepFrom(): number {

@@ -126,8 +126,19 @@ interface Frame {
 
 function frame(object: boolean, start: number, state: number): Frame {
   return {
-    object, state, start, memberStart: -1, keyStart: -1, keyEnd: -1, valueStart: -1, key: undefined,
-    runFrom: -1, runTo: -1, value: null, count: 0, node: null,
+    object,
+    state,
+    start,
+    memberStart: -1,
+    keyStart: -1,
+    keyEnd: -1,
+    valueStart: -1,
+    key: undefined,
+    runFrom: -1,
+    runTo: -1,
+    value: null,
+    count: 0,
+    node: null,
   };
 }
 
@@ -153,15 +164,24 @@ const isHex = (c: number): boolean => (c >= 0x30 && c <= 0x39) || ((c | 0x20) >=
 /** The character of a one-character escape (the byte after the backslash), or '' when there is none. */
 function escaped(c: number): string {
   switch (c) {
-    case 0x22: return '"';
-    case 0x5c: return '\\';
-    case 0x2f: return '/';
-    case 0x62: return '\b';
-    case 0x66: return '\f';
-    case 0x6e: return '\n';
-    case 0x72: return '\r';
-    case 0x74: return '\t';
-    default: return '';
+    case 0x22:
+      return '"';
+    case 0x5c:
+      return '\\';
+    case 0x2f:
+      return '/';
+    case 0x62:
+      return '\b';
+    case 0x66:
+      return '\f';
+    case 0x6e:
+      return '\n';
+    case 0x72:
+      return '\r';
+    case 0x74:
+      return '\t';
+    default:
+      return '';
   }
 }
 
@@ -312,8 +332,10 @@ export class JsonReader {
   private count(bytes: number): void {
     this.structure += bytes;
     if (this.structure > this.maxStructure) {
-      throw payloadTooLarge(`the JSON body has more than ${sizeText(this.maxStructure)} besides the `
-        + 'plain characters of its strings (syntax, numbers and escapes count)');
+      throw payloadTooLarge(
+        `the JSON body has more than ${sizeText(this.maxStructure)} besides the ` +
+          'plain characters of its strings (syntax, numbers and escapes count)',
+      );
     }
   }
 
@@ -581,10 +603,14 @@ export class JsonReader {
   /** Advance the open token up to `stop`; true when it completed. */
   private token(stop: number, eof: boolean): boolean {
     switch (this.tok) {
-      case SCALAR: return this.scalar(stop, eof);
-      case STRING: return this.string(stop);
-      case LONG_STRING: return this.longString();
-      default: return this.dataString();
+      case SCALAR:
+        return this.scalar(stop, eof);
+      case STRING:
+        return this.string(stop);
+      case LONG_STRING:
+        return this.longString();
+      default:
+        return this.dataString();
     }
   }
 

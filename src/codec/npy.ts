@@ -20,16 +20,32 @@ export interface NpyArray {
 }
 
 const DESCR_OF: Record<DType, string> = {
-  float64: '<f8', float32: '<f4', float16: '<f2',
-  int64: '<i8', int32: '<i4', int16: '<i2', int8: '|i1',
-  uint64: '<u8', uint32: '<u4', uint16: '<u2', uint8: '|u1',
+  float64: '<f8',
+  float32: '<f4',
+  float16: '<f2',
+  int64: '<i8',
+  int32: '<i4',
+  int16: '<i2',
+  int8: '|i1',
+  uint64: '<u8',
+  uint32: '<u4',
+  uint16: '<u2',
+  uint8: '|u1',
   bool: '|b1',
 };
 
 const DTYPE_OF_KIND: Record<string, DType> = {
-  f8: 'float64', f4: 'float32', f2: 'float16',
-  i8: 'int64', i4: 'int32', i2: 'int16', i1: 'int8',
-  u8: 'uint64', u4: 'uint32', u2: 'uint16', u1: 'uint8',
+  f8: 'float64',
+  f4: 'float32',
+  f2: 'float16',
+  i8: 'int64',
+  i4: 'int32',
+  i2: 'int16',
+  i1: 'int8',
+  u8: 'uint64',
+  u4: 'uint32',
+  u2: 'uint16',
+  u1: 'uint8',
   b1: 'bool',
 };
 
@@ -71,8 +87,11 @@ class HeaderParser {
       const top = this.stack.at(-1);
       const c = this.s[this.i];
       let value: PyValue;
-      if (top && c === (top.kind === 'dict' ? '}' : top.close)
-        && (top.expect === 'comma' || top.expect === (top.kind === 'dict' ? 'key' : 'value'))) {
+      if (
+        top &&
+        c === (top.kind === 'dict' ? '}' : top.close) &&
+        (top.expect === 'comma' || top.expect === (top.kind === 'dict' ? 'key' : 'value'))
+      ) {
         this.i++;
         this.stack.pop();
         value = top.kind === 'dict' ? top.out : top.close === ')' ? { tuple: top.out } : top.out;
@@ -91,8 +110,11 @@ class HeaderParser {
       } else if (c === '{' || c === '(' || c === '[') {
         if (top?.kind === 'dict' && top.expect === 'key') throw this.fail('dict key is not a string');
         this.i++;
-        this.stack.push(c === '{' ? { kind: 'dict', out: Object.create(null), key: null, expect: 'key' }
-          : { kind: 'seq', close: c === '(' ? ')' : ']', out: [], expect: 'value' });
+        this.stack.push(
+          c === '{'
+            ? { kind: 'dict', out: Object.create(null), key: null, expect: 'key' }
+            : { kind: 'seq', close: c === '(' ? ')' : ']', out: [], expect: 'value' },
+        );
         continue;
       } else {
         value = this.scalar(c);
@@ -240,8 +262,10 @@ export function parseNpyHeader(bytes: Uint8Array, maxElements: number): NpyHeade
   const { dtype, swap } = parseDescr(d.descr!);
   if (typeof d.fortran_order !== 'boolean') throw badRequest('invalid .npy header: fortran_order must be True or False');
   const rawShape = d.shape!;
-  const dims: PyValue[] | null = Array.isArray(rawShape) ? rawShape
-    : rawShape !== null && typeof rawShape === 'object' && 'tuple' in rawShape && Array.isArray(rawShape.tuple) ? rawShape.tuple
+  const dims: PyValue[] | null = Array.isArray(rawShape)
+    ? rawShape
+    : rawShape !== null && typeof rawShape === 'object' && 'tuple' in rawShape && Array.isArray(rawShape.tuple)
+      ? rawShape.tuple
       : null;
   if (!dims || !dims.every((x) => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0)) {
     throw badRequest('invalid .npy header: shape must be a tuple of non-negative integers');

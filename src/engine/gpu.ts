@@ -34,7 +34,10 @@ export interface GpuStats {
 
 /** Thrown by place() when the device cannot take the cores; `refusal` says why. */
 export class GpuPlacementError extends Error {
-  constructor(readonly refusal: GpuRefusal, message: string) {
+  constructor(
+    readonly refusal: GpuRefusal,
+    message: string,
+  ) {
     super(message);
     this.name = 'GpuPlacementError';
   }

@@ -4,8 +4,21 @@
 import { loadAddon } from './load.js';
 import type { NativeAddon } from './native.js';
 import type {
-  ArrayBytes, CompressOptions, CompressResult, DType, Engine, EngineInfo, Fingerprint, LayoutName, OperandPool,
-  SimHooks, SimParams, SimParamTables, SimRun, TensorTrain, TrainWork,
+  ArrayBytes,
+  CompressOptions,
+  CompressResult,
+  DType,
+  Engine,
+  EngineInfo,
+  Fingerprint,
+  LayoutName,
+  OperandPool,
+  SimHooks,
+  SimParams,
+  SimParamTables,
+  SimRun,
+  TensorTrain,
+  TrainWork,
 } from './types.js';
 import { GpuPlacementError, type BackendChoice, type BackendSelection, type GpuPlacement } from './gpu.js';
 
@@ -71,7 +84,12 @@ export const engine: Engine = {
    * buffer spares the page faults of a fresh one), else a fresh buffer; O(numel * r^2), off-thread.
    */
   reconstruct(
-    tt: TensorTrain, shape: number[], layout: LayoutName, dtype: DType, reference?: ArrayBytes, out?: Uint8Array,
+    tt: TensorTrain,
+    shape: number[],
+    layout: LayoutName,
+    dtype: DType,
+    reference?: ArrayBytes,
+    out?: Uint8Array,
   ): Promise<{ data: Uint8Array; fingerprint?: Fingerprint }> {
     return settle(() => native().reconstruct(tt, shape, layout, dtype, reference, out));
   },

@@ -48,8 +48,15 @@ export function chooseBlasKernels(env: NodeJS.ProcessEnv = process.env): string 
 export function cpuFlags(): string[] {
   if (process.platform !== 'linux' || process.arch !== 'x64') return [];
   try {
-    const line = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('flags'));
-    return line ? line.slice(line.indexOf(':') + 1).trim().split(/\s+/) : [];
+    const line = readFileSync('/proc/cpuinfo', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('flags'));
+    return line
+      ? line
+          .slice(line.indexOf(':') + 1)
+          .trim()
+          .split(/\s+/)
+      : [];
   } catch {
     return [];
   }

@@ -1,8 +1,19 @@
 // The raw shape of the compiled addon (native/addon). Only src/engine talks to it; everything else
 // goes through `engine` (index.ts), which adds the types and turns synchronous throws into rejections.
 import type {
-  ArrayBytes, CompressResult, DType, EngineInfo, Fingerprint, LayoutName, OperandPool, SimField, SimOutput, SimParams, SimParamTables,
-  TensorTrain, TrainWork,
+  ArrayBytes,
+  CompressResult,
+  DType,
+  EngineInfo,
+  Fingerprint,
+  LayoutName,
+  OperandPool,
+  SimField,
+  SimOutput,
+  SimParams,
+  SimParamTables,
+  TensorTrain,
+  TrainWork,
 } from './types.js';
 import type { BackendChoice, BackendSelection, GpuPlaced, GpuRefusal, GpuStats } from './gpu.js';
 
@@ -15,12 +26,19 @@ export interface NativeAddon {
   setThreads(n: number): void;
   retainFreedMemory(trimThresholdBytes: number, mmapThresholdBytes: number): boolean;
   compress(
-    data: ArrayBytes, dtype: DType, shape: number[],
+    data: ArrayBytes,
+    dtype: DType,
+    shape: number[],
     opts: { tolerance: number; maxRank?: number; layout?: LayoutName; gathered?: Float64Array; gatheredSumSquares?: number },
   ): Promise<CompressResult>;
   widen(src: ArrayBytes, dtype: DType, dst: Float64Array, dstOffset: number, lanes?: Float64Array): Promise<void>;
   reconstruct(
-    tt: TensorTrain, shape: number[], layout: LayoutName, dtype: DType, reference?: ArrayBytes, out?: Uint8Array,
+    tt: TensorTrain,
+    shape: number[],
+    layout: LayoutName,
+    dtype: DType,
+    reference?: ArrayBytes,
+    out?: Uint8Array,
   ): Promise<{ data: Uint8Array; fingerprint?: Fingerprint }>;
   fingerprint(tt: TensorTrain, shape: number[], layout: LayoutName, reference: ArrayBytes, dtype: DType): Promise<Fingerprint>;
   dot(a: TensorTrain, b: TensorTrain): Promise<number>;
@@ -31,7 +49,8 @@ export interface NativeAddon {
   solvers(): string[];
   /** Throws synchronously (code ERR_TTS_INVALID) on bad arguments; the hooks run on the main thread. */
   simulate(
-    solver: string, params: SimParams,
+    solver: string,
+    params: SimParams,
     onProgress?: (done: number, total: number) => void,
     onSnapshot?: (step: number, t: number, fields: SimField[]) => void,
     onPaused?: () => void,
@@ -50,7 +69,11 @@ export interface NativeAddon {
     stats(device: number): GpuStats;
     copyBandwidth(device: number, bytes: number): Promise<{ h2d: number; d2h: number; d2d: number }>;
     timedQttSvd(
-      data: Float32Array, shape: number[], opts: { tolerance: number; maxRank?: number }, device: number, resident: boolean,
+      data: Float32Array,
+      shape: number[],
+      opts: { tolerance: number; maxRank?: number },
+      device: number,
+      resident: boolean,
     ): Promise<{ seconds: number; relativeError: number; ranks: number[] }>;
   };
 }

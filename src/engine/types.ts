@@ -3,17 +3,33 @@
 import type { BackendChoice, BackendSelection, GpuPlacement } from './gpu.js';
 
 export const DTYPES = [
-  'float64', 'float32', 'float16',
-  'int64', 'int32', 'int16', 'int8',
-  'uint64', 'uint32', 'uint16', 'uint8',
+  'float64',
+  'float32',
+  'float16',
+  'int64',
+  'int32',
+  'int16',
+  'int8',
+  'uint64',
+  'uint32',
+  'uint16',
+  'uint8',
   'bool',
 ] as const;
 export type DType = (typeof DTYPES)[number];
 
 export const ITEM_SIZE: Readonly<Record<DType, number>> = {
-  float64: 8, float32: 4, float16: 2,
-  int64: 8, int32: 4, int16: 2, int8: 1,
-  uint64: 8, uint32: 4, uint16: 2, uint8: 1,
+  float64: 8,
+  float32: 4,
+  float16: 2,
+  int64: 8,
+  int32: 4,
+  int16: 2,
+  int8: 1,
+  uint64: 8,
+  uint32: 4,
+  uint16: 2,
+  uint8: 1,
   bool: 1,
 };
 
@@ -232,8 +248,12 @@ export interface Engine {
    * `data` is `out`; otherwise into a fresh buffer.
    */
   reconstruct(
-    tt: TensorTrain, shape: number[], layout: LayoutName, dtype: DType,
-    reference?: ArrayBytes, out?: Uint8Array,
+    tt: TensorTrain,
+    shape: number[],
+    layout: LayoutName,
+    dtype: DType,
+    reference?: ArrayBytes,
+    out?: Uint8Array,
   ): Promise<{ data: Uint8Array; fingerprint?: Fingerprint }>;
 
   /** Fingerprint of tt against `reference` (of `dtype`), without materialising the array. */

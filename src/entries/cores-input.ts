@@ -106,15 +106,22 @@ export function inspectCoresEntry(body: unknown, engine: Engine, limits: CoresLi
     }
     if (data.impliedLength > limits.maxPayloadBytes + NPY_MAX_HEADER_BYTES) throw payloadTooLarge(`${where} is over the payload limit`);
     const header = coreHeader(data, where, limits.maxPayloadBytes);
-    if (header.dtype !== 'float32' && header.dtype !== 'float64') throw badRequest(`${where} must be float32 or float64, got ${header.dtype}`, { core: k });
-    if (header.shape.length !== 3) throw badRequest(`${where} must have shape [r_prev, n, r_next], got [${header.shape.join(', ')}]`, { core: k });
+    if (header.dtype !== 'float32' && header.dtype !== 'float64')
+      throw badRequest(`${where} must be float32 or float64, got ${header.dtype}`, { core: k });
+    if (header.shape.length !== 3)
+      throw badRequest(`${where} must have shape [r_prev, n, r_next], got [${header.shape.join(', ')}]`, { core: k });
     const [rp, n, rn] = header.shape as [number, number, number];
     if (rp < 1 || n < 1 || rn < 1) throw badRequest(`${where} has an empty dimension`, { core: k });
     if (rp > MAX_RANK || rn > MAX_RANK) {
-      throw badRequest(`${where} has shape [${rp}, ${n}, ${rn}]: every rank must be at most ${MAX_RANK} (the largest max_rank)`, { core: k });
+      throw badRequest(`${where} has shape [${rp}, ${n}, ${rn}]: every rank must be at most ${MAX_RANK} (the largest max_rank)`, {
+        core: k,
+      });
     }
     if (rp !== ranks[k]) {
-      throw badRequest(k === 0 ? `${where}: r_0 must be 1, got ${rp}` : `${where}: r_prev ${rp} does not match the previous core's r_next ${ranks[k]}`, { core: k });
+      throw badRequest(
+        k === 0 ? `${where}: r_0 must be 1, got ${rp}` : `${where}: r_prev ${rp} does not match the previous core's r_next ${ranks[k]}`,
+        { core: k },
+      );
     }
     coreBytes += rp * n * rn * ITEM_SIZE[header.dtype];
     if (coreBytes > limits.maxPayloadBytes) throw payloadTooLarge('the cores are over the payload limit');
@@ -148,22 +155,26 @@ export function inspectCoresEntry(body: unknown, engine: Engine, limits: CoresLi
     throw badRequest(`shape [${shape.join(', ')}] has no ${layout} layout`);
   }
   if (layout === 'interleaved' && (engineModes.length !== modes.length || engineModes.some((m, i) => m !== modes[i]))) {
-    throw badRequest(`with layout interleaved, shape [${shape.join(', ')}] needs mode sizes [${engineModes.join(', ')}], got [${modes.join(', ')}]`);
+    throw badRequest(
+      `with layout interleaved, shape [${shape.join(', ')}] needs mode sizes [${engineModes.join(', ')}], got [${modes.join(', ')}]`,
+    );
   }
   const work = engine.trainWork(modes, ranks, engineModes);
   if (!work.withinLimits) {
     const e = (x: number) => x.toExponential(2);
     throw badRequest(
       `the train's ranks [${ranks.join(', ')}] over modes [${modes.join(', ')}] would cost the engine too many multiply-adds ` +
-      `in one call: norm ${e(work.contraction)}, comparison in the engine's mode split [${engineModes.join(', ')}] ` +
-      `${e(work.resplit)} (each at most ${e(MAX_TRAIN_WORK)}), dense rebuild ${e(work.reconstruction)} (at most ` +
-      `${e(Math.max(MAX_TRAIN_WORK, MAX_REBUILD_WORK_PER_VALUE * numel))})`,
-      { work: work.max, work_limit: MAX_TRAIN_WORK });
+        `in one call: norm ${e(work.contraction)}, comparison in the engine's mode split [${engineModes.join(', ')}] ` +
+        `${e(work.resplit)} (each at most ${e(MAX_TRAIN_WORK)}), dense rebuild ${e(work.reconstruction)} (at most ` +
+        `${e(Math.max(MAX_TRAIN_WORK, MAX_REBUILD_WORK_PER_VALUE * numel))})`,
+      { work: work.max, work_limit: MAX_TRAIN_WORK },
+    );
   }
   if (work.resplitElements * 4 > limits.maxPayloadBytes) {
     throw payloadTooLarge(
       `in the engine's mode split [${engineModes.join(', ')}], which queries compare in, this train would hold ` +
-      `${work.resplitElements} values: more than the payload limit allows for cores`);
+        `${work.resplitElements} values: more than the payload limit allows for cores`,
+    );
   }
   return { input: { key, shape, dtype, layout, metadata, domain }, cores, modes, ranks, putWork: work.contraction };
 }
@@ -183,9 +194,10 @@ export async function decodeCoresEntry(entry: InspectedEntry, limits: CoresLimit
       throw err;
     }
     const data = arr.data.byteOffset % 8 === 0 ? arr.data : Buffer.from(arr.data);
-    const view = arr.dtype === 'float64'
-      ? new Float64Array(data.buffer, data.byteOffset, data.length / 8)
-      : new Float32Array(data.buffer, data.byteOffset, data.length / 4);
+    const view =
+      arr.dtype === 'float64'
+        ? new Float64Array(data.buffer, data.byteOffset, data.length / 8)
+        : new Float32Array(data.buffer, data.byteOffset, data.length / 4);
     if (!(await allFinite(view))) throw badRequest(`${where} holds NaN or Inf`, { core: k });
     cores.push(view);
   }
@@ -232,8 +244,11 @@ export async function parseCoresBatch(entries: unknown, namespace: string, engin
       const entry = inspectCoresEntry(e, engine, limits);
       putWork += entry.putWork;
       if (putWork > MAX_TRAIN_WORK) {
-        throw badRequest(`the norms of entries[0..${index}] together would cost the engine ${putWork.toExponential(2)} ` +
-          `multiply-adds; a batch may ask at most ${MAX_TRAIN_WORK.toExponential(2)}`, { work: putWork, work_limit: MAX_TRAIN_WORK });
+        throw badRequest(
+          `the norms of entries[0..${index}] together would cost the engine ${putWork.toExponential(2)} ` +
+            `multiply-adds; a batch may ask at most ${MAX_TRAIN_WORK.toExponential(2)}`,
+          { work: putWork, work_limit: MAX_TRAIN_WORK },
+        );
       }
       inspected.push(entry);
     } catch (err) {

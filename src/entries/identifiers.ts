@@ -4,7 +4,6 @@ import { badRequest } from '../http/errors.js';
 
 export const NAMESPACE_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 export const MAX_KEY_BYTES = 1024;
-// eslint-disable-next-line no-control-regex
 const CONTROL_RE = /[\u0000-\u001f\u007f]/;
 const LONE_SURROGATE_RE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 

@@ -9,7 +9,8 @@ export function limiter(n: number): <T>(work: () => Promise<T>) => Promise<T> {
       return await work();
     } finally {
       const next = waiting.shift();
-      if (next) next(); // hand the slot over
+      if (next)
+        next(); // hand the slot over
       else running--;
     }
   };

@@ -26,7 +26,8 @@ export function validateMetadata(v: unknown, field = 'metadata'): Record<string,
   if (names > METADATA_MAX_KEYS) {
     throw badRequest(`${field} has ${names} keys; at most ${METADATA_MAX_KEYS} are allowed`, { field });
   }
-  const tooLarge = (what: string) => badRequest(`${field} is ${what} bytes as compact JSON; at most ${sizeText(METADATA_MAX_BYTES)} are allowed`, { field });
+  const tooLarge = (what: string) =>
+    badRequest(`${field} is ${what} bytes as compact JSON; at most ${sizeText(METADATA_MAX_BYTES)} are allowed`, { field });
   const m = measureJson(v, JSON_MAX_DEPTH, METADATA_MAX_BYTES);
   if (m.depth > JSON_MAX_DEPTH) throw tooDeep(field);
   if (m.bytesAtLeast > METADATA_MAX_BYTES) throw tooLarge('more than');

@@ -23,18 +23,42 @@ function sumSquares(dv: DataView, dtype: DType, from: number, to: number): numbe
     const o = i * size;
     let v: number;
     switch (dtype) {
-      case 'float64': v = dv.getFloat64(o, true); break;
-      case 'float32': v = dv.getFloat32(o, true); break;
-      case 'float16': v = halfToFloat(dv.getUint16(o, true)); break;
-      case 'int64': v = Number(dv.getBigInt64(o, true)); break;
-      case 'uint64': v = Number(dv.getBigUint64(o, true)); break;
-      case 'int32': v = dv.getInt32(o, true); break;
-      case 'uint32': v = dv.getUint32(o, true); break;
-      case 'int16': v = dv.getInt16(o, true); break;
-      case 'uint16': v = dv.getUint16(o, true); break;
-      case 'int8': v = dv.getInt8(o); break;
-      case 'uint8': v = dv.getUint8(o); break;
-      case 'bool': v = dv.getUint8(o) ? 1 : 0; break;
+      case 'float64':
+        v = dv.getFloat64(o, true);
+        break;
+      case 'float32':
+        v = dv.getFloat32(o, true);
+        break;
+      case 'float16':
+        v = halfToFloat(dv.getUint16(o, true));
+        break;
+      case 'int64':
+        v = Number(dv.getBigInt64(o, true));
+        break;
+      case 'uint64':
+        v = Number(dv.getBigUint64(o, true));
+        break;
+      case 'int32':
+        v = dv.getInt32(o, true);
+        break;
+      case 'uint32':
+        v = dv.getUint32(o, true);
+        break;
+      case 'int16':
+        v = dv.getInt16(o, true);
+        break;
+      case 'uint16':
+        v = dv.getUint16(o, true);
+        break;
+      case 'int8':
+        v = dv.getInt8(o);
+        break;
+      case 'uint8':
+        v = dv.getUint8(o);
+        break;
+      case 'bool':
+        v = dv.getUint8(o) ? 1 : 0;
+        break;
     }
     s += v * v;
   }
@@ -55,7 +79,12 @@ export async function denseNormJs(data: Uint8Array, dtype: DType): Promise<numbe
 
 /** ||data||_2 of a dense C-order array, or null when it is not finite. */
 export async function denseNorm(
-  engine: Engine, data: Uint8Array, dtype: DType, shape: number[], layout: LayoutName, modes: number[],
+  engine: Engine,
+  data: Uint8Array,
+  dtype: DType,
+  shape: number[],
+  layout: LayoutName,
+  modes: number[],
 ): Promise<number | null> {
   const n = data.byteLength / ITEM_SIZE[dtype];
   let norm: number | undefined;

@@ -5,7 +5,16 @@ import type { GatheredValues } from '../codec/npy-gather.js';
 import { badRequest, quoteValue } from '../http/errors.js';
 import { ENGINE_INVALID } from '../engine/index.js';
 import { compressWork, MAX_RANK } from '../engine/limits.js';
-import { ITEM_SIZE, type CompressOptions, type CompressResult, type DType, type Engine, type Fingerprint, type LayoutName, type TensorTrain } from '../engine/types.js';
+import {
+  ITEM_SIZE,
+  type CompressOptions,
+  type CompressResult,
+  type DType,
+  type Engine,
+  type Fingerprint,
+  type LayoutName,
+  type TensorTrain,
+} from '../engine/types.js';
 
 export const DOMAIN_TOLERANCE = {
   structured_data: 1e-6,
@@ -61,8 +70,14 @@ export function resolveTarget(domain: unknown, tolerance: unknown, maxRank: unkn
 export const ZERO_FINGERPRINT: Fingerprint = Object.freeze({ frobenius_error: 0, max_abs_error: 0, relative_error: 0 });
 
 export type PassthroughReason =
-  | 'below_threshold' | 'non_finite' | 'engine_rejected' | 'not_compressible' | 'over_tolerance' | 'blob_not_exact'
-  | 'too_small' | 'integers_not_exact';
+  | 'below_threshold'
+  | 'non_finite'
+  | 'engine_rejected'
+  | 'not_compressible'
+  | 'over_tolerance'
+  | 'blob_not_exact'
+  | 'too_small'
+  | 'integers_not_exact';
 
 export type Representation =
   | { compressed: false; verdict: 'passthrough'; reason: PassthroughReason; inputNorm?: number | null }
@@ -139,13 +154,18 @@ export async function chooseRepresentation(input: OracleInput, target: Target, o
     inputNorm = await opts.norm(input);
     if (inputNorm !== null && inputNorm > 0) tolerance = Math.min(tolerance, 0.45 / inputNorm);
   }
-  const pass = (reason: PassthroughReason): Representation =>
-    ({ compressed: false, verdict: 'passthrough', reason, ...(inputNorm !== undefined ? { inputNorm } : {}) });
+  const pass = (reason: PassthroughReason): Representation => ({
+    compressed: false,
+    verdict: 'passthrough',
+    reason,
+    ...(inputNorm !== undefined ? { inputNorm } : {}),
+  });
   const run = opts.run ?? (<T>(work: () => Promise<T>) => work());
   const engine = opts.engine;
   let result: CompressResult;
   try {
-    const compressOpts: CompressOptions = blob || exactMode || target.maxRank === undefined ? { tolerance } : { tolerance, maxRank: target.maxRank };
+    const compressOpts: CompressOptions =
+      blob || exactMode || target.maxRank === undefined ? { tolerance } : { tolerance, maxRank: target.maxRank };
     if (input.gathered) {
       compressOpts.gathered = input.gathered.values;
       compressOpts.gatheredSumSquares = input.gathered.sumSquares;
@@ -162,7 +182,11 @@ export async function chooseRepresentation(input: OracleInput, target: Target, o
   if (!result.compressible) return pass('not_compressible');
 
   const compressed = (verdict: Exclude<Verdict, 'passthrough'>): Representation => ({
-    compressed: true, verdict, tt: result.tt, layout: result.layout, fingerprint: result.fingerprint,
+    compressed: true,
+    verdict,
+    tt: result.tt,
+    layout: result.layout,
+    fingerprint: result.fingerprint,
     storedCoreBytes: result.storedCoreBytes,
   });
 
@@ -171,8 +195,10 @@ export async function chooseRepresentation(input: OracleInput, target: Target, o
     let identical = EXACT_BY_ERROR.has(input.dtype);
     if (!identical) {
       const { modes, ranks } = result.tt;
-      const back = await run(() => engine.reconstruct(result.tt, input.shape, result.layout, input.dtype),
-        engine.trainWork(modes, ranks, modes).reconstruction);
+      const back = await run(
+        () => engine.reconstruct(result.tt, input.shape, result.layout, input.dtype),
+        engine.trainWork(modes, ranks, modes).reconstruction,
+      );
       identical = Buffer.from(back.data.buffer, back.data.byteOffset, back.data.byteLength).equals(input.data);
     }
     if (identical) return compressed('exact');

@@ -75,7 +75,6 @@ export interface EntryChange {
   removedIds?: number[];
 }
 
-
 /** A put whose blob is durable but whose row is not committed yet (EntryService.prepare). */
 export interface PreparedEntry {
   key: string;
@@ -204,13 +203,13 @@ export class EntryService {
     }
     const storedCoreBytes = rep.compressed ? coreBytes(rep.tt) : 0;
     const blobKind = rep.compressed ? 'cores' : 'raw';
-    const reservation = this.storage.reserve(tenantId,
-      storedBytesOf({ blob_kind: blobKind, stored_core_bytes: storedCoreBytes, original_bytes: payload.data.length }));
+    const reservation = this.storage.reserve(
+      tenantId,
+      storedBytesOf({ blob_kind: blobKind, stored_core_bytes: storedCoreBytes, original_bytes: payload.data.length }),
+    );
     let blob: BlobRef;
     try {
-      blob = rep.compressed
-        ? await this.blobs.write('cores', encodeCores(rep.tt))
-        : await this.blobs.write('raw', payload.data);
+      blob = rep.compressed ? await this.blobs.write('cores', encodeCores(rep.tt)) : await this.blobs.write('raw', payload.data);
     } catch (err) {
       this.storage.release(reservation);
       throw err;
@@ -246,7 +245,12 @@ export class EntryService {
    * Commit prepared entries in one transaction (all visible or none), with `also` run inside the
    * same transaction (e.g. a job's state change); on failure the prepared blobs are removed.
    */
-  commitPrepared(tenantId: string, namespace: string, items: PreparedEntry[], also?: (tx: Transaction) => Promise<void>): Promise<EntryRow[]> {
+  commitPrepared(
+    tenantId: string,
+    namespace: string,
+    items: PreparedEntry[],
+    also?: (tx: Transaction) => Promise<void>,
+  ): Promise<EntryRow[]> {
     return this.commit(tenantId, namespace, items, [], also);
   }
 
@@ -261,7 +265,10 @@ export class EntryService {
    * are reserved at once, before any blob is written.
    */
   async putCores(tenantId: string, namespace: string, items: CoresInput[]): Promise<EntryRow[]> {
-    const reservation = this.storage.reserve(tenantId, items.reduce((sum, it) => sum + coreBytes(it.tt), 0));
+    const reservation = this.storage.reserve(
+      tenantId,
+      items.reduce((sum, it) => sum + coreBytes(it.tt), 0),
+    );
     const prepared: PreparedEntry[] = [];
     try {
       for (const it of items) prepared.push(await this.writeCores(it, null));
@@ -330,7 +337,10 @@ export class EntryService {
    * are released and the already durable blobs removed again.
    */
   private async commit(
-    tenantId: string, namespace: string, items: PreparedEntry[], reservations: StorageReservation[],
+    tenantId: string,
+    namespace: string,
+    items: PreparedEntry[],
+    reservations: StorageReservation[],
     also?: (tx: Transaction) => Promise<void>,
   ): Promise<EntryRow[]> {
     const held = [...reservations, ...items.flatMap((it) => (it.reservation ? [it.reservation] : []))];
@@ -363,7 +373,8 @@ export class EntryService {
     this.cache.invalidate(RowCache.id(tenantId, namespace, key));
     this.emit({ tenantId, namespace, key, removedIds: hidden.removedIds });
     // The delete took effect above; a stamping that fails is finished by the next start.
-    await this.store.stampDeleted({ tenantId, namespace, key })
+    await this.store
+      .stampDeleted({ tenantId, namespace, key })
       .catch((err: unknown) => this.opts.log.error({ err }, 'could not stamp the versions a delete hid; the next start will'));
     return { versions: hidden.versions, deletedAt, purgeAfter: deletedAt + this.opts.retentionDays * 86400 };
   }
@@ -385,11 +396,13 @@ export class EntryService {
   /** find() or 404. */
   async require(tenantId: string, namespace: string, key: string, version?: number): Promise<EntryRow> {
     // A cached row is answered here, without find()'s own promise (the hot path of GET).
-    const row = this.cache.get(RowCache.id(tenantId, namespace, key), version) ?? await this.find(tenantId, namespace, key, version);
+    const row = this.cache.get(RowCache.id(tenantId, namespace, key), version) ?? (await this.find(tenantId, namespace, key, version));
     if (!row) {
-      throw notFound(version === undefined
-        ? `no entry ${JSON.stringify(key)} in namespace ${namespace}`
-        : `no version ${version} of entry ${JSON.stringify(key)} in namespace ${namespace}`);
+      throw notFound(
+        version === undefined
+          ? `no entry ${JSON.stringify(key)} in namespace ${namespace}`
+          : `no version ${version} of entry ${JSON.stringify(key)} in namespace ${namespace}`,
+      );
     }
     return row;
   }

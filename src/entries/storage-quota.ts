@@ -54,10 +54,13 @@ export class StorageLedger {
     const stored = this.storedBytes(tenantId);
     const held = stored + (this.reserved.get(tenantId) ?? 0);
     if (held + bytes > quota) {
-      throw new ProblemError(402, 'storage_quota_exceeded',
-        `storing ${bytes} more bytes would take tenant ${tenantId} past its storage quota of ${quota} bytes `
-        + `(${stored} stored, ${held - stored} held by writes in progress)`,
-        { storage_quota_bytes: quota, stored_bytes: stored, requested_bytes: bytes });
+      throw new ProblemError(
+        402,
+        'storage_quota_exceeded',
+        `storing ${bytes} more bytes would take tenant ${tenantId} past its storage quota of ${quota} bytes ` +
+          `(${stored} stored, ${held - stored} held by writes in progress)`,
+        { storage_quota_bytes: quota, stored_bytes: stored, requested_bytes: bytes },
+      );
     }
   }
 

@@ -27,7 +27,13 @@ export interface Gate {
   reload(): Promise<number>;
 }
 
-export async function createGate(opts: { tenants: TenantStore; usage: UsageStore; config: Config; log: Logger; metrics?: Registry }): Promise<Gate> {
+export async function createGate(opts: {
+  tenants: TenantStore;
+  usage: UsageStore;
+  config: Config;
+  log: Logger;
+  metrics?: Registry;
+}): Promise<Gate> {
   const { config, log } = opts;
   const serviceKey = await resolveServiceKey(config.serviceKey, config.dataDir, log);
   const registry = new TenantRegistry(opts.tenants, log);

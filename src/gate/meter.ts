@@ -67,7 +67,10 @@ export class Meter {
   private pending = new Map<string, number>();
   private flushing: Promise<void> | null = null;
 
-  constructor(private readonly store: UsageStore, private readonly log: Logger) {}
+  constructor(
+    private readonly store: UsageStore,
+    private readonly log: Logger,
+  ) {}
 
   /** Load the current period's usage of every tenant not yet in memory (start-up and reload). */
   async load(): Promise<void> {
@@ -94,9 +97,12 @@ export class Meter {
     const u = this.current(tenant.tenantId);
     const quotaMilli = Math.round(quota * MILLI);
     if (u.usedMilli + u.reservedMilli + milli > quotaMilli) {
-      throw new ProblemError(402, 'quota_exceeded',
+      throw new ProblemError(
+        402,
+        'quota_exceeded',
         `this ${op} (${cu} CU) would take tenant ${tenant.tenantId} past its monthly quota of ${quota} CU for ${u.period}`,
-        { period: u.period, monthly_quota: quota, cus_used: toCu(u.usedMilli), cost: cu });
+        { period: u.period, monthly_quota: quota, cus_used: toCu(u.usedMilli), cost: cu },
+      );
     }
     u.reservedMilli += milli;
     return { tenantId: tenant.tenantId, period: u.period, bucket, milli, op };

@@ -76,4 +76,3 @@ function cuChargedCounter(registry: Registry): CuChargedCounter {
     },
   };
 }
-

@@ -50,14 +50,18 @@ interface AuthorizerDeps {
 class RequestAuthorizer implements Authorizer {
   reservations: Reservation[] | null = null;
 
-  constructor(private readonly tenant: TenantRecord, private readonly deps: AuthorizerDeps) {}
+  constructor(
+    private readonly tenant: TenantRecord,
+    private readonly deps: AuthorizerDeps,
+  ) {}
 
   authorize(namespace: string | null, op: Operation): void {
     const { tenant, deps } = this;
     if (namespace !== null && !tenant.namespaceSet.has(namespace)) {
       deps.metrics.denied.inc({ reason: 'namespace_forbidden' });
-      throw new ProblemError(403, 'namespace_forbidden',
-        `the key of tenant ${tenant.tenantId} may not use namespace ${namespace}`, { namespace });
+      throw new ProblemError(403, 'namespace_forbidden', `the key of tenant ${tenant.tenantId} may not use namespace ${namespace}`, {
+        namespace,
+      });
     }
     let r: Reservation;
     try {
@@ -108,10 +112,13 @@ export function createTenantGate(deps: TenantGateDeps): Middleware {
     if (!d.admitted) {
       metrics.requests.inc({ outcome: 'rate_limited' });
       const retryAfterS = Math.max(1, Math.ceil(d.retryAfterMs / 1000));
-      throw new ProblemError(429, 'rate_limited',
+      throw new ProblemError(
+        429,
+        'rate_limited',
         `tenant ${tenant.tenantId} is over its limit of ${d.limit} requests per ${d.windowS} s; retry in ${retryAfterS} s`,
         { limit: d.limit, window_s: d.windowS, retry_after_s: retryAfterS },
-        { 'Retry-After': String(retryAfterS) });
+        { 'Retry-After': String(retryAfterS) },
+      );
     }
     admitted.inc();
   };
@@ -120,7 +127,12 @@ export function createTenantGate(deps: TenantGateDeps): Middleware {
    * After the route: the reservations of a 2xx are charged (the promise settles once they are
    * durable, and the response waits for it), those of any other answer released (no promise).
    */
-  const settle = (ctx: Context, tenant: TenantRecord, reservations: Reservation[] | null, succeeded: boolean): Promise<void> | undefined => {
+  const settle = (
+    ctx: Context,
+    tenant: TenantRecord,
+    reservations: Reservation[] | null,
+    succeeded: boolean,
+  ): Promise<void> | undefined => {
     if (reservations === null) return undefined;
     if (!succeeded) {
       for (const r of reservations) meter.release(r);

@@ -26,8 +26,10 @@ export const PLAN_TERMS: Readonly<Record<Plan, PlanTerms>> = {
   enterprise: { rateLimit: null, monthlyQuota: null, storageQuotaBytes: null },
 };
 
-export type GateLimitsConfig = Pick<Config,
-  'defaultRateLimitRequests' | 'defaultRateLimitWindowS' | 'enterpriseMonthlyQuota' | 'enterpriseStorageQuotaBytes'>;
+export type GateLimitsConfig = Pick<
+  Config,
+  'defaultRateLimitRequests' | 'defaultRateLimitWindowS' | 'enterpriseMonthlyQuota' | 'enterpriseStorageQuotaBytes'
+>;
 
 /** The limits a tenant record has; null fields fall back as effectiveRateLimit/effectiveQuota say. */
 export interface LimitFields {
@@ -71,7 +73,9 @@ export function limitsForPlan(plan: Plan, custom: CustomLimits): LimitFields {
     return { plan, rateLimit: { ...terms.rateLimit! }, monthlyQuota: terms.monthlyQuota, storageQuotaBytes: null };
   }
   return {
-    plan, rateLimit: custom.rateLimit ?? null, monthlyQuota: custom.monthlyQuota ?? null,
+    plan,
+    rateLimit: custom.rateLimit ?? null,
+    monthlyQuota: custom.monthlyQuota ?? null,
     storageQuotaBytes: custom.storageQuotaBytes ?? null,
   };
 }

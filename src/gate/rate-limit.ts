@@ -154,7 +154,11 @@ class LogWindow implements TenantWindow {
   private head = 0;
   private count = 0;
 
-  constructor(readonly limit: number, readonly windowS: number, expiries: number[]) {
+  constructor(
+    readonly limit: number,
+    readonly windowS: number,
+    expiries: number[],
+  ) {
     this.ring = new Float64Array(Math.min(limit, Math.max(64, expiries.length)));
     const now = Date.now();
     for (const at of expiries) if (at > now) this.push(at);

@@ -35,8 +35,8 @@ function toRecord(row: TenantRow): TenantRecord {
     throw new Error('namespaces is not a JSON array of strings');
   }
   if (!/^[0-9a-f]{64}$/i.test(row.key_hash)) throw new Error('key_hash is not a hex SHA-256 digest');
-  const hasLimit = row.rate_limit_requests !== null && row.rate_limit_window_s !== null
-    && row.rate_limit_requests >= 1 && row.rate_limit_window_s >= 1;
+  const hasLimit =
+    row.rate_limit_requests !== null && row.rate_limit_window_s !== null && row.rate_limit_requests >= 1 && row.rate_limit_window_s >= 1;
   return Object.freeze({
     tenantId: row.tenant_id,
     plan: row.plan as Plan,
@@ -69,7 +69,10 @@ export class TenantRegistry {
   /** Active tenants only, by hex SHA-256 of the key. */
   private byHash = new Map<string, TenantRecord>();
 
-  constructor(private readonly store: TenantStore, private readonly log: Logger) {}
+  constructor(
+    private readonly store: TenantStore,
+    private readonly log: Logger,
+  ) {}
 
   /** (Re)read every tenant from the store and swap the cache in one step; returns the count. */
   async reload(): Promise<number> {
@@ -122,10 +125,16 @@ export class TenantRegistry {
     const apiKey = generateApiKey();
     const limits = limitsForPlan(input.plan, input);
     const row = await this.store.insert({
-      tenant_id: input.tenantId, plan: input.plan, namespaces: JSON.stringify(input.namespaces), email: input.email,
-      key_hash: sha256Hex(apiKey), rate_limit_requests: limits.rateLimit?.requests ?? null,
-      rate_limit_window_s: limits.rateLimit?.window_s ?? null, monthly_quota: limits.monthlyQuota,
-      storage_quota_bytes: limits.storageQuotaBytes, created_at: nowS(),
+      tenant_id: input.tenantId,
+      plan: input.plan,
+      namespaces: JSON.stringify(input.namespaces),
+      email: input.email,
+      key_hash: sha256Hex(apiKey),
+      rate_limit_requests: limits.rateLimit?.requests ?? null,
+      rate_limit_window_s: limits.rateLimit?.window_s ?? null,
+      monthly_quota: limits.monthlyQuota,
+      storage_quota_bytes: limits.storageQuotaBytes,
+      created_at: nowS(),
     });
     if (!row) throw new ProblemError(409, 'tenant_exists', `tenant ${input.tenantId} already exists`, { tenant_id: input.tenantId });
     return { record: this.install(row), apiKey };
@@ -153,8 +162,11 @@ export class TenantRegistry {
   async updateTier(tenantId: string, plan: Plan, custom: CustomLimits): Promise<TenantRecord> {
     const limits = limitsForPlan(plan, custom);
     const row = await this.mutateActive(tenantId, () => ({
-      plan, rate_limit_requests: limits.rateLimit?.requests ?? null, rate_limit_window_s: limits.rateLimit?.window_s ?? null,
-      monthly_quota: limits.monthlyQuota, storage_quota_bytes: limits.storageQuotaBytes,
+      plan,
+      rate_limit_requests: limits.rateLimit?.requests ?? null,
+      rate_limit_window_s: limits.rateLimit?.window_s ?? null,
+      monthly_quota: limits.monthlyQuota,
+      storage_quota_bytes: limits.storageQuotaBytes,
     }));
     return this.install(row);
   }

@@ -36,7 +36,10 @@ export class RouteAdmission {
   /** Route middleware (after the tenant gate): 429 too_many_in_flight over the tenant's limit. */
   readonly engineRequest: Middleware;
 
-  constructor(readonly engine: EngineAdmission, readonly budget: ByteBudget) {
+  constructor(
+    readonly engine: EngineAdmission,
+    readonly budget: ByteBudget,
+  ) {
     this.engineRequest = async (ctx: Context, next: Next): Promise<void> => {
       const state = this.state(ctx);
       if (state.turn.signal?.aborted) throw abandoned();

@@ -147,8 +147,10 @@ function answerUnmatched(ctx: Context): void {
   if (ctx.body !== undefined && ctx.body !== null) return;
   if (ctx.status === 405) {
     const allow = ctx.response.get('Allow');
-    renderProblem(ctx, new ProblemError(405, 'method_not_allowed',
-      `${ctx.method} is not allowed on ${ctx.path}; allowed: ${allow}`, {}, { Allow: allow }));
+    renderProblem(
+      ctx,
+      new ProblemError(405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${allow}`, {}, { Allow: allow }),
+    );
   } else if (ctx.status === 404) {
     renderProblem(ctx, new ProblemError(404, 'not_found', `no route for ${ctx.method} ${ctx.path}`));
   }

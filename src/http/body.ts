@@ -80,9 +80,13 @@ export function bodyReader(ep: Endpoint, opts: BodyOptions): Middleware {
   const body = ep.body;
   const limit = body?.json ? jsonBodyBytes(body.limit, opts.maxPayloadBytes) : 0;
   const data = body?.json ? dataPathsOf(body.json) : null;
-  const jsonLimits = body?.json ? {
-    maxDepth: BODY_MAX_DEPTH, maxStructureBytes: jsonStructureBytes(body.limit), ...(data !== null && data !== true ? { data } : {}),
-  } : null;
+  const jsonLimits = body?.json
+    ? {
+        maxDepth: BODY_MAX_DEPTH,
+        maxStructureBytes: jsonStructureBytes(body.limit),
+        ...(data !== null && data !== true ? { data } : {}),
+      }
+    : null;
   const raw = Object.keys(body?.raw ?? {});
   const takes = [...(body?.json ? ['application/json'] : []), ...raw].join(' or ');
   return async function readBody(ctx: Context, next: Next): Promise<void> {
@@ -97,7 +101,9 @@ export function bodyReader(ep: Endpoint, opts: BodyOptions): Middleware {
     if (!body) return next(); // a body this route does not read stays unread
     if (raw.length > 0 && ctx.is(raw)) return next();
     if (!body.json || !ctx.is('application/json', '+json')) {
-      throw unsupportedMediaType(`${ep.method.toUpperCase()} ${ep.path} takes ${takes}, got ${excerpt(ctx.get('Content-Type')) || 'no content type'}`);
+      throw unsupportedMediaType(
+        `${ep.method.toUpperCase()} ${ep.path} takes ${takes}, got ${excerpt(ctx.get('Content-Type')) || 'no content type'}`,
+      );
     }
     const admission = opts.admission?.of(ctx);
     if (opts.admission) await opts.admission.holdBody(ctx, limit);
@@ -153,8 +159,12 @@ const HOLD_STEP_BYTES = 64 * 1024;
  * JSON_STRUCTURE_HOLD for each byte of structure; while a growth waits, the reading is paused, and
  * one that cannot be had fails the read (503 overloaded).
  */
-export function readJsonBody(ctx: Context, limit: number, limits: Omit<JsonReaderLimits, 'maxBodyBytes'>,
-  admission?: RequestAdmission): Promise<Record<string, unknown>> {
+export function readJsonBody(
+  ctx: Context,
+  limit: number,
+  limits: Omit<JsonReaderLimits, 'maxBodyBytes'>,
+  admission?: RequestAdmission,
+): Promise<Record<string, unknown>> {
   const req = ctx.req;
   const expected = bodyLength(req, limit);
   const reader = new JsonReader({ ...limits, maxBodyBytes: expected ?? limit });
@@ -265,9 +275,13 @@ export function readJsonBody(ctx: Context, limit: number, limits: Omit<JsonReade
  * paused while a growth waits; one that cannot grow fails the read (503 overloaded). A declared
  * length was reserved before (RouteAdmission.holdBody).
  */
-export async function readRawBody(ctx: Context, limit: number, pool: BufferPool,
+export async function readRawBody(
+  ctx: Context,
+  limit: number,
+  pool: BufferPool,
   watch?: { observe(body: Buffer, received: number): Error | undefined; settled(): Promise<void> },
-  admission?: RequestAdmission): Promise<Buffer> {
+  admission?: RequestAdmission,
+): Promise<Buffer> {
   const req = ctx.req;
   const expected = bodyLength(req, limit);
   return new Promise<Buffer>((resolve, reject) => {

@@ -3,8 +3,7 @@
 
 type Json = Record<string, any>;
 
-const esc = (v: unknown): string =>
-  String(v).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const esc = (v: unknown): string => String(v).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 function typeOf(sc: Json): string {
   if (sc.$ref) return String(sc.$ref).split('/').pop()!;
@@ -29,9 +28,13 @@ function fields(sc: Json | undefined, depth = 0): string {
     const meta = [
       required.includes(name) ? '<b>required</b>' : '',
       p.default !== undefined ? `default <code>${esc(JSON.stringify(p.default))}</code>` : '',
-    ].filter(Boolean).join(', ');
-    return `<li><code>${esc(name)}</code> <span class="t">${esc(typeOf(p))}</span>${meta ? ` (${meta})` : ''}`
-      + `${p.description ? ` — ${esc(p.description)}` : ''}${fields(p.type === 'array' ? p.items : p, depth + 1)}</li>`;
+    ]
+      .filter(Boolean)
+      .join(', ');
+    return (
+      `<li><code>${esc(name)}</code> <span class="t">${esc(typeOf(p))}</span>${meta ? ` (${meta})` : ''}` +
+      `${p.description ? ` — ${esc(p.description)}` : ''}${fields(p.type === 'array' ? p.items : p, depth + 1)}</li>`
+    );
   });
   const alts = (variants ?? []).map((v) => `<li>variant <b>${esc(v.title ?? '')}</b>${fields(v, depth + 1)}</li>`);
   return `<ul>${rows.join('')}${alts.join('')}</ul>`;
@@ -40,8 +43,12 @@ function fields(sc: Json | undefined, depth = 0): string {
 function operation(path: string, method: string, op: Json): string {
   const params = (op.parameters ?? []) as Json[];
   const body = op.requestBody?.content as Json | undefined;
-  const auth = (op.security as Json[]).length === 0 ? 'none'
-    : (op.security as Json[]).some((s) => s.serviceKey) ? 'service key (Bearer)' : 'tenant API key (X-Api-Key or Bearer)';
+  const auth =
+    (op.security as Json[]).length === 0
+      ? 'none'
+      : (op.security as Json[]).some((s) => s.serviceKey)
+        ? 'service key (Bearer)'
+        : 'tenant API key (X-Api-Key or Bearer)';
   const responses = Object.entries(op.responses as Json).map(([status, r]: [string, any]) => {
     const json = r.content?.['application/json']?.schema;
     const types = Object.keys(r.content ?? {}).join(', ');
@@ -51,7 +58,16 @@ function operation(path: string, method: string, op: Json): string {
 <p>${esc(op.summary)}</p>${op.description ? `<p>${esc(op.description).replace(/\n\n/g, '</p><p>')}</p>` : ''}
 <p class="auth">Auth: ${esc(auth)}</p>
 ${params.length > 0 ? `<h4>Parameters</h4><ul>${params.map((p) => `<li><code>${esc(p.name)}</code> (${esc(p.in)}) <span class="t">${esc(typeOf(p.schema ?? {}))}</span>${p.schema?.default !== undefined ? ` default <code>${esc(JSON.stringify(p.schema.default))}</code>` : ''}${p.schema?.description ? ` — ${esc(p.schema.description)}` : ''}</li>`).join('')}</ul>` : ''}
-${body ? `<h4>Request body</h4><ul>${Object.entries(body).map(([type, c]: [string, any]) => `<li><span class="t">${esc(type)}</span>${c.schema?.description && !c.schema.properties ? ` — ${esc(c.schema.description)}` : ''}${fields(c.schema)}</li>`).join('')}</ul>` : ''}
+${
+  body
+    ? `<h4>Request body</h4><ul>${Object.entries(body)
+        .map(
+          ([type, c]: [string, any]) =>
+            `<li><span class="t">${esc(type)}</span>${c.schema?.description && !c.schema.properties ? ` — ${esc(c.schema.description)}` : ''}${fields(c.schema)}</li>`,
+        )
+        .join('')}</ul>`
+    : ''
+}
 <h4>Responses</h4><ul>${responses.join('')}</ul></section>`;
 }
 
@@ -62,7 +78,9 @@ export function renderDocsPage(doc: Json): string {
     for (const [method, op] of Object.entries(item as Json)) {
       const tag = (op.tags?.[0] as string) ?? 'other';
       (byTag.get(tag) ?? byTag.set(tag, []).get(tag)!).push(operation(path, method, op));
-      (toc.get(tag) ?? toc.set(tag, []).get(tag)!).push(`<li><a href="#${esc(op.operationId)}">${esc(method.toUpperCase())} ${esc(path)}</a></li>`);
+      (toc.get(tag) ?? toc.set(tag, []).get(tag)!).push(
+        `<li><a href="#${esc(op.operationId)}">${esc(method.toUpperCase())} ${esc(path)}</a></li>`,
+      );
     }
   }
   const tags = (doc.tags as Json[]).map((t) => t.name as string);

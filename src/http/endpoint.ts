@@ -79,7 +79,11 @@ export type RoutePrelude = (ep: Endpoint) => Middleware[];
  * authentication and the rate limit come before any byte of the body is read.
  */
 export class Api {
-  constructor(readonly router: Router, private readonly gates: Gates, private readonly prelude: RoutePrelude) {}
+  constructor(
+    readonly router: Router,
+    private readonly gates: Gates,
+    private readonly prelude: RoutePrelude,
+  ) {}
 
   mount(ep: Endpoint, ...handlers: Middleware[]): void {
     const own = [...this.prelude(ep), ...handlers];

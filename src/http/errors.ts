@@ -2,13 +2,37 @@
 import type { Context, Next } from 'koa';
 
 export type ProblemCode =
-  | 'invalid_request' | 'grid_too_small' | 'grid_too_large' | 'unknown_solver' | 'shape_mismatch'
-  | 'missing_api_key' | 'invalid_api_key' | 'quota_exceeded' | 'namespace_forbidden' | 'admin_only'
-  | 'not_found' | 'method_not_allowed' | 'tenant_exists' | 'not_compressed' | 'payload_too_large'
-  | 'unsupported_media_type' | 'rate_limited' | 'internal_error' | 'data_corrupted'
-  | 'gpu_unsupported' | 'gpu_unavailable' | 'service_unavailable' | 'solver_unavailable'
-  | 'storage_quota_exceeded' | 'job_finished' | 'too_many_in_flight' | 'too_many_jobs' | 'overloaded'
-  | 'request_header_fields_too_large' | 'time_limit' | 'cancelled';
+  | 'invalid_request'
+  | 'grid_too_small'
+  | 'grid_too_large'
+  | 'unknown_solver'
+  | 'shape_mismatch'
+  | 'missing_api_key'
+  | 'invalid_api_key'
+  | 'quota_exceeded'
+  | 'namespace_forbidden'
+  | 'admin_only'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'tenant_exists'
+  | 'not_compressed'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'internal_error'
+  | 'data_corrupted'
+  | 'gpu_unsupported'
+  | 'gpu_unavailable'
+  | 'service_unavailable'
+  | 'solver_unavailable'
+  | 'storage_quota_exceeded'
+  | 'job_finished'
+  | 'too_many_in_flight'
+  | 'too_many_jobs'
+  | 'overloaded'
+  | 'request_header_fields_too_large'
+  | 'time_limit'
+  | 'cancelled';
 
 const TITLES: Record<ProblemCode, string> = {
   invalid_request: 'Invalid request',
@@ -82,8 +106,7 @@ export const badRequest = (detail: string, extra?: Record<string, unknown>): Pro
   new ProblemError(400, 'invalid_request', detail, extra);
 export const notFound = (detail: string): ProblemError => new ProblemError(404, 'not_found', detail);
 export const payloadTooLarge = (detail: string): ProblemError => new ProblemError(413, 'payload_too_large', detail);
-export const unsupportedMediaType = (detail: string): ProblemError =>
-  new ProblemError(415, 'unsupported_media_type', detail);
+export const unsupportedMediaType = (detail: string): ProblemError => new ProblemError(415, 'unsupported_media_type', detail);
 
 /** Longest piece of a request's own text that a message quotes. */
 export const EXCERPT_CHARS = 64;
@@ -111,15 +134,25 @@ export function renderProblem(ctx: Context, err: ProblemError): void {
 }
 
 // Errors raised with http-errors (ctx.throw, the router) carry a status (and sometimes a `type`).
-function fromHttpError(err: { status?: number; statusCode?: number; type?: string; message?: string; expose?: boolean }): ProblemError | null {
+function fromHttpError(err: {
+  status?: number;
+  statusCode?: number;
+  type?: string;
+  message?: string;
+  expose?: boolean;
+}): ProblemError | null {
   const status = err.status ?? err.statusCode;
   if (typeof status !== 'number' || status < 400 || status >= 500) return null;
   if (status === 413 || err.type === 'entity.too.large') return payloadTooLarge('request body exceeds the size limit');
   if (status === 415) return unsupportedMediaType(err.expose && err.message ? err.message : 'unsupported content type');
   if (status === 404) return notFound(err.expose && err.message ? err.message : 'not found');
   if (status === 400) {
-    const what = err.type === 'entity.parse.failed' || /JSON|Unexpected token/i.test(err.message ?? '')
-      ? 'malformed JSON body' : (err.expose && err.message ? err.message : 'bad request');
+    const what =
+      err.type === 'entity.parse.failed' || /JSON|Unexpected token/i.test(err.message ?? '')
+        ? 'malformed JSON body'
+        : err.expose && err.message
+          ? err.message
+          : 'bad request';
     return badRequest(what);
   }
   return null;
@@ -144,7 +177,9 @@ export function problemHandler(log: ProblemLogger, unanswered?: (ctx: Context) =
       if (raw instanceof ProblemError) {
         problem = raw;
       } else {
-        problem = fromHttpError(raw as never) ?? new ProblemError(500, 'internal_error', 'an unexpected error occurred; see the server log for this request id');
+        problem =
+          fromHttpError(raw as never) ??
+          new ProblemError(500, 'internal_error', 'an unexpected error occurred; see the server log for this request id');
         if (problem.status >= 500) {
           log.error({ err: raw, requestId: ctx.state.requestId }, 'unhandled error');
         }

@@ -60,10 +60,12 @@ export function jobView(row: JobRow, live?: LiveState) {
     created_at: row.created_at,
     started_at: row.started_at,
     finished_at: row.finished_at,
-    ...(row.status === 'completed' ? {
-      outputs: row.outputs ? (JSON.parse(row.outputs) as string[]) : [],
-      stats: row.stats ? (JSON.parse(row.stats) as Record<string, number>) : {},
-    } : {}),
+    ...(row.status === 'completed'
+      ? {
+          outputs: row.outputs ? (JSON.parse(row.outputs) as string[]) : [],
+          stats: row.stats ? (JSON.parse(row.stats) as Record<string, number>) : {},
+        }
+      : {}),
     ...(row.status === 'failed' && row.outputs ? { outputs: JSON.parse(row.outputs) as string[] } : {}),
     ...(row.status === 'failed' && row.error ? { error: JSON.parse(row.error) as Record<string, unknown> } : {}),
   };

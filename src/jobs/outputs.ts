@@ -18,7 +18,12 @@ export interface OutputStore {
   prepare(input: Omit<PutInput, 'namespace'>): Promise<PreparedEntry>;
   /** A field the solver produced as a train: stored as put_cores stores cores (verdict exact). */
   prepareCores(tenantId: string, input: CoresInput): Promise<PreparedEntry>;
-  commitPrepared(tenantId: string, namespace: string, items: PreparedEntry[], also?: (tx: Transaction) => Promise<void>): Promise<EntryRow[]>;
+  commitPrepared(
+    tenantId: string,
+    namespace: string,
+    items: PreparedEntry[],
+    also?: (tx: Transaction) => Promise<void>,
+  ): Promise<EntryRow[]>;
   discard(items: PreparedEntry[]): Promise<void>;
 }
 
@@ -130,7 +135,13 @@ export class JobOutputs {
     this.prepared.push(...group);
   }
 
-  private async prepareFields(group: PreparedEntry[], fields: SimField[], step: number, t: number | null, snapshot: boolean): Promise<void> {
+  private async prepareFields(
+    group: PreparedEntry[],
+    fields: SimField[],
+    step: number,
+    t: number | null,
+    snapshot: boolean,
+  ): Promise<void> {
     for (const field of fields) {
       if (this.aborted() || (snapshot && this.failure !== null)) throw this.failure ?? new OutputsAborted();
       const key = outputKey(this.job.prefix, checkField(field), snapshot ? step : undefined);
@@ -145,30 +156,34 @@ export class JobOutputs {
       };
       if (field.tt) {
         // QTT-native solvers: the cores are the field (a 512^3 field is never made dense here).
-        group.push(await this.store.prepareCores(this.job.tenantId, {
-          key,
-          tt: field.tt,
-          shape: [...field.shape],
-          dtype: 'float64',
-          layout: field.layout ?? 'interleaved',
-          metadata,
-          domain: 'simulation',
-        }));
+        group.push(
+          await this.store.prepareCores(this.job.tenantId, {
+            key,
+            tt: field.tt,
+            shape: [...field.shape],
+            dtype: 'float64',
+            layout: field.layout ?? 'interleaved',
+            metadata,
+            domain: 'simulation',
+          }),
+        );
         continue;
       }
       const data = field.data;
-      group.push(await this.store.prepare({
-        tenantId: this.job.tenantId,
-        key,
-        payload: {
-          kind: 'array',
-          dtype: 'float64',
-          shape: [...field.shape],
-          data: Buffer.from(data.buffer, data.byteOffset, data.byteLength),
-        },
-        metadata,
-        target: resolveTarget('simulation', undefined, undefined),
-      }));
+      group.push(
+        await this.store.prepare({
+          tenantId: this.job.tenantId,
+          key,
+          payload: {
+            kind: 'array',
+            dtype: 'float64',
+            shape: [...field.shape],
+            data: Buffer.from(data.buffer, data.byteOffset, data.byteLength),
+          },
+          metadata,
+          target: resolveTarget('simulation', undefined, undefined),
+        }),
+      );
     }
   }
 }

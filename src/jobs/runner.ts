@@ -26,8 +26,10 @@ export function engineParams(params: Record<string, unknown>): SimParams {
 
 /** 501: the solver is one of SPEC.md's four, but this build of the engine does not have it. */
 export function solverUnavailable(solver: string, available: string[] = []): ProblemError {
-  return new ProblemError(501, 'solver_unavailable',
-    `solver ${solver} is not available in this build of the engine` +
-    (available.length ? `; available: ${available.join(', ')}` : ''),
-    { solver, available_solvers: available });
+  return new ProblemError(
+    501,
+    'solver_unavailable',
+    `solver ${solver} is not available in this build of the engine` + (available.length ? `; available: ${available.join(', ')}` : ''),
+    { solver, available_solvers: available },
+  );
 }

@@ -176,9 +176,13 @@ export class JobScheduler {
     const { tenantId } = input;
     const queued = (this.waiting.get(tenantId)?.length ?? 0) + (this.submitting.get(tenantId) ?? 0);
     if (queued >= this.queuedPerTenant) {
-      throw new ProblemError(429, 'too_many_jobs',
+      throw new ProblemError(
+        429,
+        'too_many_jobs',
         `tenant ${tenantId} already has ${queued} queued simulation jobs, the most it may hold (running jobs not counted); submit again when one has started`,
-        { queued, limit: this.queuedPerTenant }, { 'Retry-After': String(this.quantumS) });
+        { queued, limit: this.queuedPerTenant },
+        { 'Retry-After': String(this.quantumS) },
+      );
     }
     this.submitting.set(tenantId, (this.submitting.get(tenantId) ?? 0) + 1);
     let row: JobRow;
@@ -228,12 +232,16 @@ export class JobScheduler {
     const job = this.jobs.get(jobId);
     if (!job || row.status === 'completed' || row.status === 'failed') {
       if (row.status === 'completed' || row.status === 'failed') {
-        throw new ProblemError(409, 'job_finished', `job ${jobId} has already ${row.status === 'completed' ? 'completed' : 'failed'}`,
-          { job_id: jobId, status: row.status });
+        throw new ProblemError(409, 'job_finished', `job ${jobId} has already ${row.status === 'completed' ? 'completed' : 'failed'}`, {
+          job_id: jobId,
+          status: row.status,
+        });
       }
       // Not held here (the server is stopping): it fails now, as a queued job does.
       await this.opts.store.markFailed(jobId, {
-        finishedAt: this.now(), progress: progressOf(row), error: cancelledProblem('cancelled by the tenant').body(),
+        finishedAt: this.now(),
+        progress: progressOf(row),
+        error: cancelledProblem('cancelled by the tenant').body(),
       });
     } else {
       await waitAtMost(this.stopJob(job, cancelledProblem('cancelled by the tenant')), CANCEL_WAIT_MS);
@@ -277,7 +285,8 @@ export class JobScheduler {
     for (const job of [...this.jobs.values()]) if (job.phase === 'queued') this.forget(job);
     if (settling.length === 0) return;
     const outcome = await waitAtMost(Promise.allSettled(settling), this.opts.stopTimeoutMs ?? 30000);
-    if (outcome === 'timeout') this.opts.log.warn({ jobs: this.running.size }, 'simulation jobs did not stop in time; they are re-queued at the next start');
+    if (outcome === 'timeout')
+      this.opts.log.warn({ jobs: this.running.size }, 'simulation jobs did not stop in time; they are re-queued at the next start');
   }
 
   // ---- bookkeeping ---------------------------------------------------------------------------------
@@ -289,9 +298,22 @@ export class JobScheduler {
     });
     const params = JSON.parse(row.params) as Record<string, unknown>;
     const job: Job = {
-      row, phase: 'queued', run: null, runBefore: 0, sliceStart: 0, quantumUsed: false, charged: 0,
-      maxSeconds: maxSecondsOf(params), done: 0, total: row.steps_total, timer: undefined, stop: null,
-      ended, end, writes: Promise.resolve(), final: false,
+      row,
+      phase: 'queued',
+      run: null,
+      runBefore: 0,
+      sliceStart: 0,
+      quantumUsed: false,
+      charged: 0,
+      maxSeconds: maxSecondsOf(params),
+      done: 0,
+      total: row.steps_total,
+      timer: undefined,
+      stop: null,
+      ended,
+      end,
+      writes: Promise.resolve(),
+      final: false,
     };
     this.jobs.set(row.job_id, job);
     return job;
@@ -358,8 +380,11 @@ export class JobScheduler {
       const job = list[0];
       if (!job) continue;
       const cand = { job, running: this.runningOf(tenant), turn: this.lastTurn.get(tenant) ?? 0 };
-      if (!best || cand.running < best.running || (cand.running === best.running
-        && (cand.turn < best.turn || (cand.turn === best.turn && job.row.seq < best.job.row.seq)))) {
+      if (
+        !best ||
+        cand.running < best.running ||
+        (cand.running === best.running && (cand.turn < best.turn || (cand.turn === best.turn && job.row.seq < best.job.row.seq)))
+      ) {
         best = cand;
       }
     }
@@ -412,8 +437,12 @@ export class JobScheduler {
         if (j.phase !== 'running' || !j.quantumUsed || j.row.tenant_id === c.tenant) continue;
         const theirs = counts.get(j.row.tenant_id) ?? 0;
         if (theirs <= (counts.get(c.tenant) ?? 0)) continue;
-        if (!victim || theirs > (counts.get(victim.row.tenant_id) ?? 0)
-          || (theirs === counts.get(victim.row.tenant_id) && j.sliceStart < victim.sliceStart)) victim = j;
+        if (
+          !victim ||
+          theirs > (counts.get(victim.row.tenant_id) ?? 0) ||
+          (theirs === counts.get(victim.row.tenant_id) && j.sliceStart < victim.sliceStart)
+        )
+          victim = j;
       }
       if (!victim) continue;
       this.pauseSlice(victim);
@@ -438,13 +467,15 @@ export class JobScheduler {
     this.running.delete(job);
     this.enqueue(job);
     const progress = this.progressOf(job);
-    job.writes = job.writes.then(() => this.opts.store.markPaused(job.row.job_id, progress))
+    job.writes = job.writes
+      .then(() => this.opts.store.markPaused(job.row.job_id, progress))
       .catch((err) => this.opts.log.error({ err, job_id: job.row.job_id }, 'could not record a paused job'));
     this.pump();
   }
 
   private resumeSlice(job: Job): void {
-    job.writes = job.writes.then(() => this.opts.store.markResumed(job.row.job_id))
+    job.writes = job.writes
+      .then(() => this.opts.store.markResumed(job.row.job_id))
       .catch((err) => this.opts.log.error({ err, job_id: job.row.job_id }, 'could not record a resumed job'));
     this.beginSlice(job);
     job.run!.resume();
@@ -478,8 +509,12 @@ export class JobScheduler {
     if (!holdsSlot(job) || job.final) return;
     const ran = this.runTime(job);
     if (ran >= job.maxSeconds) {
-      void this.stopJob(job, new ProblemError(422, 'time_limit',
-        `the job ran for its budget of ${job.maxSeconds} s (params.max_seconds) and was stopped`, { max_seconds: job.maxSeconds }));
+      void this.stopJob(
+        job,
+        new ProblemError(422, 'time_limit', `the job ran for its budget of ${job.maxSeconds} s (params.max_seconds) and was stopped`, {
+          max_seconds: job.maxSeconds,
+        }),
+      );
       return;
     }
     const period = this.opts.charger?.periodS;
@@ -500,9 +535,11 @@ export class JobScheduler {
       await charger.charge(job.row.tenant_id);
       return true;
     } catch (err) {
-      const problem = err instanceof ProblemError ? err
-        : new ProblemError(500, 'internal_error', 'the run time of the job could not be metered; see the server log');
-      if (!(err instanceof ProblemError)) this.opts.log.error({ err, job_id: job.row.job_id }, 'metering a job\'s run time failed');
+      const problem =
+        err instanceof ProblemError
+          ? err
+          : new ProblemError(500, 'internal_error', 'the run time of the job could not be metered; see the server log');
+      if (!(err instanceof ProblemError)) this.opts.log.error({ err, job_id: job.row.job_id }, "metering a job's run time failed");
       void this.stopJob(job, problem);
       return false;
     }
@@ -518,9 +555,13 @@ export class JobScheduler {
       this.unqueue(job);
       job.phase = 'ending';
       const problem = job.stop === 'shutdown' ? reason : job.stop;
-      void this.opts.store.markFailed(job.row.job_id, {
-        finishedAt: this.now(), progress: progressOf(job.row), error: problem.body(),
-      }).catch((err) => this.opts.log.error({ err, job_id: job.row.job_id }, 'could not record a cancelled job'))
+      void this.opts.store
+        .markFailed(job.row.job_id, {
+          finishedAt: this.now(),
+          progress: progressOf(job.row),
+          error: problem.body(),
+        })
+        .catch((err) => this.opts.log.error({ err, job_id: job.row.job_id }, 'could not record a cancelled job'))
         .finally(() => {
           this.opts.log.info({ job_id: job.row.job_id, code: problem.code }, 'simulation job failed before it started');
           this.forget(job);
@@ -545,12 +586,22 @@ export class JobScheduler {
     log.info({ job_id: row.job_id, tenant_id: row.tenant_id, solver: row.solver }, 'simulation job started');
     const params = JSON.parse(row.params) as Record<string, unknown>;
     let writeError: unknown = null;
-    const outputs = new JobOutputs(this.opts.outputs, {
-      jobId: row.job_id, tenantId: row.tenant_id, solver: row.solver, namespace: row.namespace, prefix: row.output_key_prefix, params,
-    }, () => this.stopping || job.stop !== null, (err) => {
-      writeError = err;
-      job.run?.cancel();
-    });
+    const outputs = new JobOutputs(
+      this.opts.outputs,
+      {
+        jobId: row.job_id,
+        tenantId: row.tenant_id,
+        solver: row.solver,
+        namespace: row.namespace,
+        prefix: row.output_key_prefix,
+        params,
+      },
+      () => this.stopping || job.stop !== null,
+      (err) => {
+        writeError = err;
+        job.run?.cancel();
+      },
+    );
     try {
       if (this.opts.tenantActive && !this.opts.tenantActive(row.tenant_id)) {
         throw cancelledProblem(`tenant ${row.tenant_id} was deactivated before the job ran`);
@@ -676,8 +727,11 @@ export class JobScheduler {
       return new ProblemError(500, 'internal_error', `the ${row.solver} solver failed: ${message}`).body();
     }
     this.opts.log.error({ err, job_id: row.job_id }, 'simulation job failed unexpectedly');
-    return new ProblemError(500, 'internal_error',
-      `the job failed unexpectedly; the server log has the details under job_id ${row.job_id}`).body();
+    return new ProblemError(
+      500,
+      'internal_error',
+      `the job failed unexpectedly; the server log has the details under job_id ${row.job_id}`,
+    ).body();
   }
 }
 

@@ -32,31 +32,63 @@ export function instrumentEngine(inner: Engine, metrics: EngineMetrics, log: Log
 
   const wrapped: Partial<Engine> = {
     compress(data, dtype, shape, opts) {
-      return timed('compress', byteLength(data), () => inner.compress(data, dtype, shape, opts), (r) => {
-        if (r.storedCoreBytes > 0) metrics.compressionRatio.observe(byteLength(data) / r.storedCoreBytes);
-        return r.storedCoreBytes;
-      });
+      return timed(
+        'compress',
+        byteLength(data),
+        () => inner.compress(data, dtype, shape, opts),
+        (r) => {
+          if (r.storedCoreBytes > 0) metrics.compressionRatio.observe(byteLength(data) / r.storedCoreBytes);
+          return r.storedCoreBytes;
+        },
+      );
     },
     reconstruct(tt, shape, layout, dtype, reference, out) {
-      return timed('reconstruct', coreBytes(tt) + byteLength(reference),
-        () => inner.reconstruct(tt, shape, layout, dtype, reference, out), (r) => r.data.byteLength);
+      return timed(
+        'reconstruct',
+        coreBytes(tt) + byteLength(reference),
+        () => inner.reconstruct(tt, shape, layout, dtype, reference, out),
+        (r) => r.data.byteLength,
+      );
     },
     fingerprint(tt, shape, layout, reference, dtype) {
-      return timed('fingerprint', coreBytes(tt) + byteLength(reference),
-        () => inner.fingerprint(tt, shape, layout, reference, dtype), () => 0);
+      return timed(
+        'fingerprint',
+        coreBytes(tt) + byteLength(reference),
+        () => inner.fingerprint(tt, shape, layout, reference, dtype),
+        () => 0,
+      );
     },
     dot(a, b) {
-      return timed('contract', coreBytes(a) + coreBytes(b), () => inner.dot(a, b), () => 0);
+      return timed(
+        'contract',
+        coreBytes(a) + coreBytes(b),
+        () => inner.dot(a, b),
+        () => 0,
+      );
     },
     norm(a) {
-      return timed('contract', coreBytes(a), () => inner.norm(a), () => 0);
+      return timed(
+        'contract',
+        coreBytes(a),
+        () => inner.norm(a),
+        () => 0,
+      );
     },
     distance(a, b) {
-      return timed('contract', coreBytes(a) + coreBytes(b), () => inner.distance(a, b), () => 0);
+      return timed(
+        'contract',
+        coreBytes(a) + coreBytes(b),
+        () => inner.distance(a, b),
+        () => 0,
+      );
     },
     dotBatch(q, candidates) {
-      return timed('contract', coreBytes(q) + candidates.reduce((n, c) => n + coreBytes(c), 0),
-        () => inner.dotBatch(q, candidates), () => 0);
+      return timed(
+        'contract',
+        coreBytes(q) + candidates.reduce((n, c) => n + coreBytes(c), 0),
+        () => inner.dotBatch(q, candidates),
+        () => 0,
+      );
     },
     round(tt, opts) {
       return timed('round', coreBytes(tt), () => inner.round(tt, opts), coreBytes);
@@ -65,12 +97,28 @@ export function instrumentEngine(inner: Engine, metrics: EngineMetrics, log: Log
       const pool = inner.createOperandPool();
       return {
         ...pool,
-        addTrain: (id, tt, modes) => timed('pool_load', coreBytes(tt), () => pool.addTrain(id, tt, modes), (held) => held),
+        addTrain: (id, tt, modes) =>
+          timed(
+            'pool_load',
+            coreBytes(tt),
+            () => pool.addTrain(id, tt, modes),
+            (held) => held,
+          ),
         addDense: (id, data, dtype, shape, layout) =>
-          timed('pool_load', byteLength(data), () => pool.addDense(id, data, dtype, shape, layout), (held) => held),
+          timed(
+            'pool_load',
+            byteLength(data),
+            () => pool.addDense(id, data, dtype, shape, layout),
+            (held) => held,
+          ),
         // The operands already sit in native memory: a score reads no bytes across the boundary.
         score: (queryId, queryNorm, ids, norms, metric) =>
-          timed('contract', 0, () => pool.score(queryId, queryNorm, ids, norms, metric), () => 0),
+          timed(
+            'contract',
+            0,
+            () => pool.score(queryId, queryNorm, ids, norms, metric),
+            () => 0,
+          ),
       };
     },
   };

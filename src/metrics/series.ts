@@ -77,7 +77,13 @@ export class HistogramFamily<T extends string> {
   private readonly series = new Map<string, HistogramData>();
   private readonly bounds: number[];
 
-  constructor(readonly name: string, readonly help: string, private readonly labelNames: readonly T[], buckets: readonly number[], registry: Registry) {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly labelNames: readonly T[],
+    buckets: readonly number[],
+    registry: Registry,
+  ) {
     this.bounds = [...buckets].sort((a, b) => a - b);
     registry.registerMetric(this as never);
   }
@@ -86,7 +92,11 @@ export class HistogramFamily<T extends string> {
   labels(labels: LabelValues<T>): HistogramSeries {
     const key = this.labelNames.map((n) => String(labels[n] ?? '')).join('\u0000');
     let d = this.series.get(key);
-    if (!d) this.series.set(key, (d = { labels: { ...labels } as LabelValues<string>, counts: new Float64Array(this.bounds.length + 1), sum: 0, count: 0 }));
+    if (!d)
+      this.series.set(
+        key,
+        (d = { labels: { ...labels } as LabelValues<string>, counts: new Float64Array(this.bounds.length + 1), sum: 0, count: 0 }),
+      );
     const data = d;
     const bounds = this.bounds;
     return {

@@ -20,13 +20,22 @@ export class CandidateLists {
   private rows = 0;
 
   /** maxRows bounds the rows held over all lists (0 turns the cache off). */
-  constructor(private readonly search: EntrySearch, private readonly maxRows: number) {}
+  constructor(
+    private readonly search: EntrySearch,
+    private readonly maxRows: number,
+  ) {}
 
   /**
    * The candidates of search.candidates(tenantId, namespace, like, excludeKey, filters), in the
    * same (ascending key) order. The array is shared: callers must not modify it.
    */
-  async list(tenantId: string, namespace: string, like: Comparable, excludeKey: string | null, filters: Filters): Promise<readonly CandidateRow[]> {
+  async list(
+    tenantId: string,
+    namespace: string,
+    like: Comparable,
+    excludeKey: string | null,
+    filters: Filters,
+  ): Promise<readonly CandidateRow[]> {
     if (this.maxRows <= 0 || filterPairs(filters).length > 0) {
       return this.search.candidates(tenantId, namespace, like, excludeKey, filters);
     }

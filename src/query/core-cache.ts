@@ -92,10 +92,12 @@ export class CoreCache {
     }
     if (misses.length > 0) {
       try {
-        await Promise.all(misses.map(async (row) => {
-          await this.pin(row, signal);
-          pinned.push(row.id);
-        }));
+        await Promise.all(
+          misses.map(async (row) => {
+            await this.pin(row, signal);
+            pinned.push(row.id);
+          }),
+        );
       } catch (err) {
         release();
         throw err;
@@ -123,7 +125,8 @@ export class CoreCache {
     if (missing.length === 0) return releaseHeld;
     try {
       const rows = await refsOf(missing);
-      if (rows.length !== new Set(missing).size) throw new Error(`core cache: ${missing.length - rows.length} operand(s) have no stored entry`);
+      if (rows.length !== new Set(missing).size)
+        throw new Error(`core cache: ${missing.length - rows.length} operand(s) have no stored entry`);
       const releaseLoaded = await this.acquire(rows, signal);
       return () => {
         releaseLoaded();
@@ -138,9 +141,7 @@ export class CoreCache {
   /** Drop the operands of a changed key (every version), or of a whole tenant. */
   invalidate(change: EntryChange): void {
     const prefix = ownerOf(change.tenantId, change.namespace, change.key);
-    const owners = change.namespace === undefined
-      ? [...this.owners.keys()].filter((o) => o.startsWith(prefix))
-      : [prefix];
+    const owners = change.namespace === undefined ? [...this.owners.keys()].filter((o) => o.startsWith(prefix)) : [prefix];
     for (const owner of owners) {
       for (const id of this.owners.get(owner) ?? []) {
         const slot = this.slots.get(id)!;
@@ -194,11 +195,17 @@ export class CoreCache {
         const tt = await this.entries.readCores(row);
         const modes = this.modesFor(row);
         // A copy of the cores is no more work than reading them; a resplit is (up to MAX_TRAIN_WORK).
-        return modes ? this.engine.run(turn, () => this.pool.addTrain(row.id, tt, modes), this.resplitWork(tt, modes)) : this.pool.addTrain(row.id, tt);
+        return modes
+          ? this.engine.run(turn, () => this.pool.addTrain(row.id, tt, modes), this.resplitWork(tt, modes))
+          : this.pool.addTrain(row.id, tt);
       }
       const data = await this.entries.readDense(row);
       // Gathering the values into mode order: a pass over them.
-      return this.engine.run(turn, () => this.pool.addDense(row.id, data, row.dtype, shapeOf(row), row.layout), data.length / ITEM_SIZE[row.dtype]);
+      return this.engine.run(
+        turn,
+        () => this.pool.addDense(row.id, data, row.dtype, shapeOf(row), row.layout),
+        data.length / ITEM_SIZE[row.dtype],
+      );
     });
     const owner = ownerOf(row.tenantId, row.namespace, row.key);
     this.slots.set(row.id, { bytes, owner, pins: 1, stale: false });

@@ -41,7 +41,13 @@ export interface ScoreTurns {
  * turn's client goes away between chunks.
  */
 export async function scoreInTurns(
-  s: ScoreTurns, turn: Turn, queryId: number, queryNorm: number, ids: Float64Array, norms: Float64Array, metric: Metric,
+  s: ScoreTurns,
+  turn: Turn,
+  queryId: number,
+  queryNorm: number,
+  ids: Float64Array,
+  norms: Float64Array,
+  metric: Metric,
 ): Promise<Float64Array> {
   const works = await s.pool.scoreWork(queryId, ids, metric);
   const ends = chunkEnds(works, s.turnWork ?? MAX_TURN_WORK);
@@ -50,8 +56,11 @@ export async function scoreInTurns(
   const scores = new Float64Array(ids.length);
   let start = 0;
   for (const end of ends) {
-    const part = await s.admission.run(turn, () =>
-      s.pool.score(queryId, queryNorm, ids.subarray(start, end), norms.subarray(start, end), metric), workOf(start, end));
+    const part = await s.admission.run(
+      turn,
+      () => s.pool.score(queryId, queryNorm, ids.subarray(start, end), norms.subarray(start, end), metric),
+      workOf(start, end),
+    );
     scores.set(part, start);
     start = end;
   }

@@ -92,8 +92,14 @@ export class QueryService {
     this.turnWork = opts.turnWork;
     this.groupBytes = opts.groupBytes ?? Math.max(opts.coreCacheBytes, MIN_GROUP_BYTES);
     this.pool = opts.engine.createOperandPool();
-    this.cache = new CoreCache(this.pool, opts.entries, opts.coreCacheBytes, (row) => comparisonModes(this.engine, row), this.admission,
-      (tt, modes) => this.engine.trainWork(tt.modes, tt.ranks, modes).resplit);
+    this.cache = new CoreCache(
+      this.pool,
+      opts.entries,
+      opts.coreCacheBytes,
+      (row) => comparisonModes(this.engine, row),
+      this.admission,
+      (tt, modes) => this.engine.trainWork(tt.modes, tt.ranks, modes).resplit,
+    );
     this.store = opts.search;
     this.candidates = new CandidateLists(opts.search, opts.candidateListRows ?? 200_000);
     opts.entries.onChange((change) => {
@@ -107,14 +113,22 @@ export class QueryService {
    * missing, 400 shape_mismatch.
    */
   async similarity(
-    tenantId: string, namespace: string, keyA: string, keyB: string, metric: Metric, turn: Turn = { owner: tenantId },
+    tenantId: string,
+    namespace: string,
+    keyA: string,
+    keyB: string,
+    metric: Metric,
+    turn: Turn = { owner: tenantId },
   ): Promise<number> {
     const a = await this.entries.require(tenantId, namespace, keyA);
     const b = await this.entries.require(tenantId, namespace, keyB);
     if (a.shape !== b.shape || a.layout !== b.layout) {
-      throw new ProblemError(400, 'shape_mismatch',
+      throw new ProblemError(
+        400,
+        'shape_mismatch',
         `entries ${JSON.stringify(keyA)} (shape ${a.shape}, layout ${a.layout}) and ${JSON.stringify(keyB)} ` +
-        `(shape ${b.shape}, layout ${b.layout}) are not comparable: shape and layout must be equal`);
+          `(shape ${b.shape}, layout ${b.layout}) are not comparable: shape and layout must be equal`,
+      );
     }
     const normA = finiteNorm(a);
     const normB = finiteNorm(b);
@@ -135,7 +149,12 @@ export class QueryService {
    * scored in `turn`.
    */
   async topk(
-    tenantId: string, namespace: string, queryKey: string, k: number, metric: Metric, filters: Filters,
+    tenantId: string,
+    namespace: string,
+    queryKey: string,
+    k: number,
+    metric: Metric,
+    filters: Filters,
     turn: Turn = { owner: tenantId },
   ): Promise<TopKResult> {
     const q = await this.entries.require(tenantId, namespace, queryKey);
@@ -157,7 +176,13 @@ export class QueryService {
    * the scoring take `turn` of the engine admission, as a put's compression does.
    */
   async topkVector(
-    tenantId: string, namespace: string, payload: Payload, tolerance: number, k: number, metric: Metric, filters: Filters,
+    tenantId: string,
+    namespace: string,
+    payload: Payload,
+    tolerance: number,
+    k: number,
+    metric: Metric,
+    filters: Filters,
     turn: Turn = { owner: tenantId },
   ): Promise<TopKResult> {
     const { layout } = layoutForShape(this.engine, payload.shape);
@@ -175,9 +200,18 @@ export class QueryService {
   }
 
   /** One page of the live entries whose metadata matches, latest versions, in ascending key order; and how many match. */
-  async search(tenantId: string, namespace: string, filters: Filters, limit: number, offset: number): Promise<{ results: SearchResult[]; total: number }> {
+  async search(
+    tenantId: string,
+    namespace: string,
+    filters: Filters,
+    limit: number,
+    offset: number,
+  ): Promise<{ results: SearchResult[]; total: number }> {
     const { rows, total } = await this.store.searchMetadata(tenantId, namespace, filters, limit, offset);
-    return { results: rows.map((r) => ({ key: r.key, metadata: JSON.parse(r.metadata) as Record<string, unknown>, version: r.version })), total };
+    return {
+      results: rows.map((r) => ({ key: r.key, metadata: JSON.parse(r.metadata) as Record<string, unknown>, version: r.version })),
+      total,
+    };
   }
 
   /**
@@ -186,7 +220,13 @@ export class QueryService {
    * each group scored in chunks, each chunk in `turn`.
    */
   private async rank(
-    tenantId: string, namespace: string, q: QueryOperand, candidates: readonly CandidateRow[], k: number, metric: Metric, turn: Turn,
+    tenantId: string,
+    namespace: string,
+    q: QueryOperand,
+    candidates: readonly CandidateRow[],
+    k: number,
+    metric: Metric,
+    turn: Turn,
   ): Promise<TopKResult> {
     const ids = new Float64Array(candidates.length);
     const norms = new Float64Array(candidates.length);
@@ -199,7 +239,10 @@ export class QueryService {
     const refsOf = async (missing: number[]) =>
       (await this.store.storageRefs(tenantId, missing)).map((r) => cacheRow(tenantId, namespace, r));
     let start = 0;
-    for (const end of chunkEnds(candidates.map((c) => c.bytes), this.groupBytes)) {
+    for (const end of chunkEnds(
+      candidates.map((c) => c.bytes),
+      this.groupBytes,
+    )) {
       const release = await this.cache.acquireIds(ids.subarray(start, end), refsOf, turn.signal);
       try {
         scores.set(await scoreInTurns(turns, turn, q.id, q.norm, ids.subarray(start, end), norms.subarray(start, end), metric), start);
@@ -221,15 +264,22 @@ export class QueryService {
   private async addVector(id: number, payload: Payload, layout: LayoutName, tolerance: number, turn: Turn): Promise<number> {
     try {
       const values = payload.data.length / ITEM_SIZE[payload.dtype];
-      const r = await this.admission.run(turn, () => this.engine.compress(payload.data, payload.dtype, payload.shape, { tolerance, layout }),
-        compressWork(values));
+      const r = await this.admission.run(
+        turn,
+        () => this.engine.compress(payload.data, payload.dtype, payload.shape, { tolerance, layout }),
+        compressWork(values),
+      );
       // Holding it (a dense array is gathered into mode order) and its norm: a second, shorter turn.
       const { modes, ranks } = r.tt;
-      return await this.admission.run(turn, async () => {
-        if (r.compressible) await this.pool.addTrain(id, r.tt);
-        else await this.pool.addDense(id, payload.data, payload.dtype, payload.shape, layout);
-        return this.pool.norm(id);
-      }, r.compressible ? this.engine.trainWork(modes, ranks, modes).contraction : values);
+      return await this.admission.run(
+        turn,
+        async () => {
+          if (r.compressible) await this.pool.addTrain(id, r.tt);
+          else await this.pool.addDense(id, payload.data, payload.dtype, payload.shape, layout);
+          return this.pool.norm(id);
+        },
+        r.compressible ? this.engine.trainWork(modes, ranks, modes).contraction : values,
+      );
     } catch (err) {
       if (isInvalidInput(err)) throw badRequest(`data_b64 cannot be compared: ${err.message}`);
       throw err;
@@ -239,8 +289,18 @@ export class QueryService {
 
 function cacheRow(tenantId: string, namespace: string, row: Omit<CacheRow, 'tenantId' | 'namespace'>): CacheRow {
   return {
-    tenantId, namespace, key: row.key, id: row.id, blob_id: row.blob_id, blob_kind: row.blob_kind, checksum: row.checksum,
-    original_bytes: row.original_bytes, shape: row.shape, layout: row.layout, dtype: row.dtype, modes: row.modes,
+    tenantId,
+    namespace,
+    key: row.key,
+    id: row.id,
+    blob_id: row.blob_id,
+    blob_kind: row.blob_kind,
+    checksum: row.checksum,
+    original_bytes: row.original_bytes,
+    shape: row.shape,
+    layout: row.layout,
+    dtype: row.dtype,
+    modes: row.modes,
   };
 }
 

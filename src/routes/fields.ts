@@ -11,8 +11,9 @@ import { s } from '../http/schema/types.js';
 export const DOMAINS = Object.keys(DOMAIN_TOLERANCE);
 
 export const namespace = s.string({
-  pattern: NAMESPACE_RE, default: 'default',
-  description: 'Namespace of the tenant (CONTRACT.md section 1); must be in the key\'s namespace ACL.',
+  pattern: NAMESPACE_RE,
+  default: 'default',
+  description: "Namespace of the tenant (CONTRACT.md section 1); must be in the key's namespace ACL.",
   invalid: (_v, field) => badRequest(`${field} must match ${NAMESPACE_RE.source}`, { field }),
 });
 
@@ -29,49 +30,64 @@ function withField<T>(rule: (v: T, field: string) => T): (v: T, field: string) =
 }
 
 /** A stored key: 1..1024 bytes of UTF-8 (well-formed), no control characters. */
-export const key = (description = 'Key of the entry within its namespace.') => s.string({
-  description: `${description} 1 to ${MAX_KEY_BYTES} bytes of UTF-8, no control characters (U+0000-U+001F, U+007F).`,
-  refine: withField(validateKey),
-});
+export const key = (description = 'Key of the entry within its namespace.') =>
+  s.string({
+    description: `${description} 1 to ${MAX_KEY_BYTES} bytes of UTF-8, no control characters (U+0000-U+001F, U+007F).`,
+    refine: withField(validateKey),
+  });
 
 export const prefix = s.string({
-  description: 'Key prefix filter (empty: every key).', docDefault: '',
+  description: 'Key prefix filter (empty: every key).',
+  docDefault: '',
   refine: withField((v: string) => validatePrefix(v)),
 });
 
 export const metadata = s.json({
   maxProperties: METADATA_MAX_KEYS,
-  description: `Arbitrary JSON object, indexed by its top-level names for search and filters: at most ${sizeText(METADATA_MAX_BYTES)} `
-    + `as compact JSON, ${METADATA_MAX_KEYS} top-level names and ${JSON_MAX_DEPTH} levels of objects and arrays (the metadata object is level 1).`,
+  description:
+    `Arbitrary JSON object, indexed by its top-level names for search and filters: at most ${sizeText(METADATA_MAX_BYTES)} ` +
+    `as compact JSON, ${METADATA_MAX_KEYS} top-level names and ${JSON_MAX_DEPTH} levels of objects and arrays (the metadata object is level 1).`,
   refine: withField(validateMetadata),
 });
 
 export const domain = s.enum(DOMAINS, {
-  description: 'Oracle hint; sets the tolerance when `tolerance` is absent: '
-    + `${Object.entries(DOMAIN_TOLERANCE).map(([d, t]) => `${d} ${t}`).join(', ')}.`,
+  description:
+    'Oracle hint; sets the tolerance when `tolerance` is absent: ' +
+    `${Object.entries(DOMAIN_TOLERANCE)
+      .map(([d, t]) => `${d} ${t}`)
+      .join(', ')}.`,
   docDefault: 'structured_data',
-  invalid: (v, field) => badRequest(`unknown ${field} ${quoteValue(v)}; valid domains: ${DOMAINS.join(', ')}`,
-    { field, valid_domains: DOMAINS }),
+  invalid: (v, field) =>
+    badRequest(`unknown ${field} ${quoteValue(v)}; valid domains: ${DOMAINS.join(', ')}`, { field, valid_domains: DOMAINS }),
 });
 
 export const tolerance = s.number({
-  minimum: 0, exclusiveMaximum: 1,
-  description: 'Relative Frobenius error target; overrides the domain\'s.',
+  minimum: 0,
+  exclusiveMaximum: 1,
+  description: "Relative Frobenius error target; overrides the domain's.",
 });
 
 export const maxRank = s.integer(1, MAX_RANK, {
   description: 'Cap on every bond dimension; with it a weak result is stored rather than passed through.',
 });
 
-export const metric = s.enum(METRICS, { default: 'cosine', description: 'cosine and dot: larger is closer; euclidean: smaller is closer.' });
+export const metric = s.enum(METRICS, {
+  default: 'cosine',
+  description: 'cosine and dot: larger is closer; euclidean: smaller is closer.',
+});
 
 export const dataB64 = s.base64({
   description: 'Standard base64 of a NumPy .npy file (an array) or of raw bytes (a blob), CONTRACT.md section 2.',
 });
 
-const fingerprint = s.object({
-  frobenius_error: s.number(), max_abs_error: s.number(), relative_error: s.number(),
-}, { description: 'Errors of what serve returns against the input (CONTRACT.md section 3).' });
+const fingerprint = s.object(
+  {
+    frobenius_error: s.number(),
+    max_abs_error: s.number(),
+    relative_error: s.number(),
+  },
+  { description: 'Errors of what serve returns against the input (CONTRACT.md section 3).' },
+);
 
 const verdict = s.enum(['exact', 'safe', 'weak', 'passthrough']);
 const dtype = s.enum(DTYPES);
@@ -79,18 +95,36 @@ const shape = s.array(s.integer(0, Number.MAX_SAFE_INTEGER), { maxItems: 8 });
 const layout = s.enum(['row_major', 'interleaved']);
 
 const entryFields = {
-  key: s.string(), namespace: s.string(), version: s.integer(1, Number.MAX_SAFE_INTEGER),
-  kind: s.enum(['array', 'blob']), dtype, shape, layout,
-  compressed: s.boolean(), compression_ratio: s.number(), original_bytes: s.integer(0, Number.MAX_SAFE_INTEGER),
-  stored_core_bytes: s.integer(0, Number.MAX_SAFE_INTEGER), n_cores: s.integer(0, MAX_CORES),
+  key: s.string(),
+  namespace: s.string(),
+  version: s.integer(1, Number.MAX_SAFE_INTEGER),
+  kind: s.enum(['array', 'blob']),
+  dtype,
+  shape,
+  layout,
+  compressed: s.boolean(),
+  compression_ratio: s.number(),
+  original_bytes: s.integer(0, Number.MAX_SAFE_INTEGER),
+  stored_core_bytes: s.integer(0, Number.MAX_SAFE_INTEGER),
+  n_cores: s.integer(0, MAX_CORES),
   ranks: s.array(s.integer(1, MAX_RANK), { description: 'Bond dimensions r_0 .. r_d (empty when passthrough).' }),
-  max_rank: s.integer(0, MAX_RANK), fingerprint, domain: s.string(), created_at: s.number({ description: 'Unix seconds.' }),
-  verdict, tolerance: s.number(),
+  max_rank: s.integer(0, MAX_RANK),
+  fingerprint,
+  domain: s.string(),
+  created_at: s.number({ description: 'Unix seconds.' }),
+  verdict,
+  tolerance: s.number(),
 };
 
 export const putResponse = s.object(entryFields, { title: 'PutResponse' });
-export const getResponse = s.object({
-  ...entryFields, oracle_verdict: verdict, total_core_bytes: s.integer(0, Number.MAX_SAFE_INTEGER), metadata: s.json(),
-}, { title: 'GetResponse' });
+export const getResponse = s.object(
+  {
+    ...entryFields,
+    oracle_verdict: verdict,
+    total_core_bytes: s.integer(0, Number.MAX_SAFE_INTEGER),
+    metadata: s.json(),
+  },
+  { title: 'GetResponse' },
+);
 
 export { dtype as dtypeSchema, shape as shapeSchema, layout as layoutSchema, verdict as verdictSchema };

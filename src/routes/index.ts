@@ -10,7 +10,11 @@ import { SIMULATION_ENDPOINTS } from './simulation/endpoints.js';
 import { STORAGE_ENDPOINTS } from './storage/endpoints.js';
 
 export const ENDPOINTS: readonly Endpoint[] = [
-  ...Object.values(STORAGE_ENDPOINTS), ...Object.values(QUERY_ENDPOINTS), ...Object.values(SIMULATION_ENDPOINTS),
-  ...Object.values(ADMIN_ENDPOINTS), ...Object.values(METRICS_ENDPOINTS), ...Object.values(HEALTH_ENDPOINTS),
+  ...Object.values(STORAGE_ENDPOINTS),
+  ...Object.values(QUERY_ENDPOINTS),
+  ...Object.values(SIMULATION_ENDPOINTS),
+  ...Object.values(ADMIN_ENDPOINTS),
+  ...Object.values(METRICS_ENDPOINTS),
+  ...Object.values(HEALTH_ENDPOINTS),
   ...Object.values(REFERENCE_ENDPOINTS),
 ];

@@ -6,10 +6,23 @@ export type { Logger };
 // Request lines never carry headers or bodies; these paths are the second line of defence for any
 // object that might (an error with its request, a record with its key).
 export const REDACT_PATHS = [
-  'req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]',
-  '*.headers.authorization', '*.headers["x-api-key"]',
-  'api_key', '*.api_key', '*.*.api_key', 'apiKey', '*.apiKey', 'serviceKey', '*.serviceKey', 'service_key', '*.service_key',
-  'authorization', 'x-api-key',
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'headers.authorization',
+  'headers["x-api-key"]',
+  '*.headers.authorization',
+  '*.headers["x-api-key"]',
+  'api_key',
+  '*.api_key',
+  '*.*.api_key',
+  'apiKey',
+  '*.apiKey',
+  'serviceKey',
+  '*.serviceKey',
+  'service_key',
+  '*.service_key',
+  'authorization',
+  'x-api-key',
 ];
 
 // pino's isoTime formats a Date per line; lines of one millisecond (a burst of requests) share one.
@@ -65,9 +78,11 @@ const num = (v: number): string => (Number.isFinite(v) ? String(v) : 'null');
 export function formatRequestLine(r: RequestRecord): string {
   const tenant = r.tenantId === undefined ? '' : `,"tenant_id":${JSON.stringify(r.tenantId)}`;
   const route = r.route === null ? 'null' : JSON.stringify(r.route);
-  return `{"level":30${TIMESTAMP()},"service":"ttstore","requestId":${JSON.stringify(r.requestId)}${tenant}`
-    + `,"method":${JSON.stringify(r.method)},"route":${route},"status":${num(r.status)}`
-    + `,"duration_ms":${num(r.durationMs)},"cu":${num(r.cu)},"msg":"request"}\n`;
+  return (
+    `{"level":30${TIMESTAMP()},"service":"ttstore","requestId":${JSON.stringify(r.requestId)}${tenant}` +
+    `,"method":${JSON.stringify(r.method)},"route":${route},"status":${num(r.status)}` +
+    `,"duration_ms":${num(r.durationMs)},"cu":${num(r.cu)},"msg":"request"}\n`
+  );
 }
 
 /**

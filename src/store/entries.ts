@@ -45,8 +45,13 @@ export interface EntryStore {
    * Insert entries with the next version of each key, all visible at once (or none), with `also` run
    * in the transaction that makes them visible; `now` stamps created_at.
    */
-  insert(tenantId: string, namespace: string, items: NewEntry[], now: () => number,
-    also?: (tx: Transaction) => Promise<void>): Promise<EntryRow[]>;
+  insert(
+    tenantId: string,
+    namespace: string,
+    items: NewEntry[],
+    now: () => number,
+    also?: (tx: Transaction) => Promise<void>,
+  ): Promise<EntryRow[]>;
   /** Hide every visible version of a key at `at`; null when the key has no live version. */
   hide(tenantId: string, namespace: string, key: string, at: number): Promise<Hidden | null>;
   /** Stamp deleted_at on the rows the deletes of `scope` hid, where that is unfinished. */
@@ -114,5 +119,11 @@ export interface EntrySearch {
    * One page (`limit` from `offset`) of the latest live entries whose metadata matches every filter,
    * in ascending key (byte) order, and how many match in all.
    */
-  searchMetadata(tenantId: string, namespace: string, filters: Filters, limit: number, offset: number): Promise<{ rows: SearchRow[]; total: number }>;
+  searchMetadata(
+    tenantId: string,
+    namespace: string,
+    filters: Filters,
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: SearchRow[]; total: number }>;
 }

@@ -8,5 +8,7 @@ export type Filters = Record<string, unknown>;
 
 /** (name, canonical value) pairs, in a stable order. */
 export function filterPairs(filters: Filters): Array<[string, string]> {
-  return Object.keys(filters).sort().map((name) => [name, canonicalJson(filters[name])]);
+  return Object.keys(filters)
+    .sort()
+    .map((name) => [name, canonicalJson(filters[name])]);
 }

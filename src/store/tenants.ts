@@ -22,8 +22,16 @@ export interface TenantRow {
 }
 
 /** The columns a change of an active tenant may set. */
-export const TENANT_PATCH_COLUMNS = ['plan', 'namespaces', 'key_hash', 'key_rotated_at', 'rate_limit_requests', 'rate_limit_window_s',
-  'monthly_quota', 'storage_quota_bytes'] as const satisfies ReadonlyArray<keyof TenantRow>;
+export const TENANT_PATCH_COLUMNS = [
+  'plan',
+  'namespaces',
+  'key_hash',
+  'key_rotated_at',
+  'rate_limit_requests',
+  'rate_limit_window_s',
+  'monthly_quota',
+  'storage_quota_bytes',
+] as const satisfies ReadonlyArray<keyof TenantRow>;
 
 export type TenantPatch = Partial<Pick<TenantRow, (typeof TENANT_PATCH_COLUMNS)[number]>>;
 

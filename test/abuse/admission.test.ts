@@ -41,29 +41,42 @@ interface Answer {
  * One request on its own connection. `holdBodyMs`: a 2xx body is left unread that long after its head
  * arrives (a slow reader), then read.
  */
-function send(server: TestServer, method: string, path: string, headers: Record<string, string>, body?: Buffer,
-  holdBodyMs = 0): Promise<Answer> {
+function send(
+  server: TestServer,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: Buffer,
+  holdBodyMs = 0,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const req = request(server.url + path, {
-      method, agent: false,
-      headers: body ? { ...headers, 'content-length': String(body.length) } : headers,
-    }, (res) => {
-      const ms = performance.now() - t0;
-      const chunks: Buffer[] = [];
-      const read = () => {
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.once('end', () => resolve({ status: res.statusCode!, headers: res.headers, text: Buffer.concat(chunks).toString('utf8'), ms }));
-        res.resume(); // a paused response does not flow again when a listener comes
-      };
-      res.once('error', reject);
-      if (holdBodyMs > 0 && res.statusCode! < 300) {
-        res.pause();
-        setTimeout(read, holdBodyMs);
-      } else {
-        read();
-      }
-    });
+    const req = request(
+      server.url + path,
+      {
+        method,
+        agent: false,
+        headers: body ? { ...headers, 'content-length': String(body.length) } : headers,
+      },
+      (res) => {
+        const ms = performance.now() - t0;
+        const chunks: Buffer[] = [];
+        const read = () => {
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.once('end', () =>
+            resolve({ status: res.statusCode!, headers: res.headers, text: Buffer.concat(chunks).toString('utf8'), ms }),
+          );
+          res.resume(); // a paused response does not flow again when a listener comes
+        };
+        res.once('error', reject);
+        if (holdBodyMs > 0 && res.statusCode! < 300) {
+          res.pause();
+          setTimeout(read, holdBodyMs);
+        } else {
+          read();
+        }
+      },
+    );
     req.once('error', reject);
     req.end(body);
   });
@@ -104,7 +117,8 @@ describe('abuse: admission of engine work, requests in flight and the bytes they
       const npy = noisyNpy(MiB, 7); // 4 MiB of float32
       const before = await booksOf(server, attacker);
       const out = await underAttack(server, victim, () =>
-        Promise.all(Array.from({ length: 16 }, (_, i) => putNpy(server, attacker, `burst-${i}`, npy))));
+        Promise.all(Array.from({ length: 16 }, (_, i) => putNpy(server, attacker, `burst-${i}`, npy))),
+      );
       const admitted = out.result.filter((a) => a.status === 200);
       const refused = out.result.filter((a) => a.status === 429);
       expect(admitted.length, out.result.map((a) => a.status).join(',')).to.equal(4);
@@ -145,8 +159,15 @@ describe('abuse: admission of engine work, requests in flight and the bytes they
       const before = await booksOf(server, attacker);
       const overloadedBefore = await gauge(server, 'ttstore_admission_refused_total{reason="overloaded"}');
       const tooManyBefore = await gauge(server, 'ttstore_admission_refused_total{reason="too_many_in_flight"}');
-      const serve = () => send(server, 'POST', '/v1/serve', { ...tenantHeaders(attacker), 'content-type': 'application/json' },
-        Buffer.from(JSON.stringify({ key: 'big' })), 2500);
+      const serve = () =>
+        send(
+          server,
+          'POST',
+          '/v1/serve',
+          { ...tenantHeaders(attacker), 'content-type': 'application/json' },
+          Buffer.from(JSON.stringify({ key: 'big' })),
+          2500,
+        );
       const out = await underAttack(server, victim, () => Promise.all(Array.from({ length: 8 }, serve)));
       const byStatus = (s: number) => out.result.filter((a) => a.status === s);
       expect(out.result.map((a) => a.status).sort()).to.deep.equal([200, 200, 429, 429, 429, 429, 503, 503]);
@@ -178,23 +199,38 @@ describe('abuse: admission of engine work, requests in flight and the bytes they
       const attacker = await tenant(server);
       const victim = await tenant(server);
       const before = await booksOf(server, attacker);
-      const out = await underAttack(server, victim, () => new Promise<Answer>((resolve, reject) => {
-        const t0 = performance.now();
-        // 100 MiB declared, 1 KiB sent: the answer cannot wait for the rest.
-        const req = request(`${server.url}/v1/put?key=huge`, {
-          method: 'POST', agent: false,
-          headers: { ...tenantHeaders(attacker), 'content-type': 'application/x-npy', 'content-length': String(100 * MiB) },
-        }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.once('end', () => {
-            req.destroy();
-            resolve({ status: res.statusCode!, headers: res.headers, text: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 });
-          });
-        });
-        req.once('error', (err) => (err.message.includes('socket hang up') ? undefined : reject(err)));
-        req.write(Buffer.alloc(1024));
-      }));
+      const out = await underAttack(
+        server,
+        victim,
+        () =>
+          new Promise<Answer>((resolve, reject) => {
+            const t0 = performance.now();
+            // 100 MiB declared, 1 KiB sent: the answer cannot wait for the rest.
+            const req = request(
+              `${server.url}/v1/put?key=huge`,
+              {
+                method: 'POST',
+                agent: false,
+                headers: { ...tenantHeaders(attacker), 'content-type': 'application/x-npy', 'content-length': String(100 * MiB) },
+              },
+              (res) => {
+                const chunks: Buffer[] = [];
+                res.on('data', (c: Buffer) => chunks.push(c));
+                res.once('end', () => {
+                  req.destroy();
+                  resolve({
+                    status: res.statusCode!,
+                    headers: res.headers,
+                    text: Buffer.concat(chunks).toString('utf8'),
+                    ms: performance.now() - t0,
+                  });
+                });
+              },
+            );
+            req.once('error', (err) => (err.message.includes('socket hang up') ? undefined : reject(err)));
+            req.write(Buffer.alloc(1024));
+          }),
+      );
       expect(out.result.status).to.equal(503);
       expect(problemOf(out.result).code).to.equal('overloaded');
       expect(out.result.headers['retry-after']).to.equal('1');
@@ -213,17 +249,20 @@ describe('abuse: admission of engine work, requests in flight and the bytes they
       await server.destroy();
     });
 
-    it('another tenant\'s small requests take the light lane and never wait for a heavy compression', async () => {
+    it("another tenant's small requests take the light lane and never wait for a heavy compression", async () => {
       const attackers = [await tenant(server), await tenant(server)];
       const victim = await tenant(server);
       const npy = noisyNpy(2 * MiB, 5); // 8 MiB: most of a second of engine work each
       const alone = await putNpy(server, attackers[0]!, 'alone', npy);
       expect(alone.status).to.equal(200);
       const out = await underAttack(server, victim, () =>
-        Promise.all(attackers.flatMap((a, j) => Array.from({ length: 4 }, (_, i) => putNpy(server, a, `heavy-${j}-${i}`, npy)))));
+        Promise.all(attackers.flatMap((a, j) => Array.from({ length: 4 }, (_, i) => putNpy(server, a, `heavy-${j}-${i}`, npy)))),
+      );
       expect(out.result.map((a) => a.status)).to.deep.equal(Array(8).fill(200));
-      console.log(`      2 tenants x 4 puts of 8 MiB noise (${alone.ms.toFixed(0)} ms alone): answered in ${out.answerMs.toFixed(0)} ms, `
-        + `victim worst ${out.victim.worstMs.toFixed(0)} ms (median ${out.victim.medianMs.toFixed(0)}, ${out.victim.requests} requests)`);
+      console.log(
+        `      2 tenants x 4 puts of 8 MiB noise (${alone.ms.toFixed(0)} ms alone): answered in ${out.answerMs.toFixed(0)} ms, ` +
+          `victim worst ${out.victim.worstMs.toFixed(0)} ms (median ${out.victim.medianMs.toFixed(0)}, ${out.victim.requests} requests)`,
+      );
       expect(out.victim.failures).to.deep.equal([]);
       expect(out.victim.worstMs).to.be.lessThan(VICTIM_WORST_MS);
     });
@@ -238,7 +277,7 @@ describe('abuse: admission of engine work, requests in flight and the bytes they
       await server.destroy();
     });
 
-    it('another tenant\'s put waits at most for the compression already running, never behind the queue of 12', async () => {
+    it("another tenant's put waits at most for the compression already running, never behind the queue of 12", async () => {
       const attacker = await tenant(server);
       const victim = await tenant(server);
       const probe = await tenant(server);
@@ -251,10 +290,12 @@ describe('abuse: admission of engine work, requests in flight and the bytes they
       let doneWhenProbeAnswered = -1;
       const out = await underAttack(server, victim, async () => {
         let done = 0;
-        const queue = Array.from({ length: 12 }, (_, i) => putNpy(server, attacker, `slow-${i}`, npy).then((a) => {
-          done++;
-          return a;
-        }));
+        const queue = Array.from({ length: 12 }, (_, i) =>
+          putNpy(server, attacker, `slow-${i}`, npy).then((a) => {
+            done++;
+            return a;
+          }),
+        );
         while ((await gauge(server, 'ttstore_engine_slots_waiting')) < 8) await new Promise((r) => setTimeout(r, 50));
         const p = await putNpy(server, probe, 'probe', small);
         expect(p.status).to.equal(200);

@@ -22,9 +22,18 @@ const ATTACKS = [
     body: {
       solver: 'helmholtz_3d',
       params: {
-        n_bits: 14, nu: 1e-3, dt: 1e-3, steps: 1000, max_rank: 256,
+        n_bits: 14,
+        nu: 1e-3,
+        dt: 1e-3,
+        steps: 1000,
+        max_rank: 256,
         // 64 modes of distinct wave numbers up to 5000: a field at the rank cap.
-        modes: Array.from({ length: 64 }, (_, i) => [(37 * (i + 1)) % 4999 + 1, (53 * (i + 1)) % 4999 + 1, (71 * (i + 1)) % 4999 + 1, 1.0]),
+        modes: Array.from({ length: 64 }, (_, i) => [
+          ((37 * (i + 1)) % 4999) + 1,
+          ((53 * (i + 1)) % 4999) + 1,
+          ((71 * (i + 1)) % 4999) + 1,
+          1.0,
+        ]),
       },
     },
     // Its set-up takes a few seconds, then the step.
@@ -72,11 +81,13 @@ describe('abuse: jobs that are hard to stop', function () {
         return { busy, short, cancel, last, cancelMs: Date.now() - t1 };
       });
       const r = out.result;
-      console.log(`      other tenant's job started after ${r.short.startWaitS.toFixed(2)} s (quantum ${QUANTUM_S} s); cancel ${r.cancelMs} ms;`
-        + ` victim worst ${out.victim.worstMs.toFixed(0)} ms over ${out.victim.requests} requests; memory +${(out.memory.growthBytes / MiB).toFixed(0)} MiB`);
+      console.log(
+        `      other tenant's job started after ${r.short.startWaitS.toFixed(2)} s (quantum ${QUANTUM_S} s); cancel ${r.cancelMs} ms;` +
+          ` victim worst ${out.victim.worstMs.toFixed(0)} ms over ${out.victim.requests} requests; memory +${(out.memory.growthBytes / MiB).toFixed(0)} MiB`,
+      );
       expect(r.busy.status).to.equal('running');
       expect(r.busy.progress.steps_completed, 'the job was inside its first step or its set-up').to.equal(0);
-      expect(r.short.startWaitS, 'the other tenant\'s job started within about one quantum').to.be.below(QUANTUM_S + 2);
+      expect(r.short.startWaitS, "the other tenant's job started within about one quantum").to.be.below(QUANTUM_S + 2);
       expect(r.short.done.status).to.equal('completed');
       expect(r.cancel.status).to.equal(200);
       expect(r.cancelMs).to.be.below(CANCEL_WITHIN_MS);

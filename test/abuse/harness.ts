@@ -56,7 +56,10 @@ const SMALL_ARRAY = (() => {
 export async function startVictim(server: Pick<TestServer, 'url'>, tenant: CreatedTenant): Promise<Victim> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const headers = { ...tenantHeaders(tenant), 'content-type': 'application/json' };
-  const first = await http(server.url, 'POST', '/v1/put', { json: { key: 'victim', data_b64: SMALL_ARRAY }, headers: tenantHeaders(tenant) });
+  const first = await http(server.url, 'POST', '/v1/put', {
+    json: { key: 'victim', data_b64: SMALL_ARRAY },
+    headers: tenantHeaders(tenant),
+  });
   if (first.status !== 200) throw new Error(`victim could not write its entry: ${first.status} ${first.text}`);
   const steps: Step[] = [
     { method: 'GET', path: '/v1/get/default/victim', expect: 200 },
@@ -95,14 +98,19 @@ export async function startVictim(server: Pick<TestServer, 'url'>, tenant: Creat
 function send(base: string, agent: Agent, step: Step, headers: Record<string, string>): Promise<number> {
   const body = step.json === undefined ? undefined : Buffer.from(JSON.stringify(step.json));
   return new Promise((resolve, reject) => {
-    const req = request(base + step.path, {
-      method: step.method, agent,
-      headers: body ? { ...headers, 'content-length': String(body.length) } : headers,
-    }, (res) => {
-      res.resume();
-      res.once('end', () => resolve(res.statusCode ?? 0));
-      res.once('error', reject);
-    });
+    const req = request(
+      base + step.path,
+      {
+        method: step.method,
+        agent,
+        headers: body ? { ...headers, 'content-length': String(body.length) } : headers,
+      },
+      (res) => {
+        res.resume();
+        res.once('end', () => resolve(res.statusCode ?? 0));
+        res.once('error', reject);
+      },
+    );
     req.once('error', reject);
     req.end(body);
   });
@@ -149,7 +157,11 @@ export interface Books {
 }
 
 /** What a tenant has stored and been charged, as the admin and list endpoints say. */
-export async function booksOf(server: Pick<TestServer, 'url' | 'serviceKey'>, tenant: CreatedTenant, namespaces = ['default']): Promise<Books> {
+export async function booksOf(
+  server: Pick<TestServer, 'url' | 'serviceKey'>,
+  tenant: CreatedTenant,
+  namespaces = ['default'],
+): Promise<Books> {
   const keys: Record<string, number> = {};
   for (const ns of namespaces) {
     const r = await http(server.url, 'GET', `/v1/list/${ns}?limit=1`, { headers: tenantHeaders(tenant) });
@@ -174,8 +186,12 @@ export interface AttackOutcome<T> {
  * Run `attack` while a victim tenant loops small requests and the server's memory is watched. The
  * victim runs for at least `minVictimMs` (so a fast rejection still meets some victim traffic).
  */
-export async function underAttack<T>(server: TestServer, victimTenant: CreatedTenant, attack: () => Promise<T>,
-  minVictimMs = 300): Promise<AttackOutcome<T>> {
+export async function underAttack<T>(
+  server: TestServer,
+  victimTenant: CreatedTenant,
+  attack: () => Promise<T>,
+  minVictimMs = 300,
+): Promise<AttackOutcome<T>> {
   const victim = await startVictim(server, victimTenant);
   const memory = watchMemory(server.proc.pid!);
   const started = performance.now();
@@ -212,11 +228,17 @@ export function worstMetadata(i: number): Record<string, string> {
 }
 
 /** A float32 core [1, 8, 1], as put_cores takes it. */
-const TINY_CORE_B64 = encodeNpy('float32', [1, 8, 1], new Uint8Array(Float32Array.from([1, 2, 3, 4, 5, 6, 7, 8]).buffer)).toString('base64');
+const TINY_CORE_B64 = encodeNpy('float32', [1, 8, 1], new Uint8Array(Float32Array.from([1, 2, 3, 4, 5, 6, 7, 8]).buffer)).toString(
+  'base64',
+);
 
 /** The entries of the worst legal put_cores_batch (1000 entries e0.., one tiny core and the worst metadata each; 63 MB of JSON). */
 export function worstBatchEntries(): Array<{ key: string; cores: Array<{ data_b64: string }>; metadata: Record<string, string> }> {
-  return Array.from({ length: MAX_BATCH_ENTRIES }, (_, i) => ({ key: `e${i}`, cores: [{ data_b64: TINY_CORE_B64 }], metadata: worstMetadata(i) }));
+  return Array.from({ length: MAX_BATCH_ENTRIES }, (_, i) => ({
+    key: `e${i}`,
+    cores: [{ data_b64: TINY_CORE_B64 }],
+    metadata: worstMetadata(i),
+  }));
 }
 
 /** A server of its own, the tenant under attack and the attacker. */

@@ -49,7 +49,9 @@ export function jobsOf(server: TestServer, t: CreatedTenant) {
 export const ended = (j: Job) => j.status === 'completed' || j.status === 'failed';
 
 export async function simulationCu(server: TestServer, t: CreatedTenant): Promise<number> {
-  const r = await http(server.url, 'GET', `/gate/admin/usage/${t.tenant_id}`, { headers: { authorization: `Bearer ${server.serviceKey}` } });
+  const r = await http(server.url, 'GET', `/gate/admin/usage/${t.tenant_id}`, {
+    headers: { authorization: `Bearer ${server.serviceKey}` },
+  });
   return r.body.breakdown.simulation as number;
 }
 
@@ -57,7 +59,7 @@ export async function simulationCu(server: TestServer, t: CreatedTenant): Promis
 export async function shortJobOf(b: ReturnType<typeof jobsOf>): Promise<{ startWaitS: number; done: Job }> {
   const submittedAt = Date.now() / 1000;
   const id = (await b.submit(SHORT)).body.job_id as string;
-  const began = await b.until(id, (j) => j.started_at !== null, 10000, 'the other tenant\'s job to start');
-  const done = await b.until(id, ended, 20000, 'the other tenant\'s job to end');
+  const began = await b.until(id, (j) => j.started_at !== null, 10000, "the other tenant's job to start");
+  const done = await b.until(id, ended, 20000, "the other tenant's job to end");
   return { startWaitS: began.started_at! - submittedAt, done };
 }

@@ -39,7 +39,7 @@ describe('abuse: simulation jobs', function () {
     return { attacker, other, a: jobsOf(server, attacker), b: jobsOf(server, other) };
   };
 
-  it('an endless navier_stokes_2d job takes turns: another tenant\'s job starts within about one quantum, the long one runs on paying for its run time, and is cancelled', async () => {
+  it("an endless navier_stokes_2d job takes turns: another tenant's job starts within about one quantum, the long one runs on paying for its run time, and is cancelled", async () => {
     const { attacker, other, a, b } = await twoTenants();
     const out = await underAttack(server, victim, async () => {
       const t0 = performance.now();
@@ -48,8 +48,12 @@ describe('abuse: simulation jobs', function () {
       const id = sub.body.job_id as string;
       const first = await a.until(id, (j) => j.status === 'running' && j.progress.steps_completed > 0, 20000, 'the long job to run');
       const short = await shortJobOf(b);
-      const resumed = await a.until(id, (j) => j.status === 'running' && j.progress.steps_completed > first.progress.steps_completed,
-        10000, 'the long job to run on');
+      const resumed = await a.until(
+        id,
+        (j) => j.status === 'running' && j.progress.steps_completed > first.progress.steps_completed,
+        10000,
+        'the long job to run on',
+      );
       // Past 10 s of run time, a second period of run time has been charged.
       await a.until(id, (j) => j.progress.elapsed_s > 10.5, 20000, 'ten seconds of run time');
       const t1 = Date.now();
@@ -58,11 +62,13 @@ describe('abuse: simulation jobs', function () {
       return { sub, submitMs, startWaitS: short.startWaitS, shortDone: short.done, resumed, last, cancelMs: Date.now() - t1 };
     });
     const r = out.result;
-    console.log(`      submit ${r.submitMs.toFixed(0)} ms; other tenant's job started after ${r.startWaitS.toFixed(2)} s; cancel ${r.cancelMs} ms;`
-      + ` victim worst ${out.victim.worstMs.toFixed(0)} ms over ${out.victim.requests} requests; memory +${(out.memory.growthBytes / MiB).toFixed(0)} MiB`);
+    console.log(
+      `      submit ${r.submitMs.toFixed(0)} ms; other tenant's job started after ${r.startWaitS.toFixed(2)} s; cancel ${r.cancelMs} ms;` +
+        ` victim worst ${out.victim.worstMs.toFixed(0)} ms over ${out.victim.requests} requests; memory +${(out.memory.growthBytes / MiB).toFixed(0)} MiB`,
+    );
     expect(r.sub.status).to.equal(202);
     expect(r.submitMs).to.be.below(1000);
-    expect(r.startWaitS, 'the other tenant\'s job started within about one quantum').to.be.below(QUANTUM_S + 2);
+    expect(r.startWaitS, "the other tenant's job started within about one quantum").to.be.below(QUANTUM_S + 2);
     expect(r.shortDone.status).to.equal('completed');
     expect(r.resumed.progress.steps_completed).to.be.above(0);
     expect(r.last.status).to.equal('failed');
@@ -77,13 +83,15 @@ describe('abuse: simulation jobs', function () {
     expect(Math.round(runCu)).to.equal(Math.floor(r.last.progress.elapsed_s / 10) + 1);
     expect(Math.round(runCu)).to.be.at.least(2);
     expect((await booksOf(server, attacker)).keys.default, 'a cancelled job without snapshots stores nothing').to.equal(0);
-    expect((await booksOf(server, other)).keys.default, 'the other tenant\'s job stored its fields').to.equal(2);
+    expect((await booksOf(server, other)).keys.default, "the other tenant's job stored its fields").to.equal(2);
   });
 
   it('euler_2d with t_end 1e6 is refused at submission: 400 naming params.t_end, at once, no CU, no job', async () => {
     const attacker = await tenant(server);
     const before = await booksOf(server, attacker);
-    const out = await underAttack(server, victim, () => jobsOf(server, attacker).submit({ solver: 'euler_2d', params: { n_bits: 9, t_end: 1e6 } }));
+    const out = await underAttack(server, victim, () =>
+      jobsOf(server, attacker).submit({ solver: 'euler_2d', params: { n_bits: 9, t_end: 1e6 } }),
+    );
     expect(out.result.status).to.equal(400);
     expect(out.result.body).to.include({ code: 'invalid_request', field: 'params.t_end' });
     expect(out.answerMs).to.be.below(500);
@@ -96,7 +104,7 @@ describe('abuse: simulation jobs', function () {
     expect(list.body.count).to.equal(0);
   });
 
-  it('a tenant flooding the queue is held to 16 queued jobs (429 too_many_jobs, no CU), and another tenant\'s job still starts within about one quantum', async () => {
+  it("a tenant flooding the queue is held to 16 queued jobs (429 too_many_jobs, no CU), and another tenant's job still starts within about one quantum", async () => {
     const { attacker, a, b } = await twoTenants();
     const out = await underAttack(server, victim, async () => {
       const first = (await a.submit(ENDLESS)).body.job_id as string;

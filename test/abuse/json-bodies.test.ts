@@ -17,25 +17,39 @@ import { booksOf, scene, underAttack, VICTIM_WORST_MS, worstBatchEntries } from 
 /** A JSON request on its own connection, its body encoded before the clock starts. */
 function postJson(server: TestServer, path: string, body: Buffer, who: CreatedTenant, timeoutMs = 60_000): Promise<RawReply> {
   return rawRequest(server.url, {
-    method: 'POST', path, body, timeoutMs,
+    method: 'POST',
+    path,
+    body,
+    timeoutMs,
     headers: { ...tenantHeaders(who), 'Content-Type': 'application/json', Connection: 'close' },
   });
 }
 
 /** A JSON request sent chunked (no Content-Length), in pieces of 1 MiB. */
-function postChunked(server: TestServer, path: string, body: Buffer, who: CreatedTenant): Promise<{ status: number; body: any; text: string }> {
+function postChunked(
+  server: TestServer,
+  path: string,
+  body: Buffer,
+  who: CreatedTenant,
+): Promise<{ status: number; body: any; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(server.url + path, {
-      method: 'POST', agent: false, headers: { ...tenantHeaders(who), 'Content-Type': 'application/json' },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.once('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, text, body: JSON.parse(text) });
-      });
-      res.once('error', reject);
-    });
+    const req = request(
+      server.url + path,
+      {
+        method: 'POST',
+        agent: false,
+        headers: { ...tenantHeaders(who), 'Content-Type': 'application/json' },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.once('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, text, body: JSON.parse(text) });
+        });
+        res.once('error', reject);
+      },
+    );
     // A server that answers before the whole body is sent may close under the rest: its answer counts.
     req.once('error', (err) => (err.message.includes('EPIPE') || err.message.includes('ECONNRESET') ? undefined : reject(err)));
     for (let at = 0; at < body.length; at += MiB) req.write(body.subarray(at, at + MiB));
@@ -91,16 +105,23 @@ describe('abuse: JSON bodies read as they arrive', function () {
     const BUDGET = 48 * MiB;
     const at = scene({ SVC_GATE_MAX_INFLIGHT_BYTES: String(BUDGET) });
 
-    it('a 21 MiB JSON put holds about its length, not a copy per form of its data: it fits a tenant\'s 24 MiB', async () => {
+    it("a 21 MiB JSON put holds about its length, not a copy per form of its data: it fits a tenant's 24 MiB", async () => {
       const body = Buffer.from(JSON.stringify({ key: 'fits', data_b64: blobBytes(15 * MiB).toString('base64') }));
-      expect(body.length).to.be.above(20 * MiB).and.below(BUDGET / 2);
+      expect(body.length)
+        .to.be.above(20 * MiB)
+        .and.below(BUDGET / 2);
       const put = await postJson(at.server, '/v1/put', body, at.attacker);
       expect(put.status, put.text.slice(0, 300)).to.equal(200);
     });
 
     it('a chunked JSON put (no Content-Length) grows its hold as it arrives: 21 MiB fits, 30 MiB is 503 overloaded in its middle, nothing stored', async () => {
-      const send = (key: string, dataBytes: number) => postChunked(at.server, '/v1/put',
-        Buffer.from(JSON.stringify({ key, data_b64: blobBytes(dataBytes).toString('base64') })), at.attacker);
+      const send = (key: string, dataBytes: number) =>
+        postChunked(
+          at.server,
+          '/v1/put',
+          Buffer.from(JSON.stringify({ key, data_b64: blobBytes(dataBytes).toString('base64') })),
+          at.attacker,
+        );
       const fits = await send('chunked', 15 * MiB);
       expect(fits.status, fits.text.slice(0, 300)).to.equal(200);
       const before = await booksOf(at.server, at.attacker);
@@ -110,7 +131,7 @@ describe('abuse: JSON bodies read as they arrive', function () {
       expect(await booksOf(at.server, at.attacker)).to.deep.equal(before);
     });
 
-    it('a body of dense structure is 503 overloaded in its middle once what it builds passes the tenant\'s share: the rest unread, memory flat, books unchanged', async () => {
+    it("a body of dense structure is 503 overloaded in its middle once what it builds passes the tenant's share: the rest unread, memory flat, books unchanged", async () => {
       // 1 MiB of empty objects would build about JSON_STRUCTURE_HOLD times that (32 MiB) before any
       // schema could refuse them.
       const junk = '{},'.repeat(MiB / 3);

@@ -22,7 +22,8 @@ describe('abuse: queries over the heaviest legal trains', function () {
   /** One warm top-K alone (HEAVY + 1 chunks, one after another). */
   let wholeQueryMs = 0;
 
-  const post = (t: CreatedTenant, path: string, json: unknown): Promise<Reply> => http(server.url, 'POST', path, { json, headers: tenantHeaders(t) });
+  const post = (t: CreatedTenant, path: string, json: unknown): Promise<Reply> =>
+    http(server.url, 'POST', path, { json, headers: tenantHeaders(t) });
   const topk = (t: CreatedTenant) => post(t, '/v1/query/topk', { query_key: 'query', k: 3 });
 
   before(async () => {
@@ -33,9 +34,15 @@ describe('abuse: queries over the heaviest legal trains', function () {
     // trains, every one of them at the work limit: scoring one against the query is one chunk.
     const query = JSON.stringify(heaviest('query', 1));
     for (const a of attackers) {
-      for (const body of [query, query.replace('"key":"query"', '"key":"twin"'),
-        ...Array.from({ length: HEAVY }, (_, j) => JSON.stringify(heaviest(`heavy-${j}`, 100 + 50 * j)))]) {
-        const r = await http(server.url, 'POST', '/v1/put_cores', { body, headers: { ...tenantHeaders(a), 'content-type': 'application/json' } });
+      for (const body of [
+        query,
+        query.replace('"key":"query"', '"key":"twin"'),
+        ...Array.from({ length: HEAVY }, (_, j) => JSON.stringify(heaviest(`heavy-${j}`, 100 + 50 * j))),
+      ]) {
+        const r = await http(server.url, 'POST', '/v1/put_cores', {
+          body,
+          headers: { ...tenantHeaders(a), 'content-type': 'application/json' },
+        });
         expect(r.status, r.text).to.equal(200);
       }
       // Loaded into the core cache once, so the attacks below measure the scoring.
@@ -62,7 +69,7 @@ describe('abuse: queries over the heaviest legal trains', function () {
     expect(results[1]![0]).to.match(/^heavy-/);
   }
 
-  it('a tenant\'s top-Ks over heavy trains, as many as it may send, leave the other tenant in bound; more get 429', async () => {
+  it("a tenant's top-Ks over heavy trains, as many as it may send, leave the other tenant in bound; more get 429", async () => {
     const [a] = attackers as [CreatedTenant];
     const before = await booksOf(server, a);
     const out = await underAttack(server, victim, () => Promise.all(Array.from({ length: 6 }, () => topk(a))));
@@ -77,11 +84,13 @@ describe('abuse: queries over the heaviest legal trains', function () {
     expect(out.memory.growthBytes).to.be.lessThan(512 * MiB);
     // The four answered cost 1 CU each; the two refused nothing.
     expect((await booksOf(server, a)).cusUsed - before.cusUsed).to.be.closeTo(4, 1e-9);
-    console.log(`      6 top-Ks at once over ${HEAVY + 1} heavy trains: answered in ${out.answerMs.toFixed(0)} ms, victim worst `
-      + `${out.victim.worstMs.toFixed(0)} ms (median ${out.victim.medianMs.toFixed(0)}), peak memory growth ${(out.memory.growthBytes / MiB).toFixed(0)} MiB`);
+    console.log(
+      `      6 top-Ks at once over ${HEAVY + 1} heavy trains: answered in ${out.answerMs.toFixed(0)} ms, victim worst ` +
+        `${out.victim.worstMs.toFixed(0)} ms (median ${out.victim.medianMs.toFixed(0)}), peak memory growth ${(out.memory.growthBytes / MiB).toFixed(0)} MiB`,
+    );
   });
 
-  it('two tenants\' top-Ks fill every heavy slot, and the other tenant\'s small requests run beside them', async () => {
+  it("two tenants' top-Ks fill every heavy slot, and the other tenant's small requests run beside them", async () => {
     // Each tenant takes one heavy slot (all but one), so together they hold both, each with a chunk
     // as heavy as put_cores allows; the victim's small put and serve are light work, with slots of
     // their own, so they wait for neither chunk.
@@ -93,9 +102,11 @@ describe('abuse: queries over the heaviest legal trains', function () {
     const out = await underAttack(server, victim, () => Promise.all(attackers.flatMap((a) => [timed(a), timed(a), timed(a)])));
     for (const { r } of out.result) expectRanked(r);
     const fastest = Math.min(...out.result.map((x) => x.ms));
-    console.log(`      2 tenants x 3 top-Ks over ${HEAVY + 1} heavy trains: answered in ${fastest.toFixed(0)} to ${out.answerMs.toFixed(0)} ms `
-      + `(one alone ${wholeQueryMs.toFixed(0)} ms), victim worst ${out.victim.worstMs.toFixed(0)} ms (median ${out.victim.medianMs.toFixed(0)}), `
-      + `peak memory growth ${(out.memory.growthBytes / MiB).toFixed(0)} MiB`);
+    console.log(
+      `      2 tenants x 3 top-Ks over ${HEAVY + 1} heavy trains: answered in ${fastest.toFixed(0)} to ${out.answerMs.toFixed(0)} ms ` +
+        `(one alone ${wholeQueryMs.toFixed(0)} ms), victim worst ${out.victim.worstMs.toFixed(0)} ms (median ${out.victim.medianMs.toFixed(0)}), ` +
+        `peak memory growth ${(out.memory.growthBytes / MiB).toFixed(0)} MiB`,
+    );
     expect(out.victim.failures).to.deep.equal([]);
     expect(out.victim.worstMs).to.be.lessThan(VICTIM_WORST_MS);
     expect(out.memory.growthBytes).to.be.lessThan(512 * MiB);

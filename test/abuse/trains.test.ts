@@ -64,12 +64,15 @@ describe('abuse: put_cores ranks and mode splits', function () {
     await refused({ key: 'heavy', cores: qtt(21, 1024, 5) }, 3000, /multiply-adds/);
   });
 
-  it('refuses a tiny train whose split would be ruinous to compare in the engine\'s', async () => {
+  it("refuses a tiny train whose split would be ruinous to compare in the engine's", async () => {
     // Shape [3 * 2^22] as 22 modes of 2 and then a 3: the engine's split starts with the 3, so
     // comparing it means merging every core and splitting again: a rank-1 train of 47 values.
     const modes = [...new Array<number>(22).fill(2), 3];
-    await refused({ key: 'ruinous-split', cores: modes.map((n, k) => core(1, n, 1, k + 1)) }, 1000,
-      /comparison in the engine's mode split \[3, 2, 2/);
+    await refused(
+      { key: 'ruinous-split', cores: modes.map((n, k) => core(1, n, 1, k + 1)) },
+      1000,
+      /comparison in the engine's mode split \[3, 2, 2/,
+    );
   });
 
   it('stores the heaviest train the work limit allows without stalling the victim', async () => {
@@ -87,12 +90,16 @@ describe('abuse: put_cores ranks and mode splits', function () {
     // The stored train is served and compared like any other.
     const serve = await http(server.url, 'POST', '/v1/serve', { json: { key: 'heaviest' }, headers: tenantHeaders(attacker) });
     expect(serve.status).to.equal(200);
-    const sim = await http(server.url, 'POST', '/v1/query/similarity',
-      { json: { key_a: 'heaviest', key_b: 'heaviest', metric: 'cosine' }, headers: tenantHeaders(attacker) });
+    const sim = await http(server.url, 'POST', '/v1/query/similarity', {
+      json: { key_a: 'heaviest', key_b: 'heaviest', metric: 'cosine' },
+      headers: tenantHeaders(attacker),
+    });
     expect(sim.status, sim.text).to.equal(200);
     expect(sim.body.score).to.be.closeTo(1, 1e-9);
-    console.log(`      heaviest legal train (ranks ${out.result.body.ranks.join(', ')}): answered in ${out.answerMs.toFixed(0)} ms, victim worst ` +
-      `${out.victim.worstMs.toFixed(0)} ms, peak memory growth ${(out.memory.growthBytes / MiB).toFixed(0)} MiB`);
+    console.log(
+      `      heaviest legal train (ranks ${out.result.body.ranks.join(', ')}): answered in ${out.answerMs.toFixed(0)} ms, victim worst ` +
+        `${out.victim.worstMs.toFixed(0)} ms, peak memory growth ${(out.memory.growthBytes / MiB).toFixed(0)} MiB`,
+    );
   });
 
   it('refuses a batch whose norms together pass the work limit, naming the entry', async () => {

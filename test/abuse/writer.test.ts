@@ -27,16 +27,26 @@ async function countBlobs(dir: string): Promise<number> {
 }
 
 /** POST a ready-made JSON body with node:http (no copy or re-encoding of its 63 MB in the client). */
-function postBuffer(base: string, urlPath: string, body: Buffer, headers: Record<string, string>): Promise<{ status: number; text: string }> {
+function postBuffer(
+  base: string,
+  urlPath: string,
+  body: Buffer,
+  headers: Record<string, string>,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(base + urlPath, {
-      method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'content-length': String(body.length) },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.once('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.once('error', reject);
-    });
+    const req = request(
+      base + urlPath,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(body.length) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.once('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.once('error', reject);
+      },
+    );
     req.once('error', reject);
     req.end(body);
   });
@@ -59,9 +69,11 @@ describe('abuse: the database writer under the worst legal put_cores_batch', fun
   // part. The reading of the 63 MB body before it is measured on its own in json-bodies.test.ts.
   it('1000 entries of 256 metadata names each: while the batch is written the victim stays in bound; readers see none or all of it', async () => {
     // Encoded before the attack, so the client's own work does not count in the victim's latency.
-    const body = Buffer.from(JSON.stringify({
-      entries: worstBatchEntries(),
-    }));
+    const body = Buffer.from(
+      JSON.stringify({
+        entries: worstBatchEntries(),
+      }),
+    );
     const lastValue = worstMetadata(999).k255;
     const memory = watchMemory(server.proc.pid!);
     const started = performance.now();
@@ -87,19 +99,24 @@ describe('abuse: the database writer under the worst legal put_cores_batch', fun
     expect(out.result.status, out.result.text.slice(0, 300)).to.equal(200);
     expect(JSON.parse(out.result.text).count).to.equal(1000);
     expect(out.victim.failures).to.deep.equal([]);
-    expect(out.victim.worstMs, `victim median ${out.victim.medianMs.toFixed(1)} ms over ${out.victim.requests} requests`)
-      .to.be.lessThan(VICTIM_WORST_MS);
+    expect(out.victim.worstMs, `victim median ${out.victim.medianMs.toFixed(1)} ms over ${out.victim.requests} requests`).to.be.lessThan(
+      VICTIM_WORST_MS,
+    );
     // The 63 MB body and its parsed form are held while the batch is written, and no more.
     expect(mem.growthBytes).to.be.lessThan(768 << 20);
     // Pieces take the attacker longer in all than one transaction did (45-60 s under a load of 12 on
     // the 2-core test host, mostly the metadata index); a regression to minutes still shows.
     expect(answerMs).to.be.lessThan(150_000);
     expect(seen.length).to.be.greaterThan(2);
-    expect(seen.every((n) => n === 0 || n === 1000), seen.join(',')).to.equal(true);
+    expect(
+      seen.every((n) => n === 0 || n === 1000),
+      seen.join(','),
+    ).to.equal(true);
     expect(await booksOf(server, attacker)).to.deep.equal({ cusUsed: 2, keys: { default: 1000 } });
     // Every entry's metadata index is whole: a search by the last name of the last entry finds it.
     const found = await http(server.url, 'POST', '/v1/query/search', {
-      json: { filters: { k255: lastValue } }, headers: tenantHeaders(attacker),
+      json: { filters: { k255: lastValue } },
+      headers: tenantHeaders(attacker),
     });
     expect(found.status).to.equal(200);
     expect(found.body.results.map((r: { key: string }) => r.key)).to.deep.equal(['e999']);
@@ -119,17 +136,30 @@ describe('abuse: writes in pieces stay all or nothing (entries service, no HTTP)
   const open = async () => {
     db = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS);
     blobs = await BlobStore.open(path.join(dir, 'blobs'));
-    svc = new EntryService({ store: new SqliteEntryStore(db), blobs, engine, compressionThresholdBytes: 4096, retentionDays: 30, log: silent, storageQuota: () => 1_000_000 });
+    svc = new EntryService({
+      store: new SqliteEntryStore(db),
+      blobs,
+      engine,
+      compressionThresholdBytes: 4096,
+      retentionDays: 30,
+      log: silent,
+      storageQuota: () => 1_000_000,
+    });
     await svc.start();
     realWrite = db.write.bind(db);
   };
   const count = async (sql: string) => (await db.get<{ n: number }>(sql))!.n;
   const blobFiles = () => countBlobs(path.join(dir, 'blobs'));
-  const entries = (n: number, keyOf = (i: number) => `e${i}`): CoresInput[] => Array.from({ length: n }, (_, i) => ({
-    key: keyOf(i),
-    tt: { modes: [8], ranks: [1, 1], cores: [Float32Array.from([1, 2, 3, 4, 5, 6, 7, 8])] },
-    shape: [8], dtype: 'float32', layout: 'row_major', metadata: worstMetadata(i), domain: 'structured_data',
-  }));
+  const entries = (n: number, keyOf = (i: number) => `e${i}`): CoresInput[] =>
+    Array.from({ length: n }, (_, i) => ({
+      key: keyOf(i),
+      tt: { modes: [8], ranks: [1, 1], cores: [Float32Array.from([1, 2, 3, 4, 5, 6, 7, 8])] },
+      shape: [8],
+      dtype: 'float32',
+      layout: 'row_major',
+      metadata: worstMetadata(i),
+      domain: 'structured_data',
+    }));
   /** Calls `hook` before the n-th write transaction of the tenant's lane (1-based) is queued. */
   const beforeTenantWrite = (hook: (n: number) => Promise<void>) => {
     let n = 0;
@@ -160,7 +190,10 @@ describe('abuse: writes in pieces stay all or nothing (entries service, no HTTP)
       expect(await count('SELECT COUNT(*) AS n FROM entry_staged')).to.be.greaterThan(0);
       throw new Error('disk full');
     });
-    const err = await svc.putCores(TENANT, 'default', entries(20)).then(() => null, (e: Error) => e);
+    const err = await svc.putCores(TENANT, 'default', entries(20)).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(err?.message).to.equal('disk full');
     await Promise.all(checks);
     expect(checks.length).to.equal(3);
@@ -182,8 +215,12 @@ describe('abuse: writes in pieces stay all or nothing (entries service, no HTTP)
       if (n !== 5) return;
       db.write = realWrite; // the put's own writes go straight through
       const put = await svc.put({
-        tenantId: TENANT, namespace: 'default', key: 'e0', metadata: { by: 'put' },
-        payload: { kind: 'blob', dtype: 'uint8', shape: [3], data: Buffer.from('abc') }, target: resolveTarget(undefined, undefined, undefined),
+        tenantId: TENANT,
+        namespace: 'default',
+        key: 'e0',
+        metadata: { by: 'put' },
+        payload: { kind: 'blob', dtype: 'uint8', shape: [3], data: Buffer.from('abc') },
+        target: resolveTarget(undefined, undefined, undefined),
       });
       expect(put.version).to.equal(2); // the batch's e0 took version 1 in its first piece
     });
@@ -243,26 +280,43 @@ describe('abuse: writes in pieces stay all or nothing (entries service, no HTTP)
     await db.close();
     await rm(dir, { recursive: true, force: true });
     dir = await mkdtemp(path.join(os.tmpdir(), 'ttstore-writer-'));
-    const old = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS.filter((m) => m.version === 1));
+    const old = await Database.open(
+      path.join(dir, 'ttstore.db'),
+      ENTRY_MIGRATIONS.filter((m) => m.version === 1),
+    );
     await old.write(async (tx) => {
       const now = Date.now() / 1000; // deleted within the retention period: compaction at start leaves them
-      for (const [key, version, deletedAt] of [['gone', 1, now], ['gone', 2, now], ['kept', 1, null]] as const) {
-        await tx.run(`INSERT INTO entries (tenant_id, namespace, key, version, kind, dtype, shape, layout, modes, ranks, verdict, compressed,
+      for (const [key, version, deletedAt] of [
+        ['gone', 1, now],
+        ['gone', 2, now],
+        ['kept', 1, null],
+      ] as const) {
+        await tx.run(
+          `INSERT INTO entries (tenant_id, namespace, key, version, kind, dtype, shape, layout, modes, ranks, verdict, compressed,
             original_bytes, stored_core_bytes, frobenius_error, max_abs_error, relative_error, tolerance, domain, source, metadata,
             created_at, blob_id, blob_kind, checksum, deleted_at)
           VALUES (?, 'default', ?, ?, 'blob', 'uint8', '[1]', 'row_major', '[]', '[]', 'passthrough', 0, 1, 0, 0, 0, 0, 0, 'x', 'put', '{}',
-            1, ?, 'raw', 'c', ?)`, [TENANT, key, version, randomBytes(16).toString('hex'), deletedAt]);
+            1, ?, 'raw', 'c', ?)`,
+          [TENANT, key, version, randomBytes(16).toString('hex'), deletedAt],
+        );
       }
-      await tx.run(`INSERT INTO entry_keys (tenant_id, namespace, key, last_version, live_id) VALUES
-        (?, 'default', 'gone', 2, NULL), (?, 'default', 'kept', 1, (SELECT id FROM entries WHERE key = 'kept'))`, [TENANT, TENANT]);
+      await tx.run(
+        `INSERT INTO entry_keys (tenant_id, namespace, key, last_version, live_id) VALUES
+        (?, 'default', 'gone', 2, NULL), (?, 'default', 'kept', 1, (SELECT id FROM entries WHERE key = 'kept'))`,
+        [TENANT, TENANT],
+      );
     });
     await old.close();
     await open();
     expect(await svc.find(TENANT, 'default', 'gone', 2)).to.equal(undefined);
     expect((await svc.find(TENANT, 'default', 'kept', 1))!.key).to.equal('kept');
     const put = await svc.put({
-      tenantId: TENANT, namespace: 'default', key: 'gone', metadata: {},
-      payload: { kind: 'blob', dtype: 'uint8', shape: [1], data: Buffer.from('x') }, target: resolveTarget(undefined, undefined, undefined),
+      tenantId: TENANT,
+      namespace: 'default',
+      key: 'gone',
+      metadata: {},
+      payload: { kind: 'blob', dtype: 'uint8', shape: [1], data: Buffer.from('x') },
+      target: resolveTarget(undefined, undefined, undefined),
     });
     expect(put.version).to.equal(3);
     expect((await svc.delete(TENANT, 'default', 'gone')).versions).to.equal(1);
@@ -273,7 +327,10 @@ describe('abuse: writes in pieces stay all or nothing (entries service, no HTTP)
     beforeTenantWrite(async (n) => {
       if (n >= 10) throw new Error('the process died'); // its clean-up cannot write either
     });
-    await svc.putCores(TENANT, 'default', entries(8)).then(() => expect.fail('the batch committed'), () => undefined);
+    await svc.putCores(TENANT, 'default', entries(8)).then(
+      () => expect.fail('the batch committed'),
+      () => undefined,
+    );
     db.write = realWrite;
     expect(await count('SELECT COUNT(*) AS n FROM entry_staged')).to.be.greaterThan(0);
     svc.stop();

@@ -8,7 +8,10 @@ const WAIT_MS = 80;
 const budget = () => new ByteBudget({ limit: 1000, waitMs: WAIT_MS });
 
 async function refusal(p: Promise<unknown>): Promise<ProblemError> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err, 'expected a refusal').to.be.instanceOf(ProblemError);
   return err as ProblemError;
 }

@@ -11,10 +11,15 @@ function harness(admission: EngineAdmission) {
   const log: string[] = [];
   const finishers = new Map<string, { ok(): void; fail(err: Error): void }>();
   const submit = (name: string, turn: Turn, estimatedWork?: number): Promise<string> =>
-    admission.run(turn, () => new Promise<string>((resolve, reject) => {
-      log.push(name);
-      finishers.set(name, { ok: () => resolve(name), fail: reject });
-    }), estimatedWork);
+    admission.run(
+      turn,
+      () =>
+        new Promise<string>((resolve, reject) => {
+          log.push(name);
+          finishers.set(name, { ok: () => resolve(name), fail: reject });
+        }),
+      estimatedWork,
+    );
   const finish = async (name: string, err?: Error) => {
     const f = finishers.get(name);
     if (!f) throw new Error(`${name} is not running`);
@@ -37,7 +42,12 @@ describe('admission: engine work in fair turns', () => {
   it('runs at most `slots` engine calls at once and starts the next as one finishes', async () => {
     const admission = new EngineAdmission({ slots: 2 });
     const h = harness(admission);
-    for (const [n, t] of [['a1', A], ['b1', B], ['c1', C]] as const) void h.submit(n, t);
+    for (const [n, t] of [
+      ['a1', A],
+      ['b1', B],
+      ['c1', C],
+    ] as const)
+      void h.submit(n, t);
     await settle();
     expect(h.running()).to.deep.equal(['a1', 'b1']);
     expect(admission.stats()).to.include({ running: 2, waiting: 1 });
@@ -46,7 +56,7 @@ describe('admission: engine work in fair turns', () => {
     expect(admission.stats()).to.include({ running: 2, waiting: 0 });
   });
 
-  it('keeps one slot for the other tenants: a lone tenant runs one call at a time, another tenant\'s starts at once', async () => {
+  it("keeps one slot for the other tenants: a lone tenant runs one call at a time, another tenant's starts at once", async () => {
     const admission = new EngineAdmission({ slots: 2 });
     const h = harness(admission);
     for (let i = 1; i <= 5; i++) void h.submit(`a${i}`, A);
@@ -87,7 +97,7 @@ describe('admission: engine work in fair turns', () => {
     expect(h.log).to.deep.equal(['a0', 'b1', 'c1', 'a1', 'b2', 'a2', 'a3', 'a4']);
   });
 
-  it('with one slot, a tenant behind another tenant\'s queue waits only for the work running', async () => {
+  it("with one slot, a tenant behind another tenant's queue waits only for the work running", async () => {
     const admission = new EngineAdmission({ slots: 1 });
     const h = harness(admission);
     for (let i = 1; i <= 5; i++) void h.submit(`a${i}`, A);
@@ -114,7 +124,10 @@ describe('admission: engine work in fair turns', () => {
   it('gives the slot back when the work fails, and the failure reaches its caller', async () => {
     const admission = new EngineAdmission({ slots: 1 });
     const h = harness(admission);
-    const failing = h.submit('a1', A).then(() => null, (e: Error) => e.message);
+    const failing = h.submit('a1', A).then(
+      () => null,
+      (e: Error) => e.message,
+    );
     const next = h.submit('b1', B);
     await settle();
     await h.finish('a1', new Error('engine failed'));
@@ -134,7 +147,10 @@ describe('admission: engine work in fair turns', () => {
     void h.submit('c1', C);
     await settle();
     gone.abort();
-    const err = await abandoned.then(() => null, (e: unknown) => e);
+    const err = await abandoned.then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).to.be.instanceOf(ProblemError);
     expect((err as ProblemError).status).to.equal(503);
     expect(admission.stats()).to.include({ running: 1, waiting: 1 });
@@ -146,9 +162,14 @@ describe('admission: engine work in fair turns', () => {
   it('never runs work whose client is already gone', async () => {
     const admission = new EngineAdmission({ slots: 1 });
     let ran = false;
-    const err = await admission.run({ owner: 'a', signal: AbortSignal.abort() }, async () => {
-      ran = true;
-    }).then(() => null, (e: unknown) => e);
+    const err = await admission
+      .run({ owner: 'a', signal: AbortSignal.abort() }, async () => {
+        ran = true;
+      })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     expect(err).to.be.instanceOf(ProblemError);
     expect(ran).to.equal(false);
     expect(admission.stats()).to.include({ running: 0, waiting: 0 });
@@ -217,7 +238,7 @@ describe('admission: light work (at most LIGHT_TURN_WORK) in a lane of its own',
     expect(admission.stats().heavy).to.deep.equal({ slots: 1, running: 1, waiting: 1 });
   });
 
-  it('gives its slots in fair turns too: one tenant\'s light work leaves a light slot for the others', async () => {
+  it("gives its slots in fair turns too: one tenant's light work leaves a light slot for the others", async () => {
     const admission = new EngineAdmission({ slots: 2, lightSlots: 2 });
     const h = harness(admission);
     for (let i = 1; i <= 4; i++) void h.submit(`a${i}`, A, 1);

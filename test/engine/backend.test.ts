@@ -45,7 +45,10 @@ describe('engine backend (no usable GPU here)', function () {
   });
 
   it('refuses the cuda backend with an error that says why', () => {
-    expect(() => engine.selectBackend!('cuda')).to.throw(/CUDA/).with.property('code').that.matches(/^ERR_TTS_GPU_UN(AVAILABLE|SUPPORTED)$/);
+    expect(() => engine.selectBackend!('cuda'))
+      .to.throw(/CUDA/)
+      .with.property('code')
+      .that.matches(/^ERR_TTS_GPU_UN(AVAILABLE|SUPPORTED)$/);
     expect(engine.info().backend).to.equal('cpu');
   });
 

@@ -7,7 +7,6 @@ import { sample1d } from './helpers.js';
 type Coded = Error & { code?: string };
 
 // Calls the engine with deliberately wrong arguments (the types are the point of the test).
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const loose = engine as any;
 
 async function rejection(p: () => Promise<unknown>): Promise<Coded> {
@@ -18,12 +17,18 @@ async function rejection(p: () => Promise<unknown>): Promise<Coded> {
     throw new Error(`threw synchronously instead of rejecting: ${String(e)}`);
   }
   return settled.then(
-    () => { throw new Error('resolved, expected a rejection'); },
+    () => {
+      throw new Error('resolved, expected a rejection');
+    },
     (e: unknown) => e as Coded,
   );
 }
 
-async function expectInvalid(p: () => Promise<unknown>, kind: ErrorConstructor | RangeErrorConstructor | TypeErrorConstructor, ...fragments: string[]): Promise<void> {
+async function expectInvalid(
+  p: () => Promise<unknown>,
+  kind: ErrorConstructor | RangeErrorConstructor | TypeErrorConstructor,
+  ...fragments: string[]
+): Promise<void> {
   const err = await rejection(p);
   expect(err, err.message).to.be.instanceOf(kind);
   expect(err.code).to.equal('ERR_TTS_INVALID');
@@ -57,8 +62,11 @@ describe('engine: bad input is a clear JS error, never a crash', function () {
 
   it('rejects data whose length does not match the shape, with both sizes', async function () {
     const d = new Uint8Array(100);
-    await expectInvalid(() => engine.compress(d, 'float64', [3, 4], { tolerance: 1e-3 }), RangeError,
-      'data has 100 bytes but shape [3,4] of float64 needs 96');
+    await expectInvalid(
+      () => engine.compress(d, 'float64', [3, 4], { tolerance: 1e-3 }),
+      RangeError,
+      'data has 100 bytes but shape [3,4] of float64 needs 96',
+    );
   });
 
   it('rejects a tolerance outside [0, 1) and a rank cap outside 1..4096', async function () {
@@ -74,7 +82,7 @@ describe('engine: bad input is a clear JS error, never a crash', function () {
     await expectInvalid(() => loose.compress(x, 'float64', [n], { tolerance: 1e-3, layout: 'zigzag' }), TypeError, 'layout');
   });
 
-  it('rejects NaN or Inf in the data from the worker, with the core\'s message', async function () {
+  it("rejects NaN or Inf in the data from the worker, with the core's message", async function () {
     for (const bad of [NaN, Infinity, -Infinity]) {
       const y = Float64Array.from(x);
       y[17] = bad;
@@ -84,7 +92,7 @@ describe('engine: bad input is a clear JS error, never a crash', function () {
       expect(err.message.length).to.be.greaterThan(0);
     }
     const h = new Uint16Array(n).fill(0x3c00);
-    h[3] = 0x7e00;  // float16 NaN
+    h[3] = 0x7e00; // float16 NaN
     await expectInvalid(() => engine.compress(h, 'float16', [n], { tolerance: 1e-3 }), RangeError);
   });
 
@@ -114,14 +122,21 @@ describe('engine: bad input is a clear JS error, never a crash', function () {
   it('rejects a TT whose modes do not fit the shape and layout, and a reference of the wrong size', async function () {
     await expectInvalid(() => engine.reconstruct(good, [4], 'row_major', 'float64'), RangeError, 'tt.modes [3]', '[2,2]');
     await expectInvalid(() => loose.reconstruct(good, [3], 'diagonal', 'float64'), TypeError, 'layout');
-    await expectInvalid(() => engine.reconstruct(good, [3], 'row_major', 'float64', new Float64Array(4)), RangeError,
-      'reference has 32 bytes but shape [3] of float64 needs 24');
+    await expectInvalid(
+      () => engine.reconstruct(good, [3], 'row_major', 'float64', new Float64Array(4)),
+      RangeError,
+      'reference has 32 bytes but shape [3] of float64 needs 24',
+    );
     await expectInvalid(() => engine.fingerprint(good, [3], 'row_major', new Float32Array(3), 'float64'), RangeError, 'reference');
   });
 
   it('throws synchronously from layoutFor and setThreads-free sync calls with the same codes', function () {
-    expect(() => loose.layoutFor('nope')).to.throw(TypeError).with.property('code', 'ERR_TTS_INVALID');
-    expect(() => engine.layoutFor([0])).to.throw(RangeError).with.property('code', 'ERR_TTS_INVALID');
+    expect(() => loose.layoutFor('nope'))
+      .to.throw(TypeError)
+      .with.property('code', 'ERR_TTS_INVALID');
+    expect(() => engine.layoutFor([0]))
+      .to.throw(RangeError)
+      .with.property('code', 'ERR_TTS_INVALID');
     expect(() => loose.layoutFor([4], 'zigzag')).to.throw(TypeError, 'layout');
   });
 

@@ -2,9 +2,7 @@ import { expect } from 'chai';
 
 import { engine, ITEM_SIZE } from '../../src/engine/index.js';
 import type { DType, LayoutName, TensorTrain } from '../../src/engine/index.js';
-import {
-  castBytes, denseArray, fromFloat64, jsFingerprint, jsLayout, maxRank, rng, sample1d, sampleGrid, toFloat64,
-} from './helpers.js';
+import { castBytes, denseArray, fromFloat64, jsFingerprint, jsLayout, maxRank, rng, sample1d, sampleGrid, toFloat64 } from './helpers.js';
 
 function expectWellFormed(tt: TensorTrain): void {
   expect(tt.ranks).to.have.length(tt.modes.length + 1);
@@ -20,7 +18,11 @@ function coreElements(tt: TensorTrain): number {
 
 // The engine's fingerprint agrees with one computed in JS from the returned cores.
 function expectFingerprintAgrees(
-  x: Float64Array, tt: TensorTrain, shape: number[], layout: LayoutName, dtype: DType,
+  x: Float64Array,
+  tt: TensorTrain,
+  shape: number[],
+  layout: LayoutName,
+  dtype: DType,
   fp: { frobenius_error: number; max_abs_error: number; relative_error: number },
 ): void {
   const y = toFloat64(castBytes(denseArray(tt, shape, layout), dtype), dtype);
@@ -41,7 +43,12 @@ describe('engine: compress', function () {
     expect(maxRank(e.tt)).to.equal(1);
     expect(e.fingerprint.relative_error).to.be.at.most(1e-6);
 
-    const s = await engine.compress(sample1d(n, (x) => Math.sin(10 * x)), 'float64', [n], { tolerance: 1e-6 });
+    const s = await engine.compress(
+      sample1d(n, (x) => Math.sin(10 * x)),
+      'float64',
+      [n],
+      { tolerance: 1e-6 },
+    );
     expect(maxRank(s.tt)).to.equal(2);
     expect(s.fingerprint.relative_error).to.be.at.most(1e-6);
     expect(s.compressible).to.equal(true);
@@ -49,8 +56,7 @@ describe('engine: compress', function () {
 
   it('meets the error target for every tolerance from 1e-2 to 1e-9, as measured independently', async function () {
     const n = 2 ** 16;
-    const x = sample1d(n, (t) =>
-      Math.sin(40 * t) + 0.5 * Math.exp(-(((t - 0.3) / 0.02) ** 2)) + 0.3 * Math.tanh((t - 0.71) / 1e-2));
+    const x = sample1d(n, (t) => Math.sin(40 * t) + 0.5 * Math.exp(-(((t - 0.3) / 0.02) ** 2)) + 0.3 * Math.tanh((t - 0.71) / 1e-2));
     let previousRank = 0;
     for (const tol of [1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9]) {
       const res = await engine.compress(x, 'float64', [n], { tolerance: tol });
@@ -64,7 +70,12 @@ describe('engine: compress', function () {
 
   it('reports stored core bytes from the core element type and says whether that is smaller', async function () {
     const n = 2 ** 14;
-    const res = await engine.compress(sample1d(n, (t) => Math.cos(3 * t)), 'float64', [n], { tolerance: 1e-4 });
+    const res = await engine.compress(
+      sample1d(n, (t) => Math.cos(3 * t)),
+      'float64',
+      [n],
+      { tolerance: 1e-4 },
+    );
     const per = res.tt.cores[0] instanceof Float32Array ? 4 : 8;
     res.tt.cores.forEach((c) => expect(c.BYTES_PER_ELEMENT).to.equal(per));
     expect(res.storedCoreBytes).to.equal(coreElements(res.tt) * per);
@@ -93,7 +104,7 @@ describe('engine: compress', function () {
     const x = sample1d(n, () => r());
     const res = await engine.compress(x, 'float64', [n], { tolerance: 1e-6, maxRank: 3 });
     expect(maxRank(res.tt)).to.be.at.most(3);
-    expect(res.fingerprint.relative_error).to.be.greaterThan(1e-6);  // the cap, not the tolerance, decided
+    expect(res.fingerprint.relative_error).to.be.greaterThan(1e-6); // the cap, not the tolerance, decided
   });
 
   it('takes the input already converted to float64 (gathered) and gives the same train and fingerprint', async function () {
@@ -104,8 +115,13 @@ describe('engine: compress', function () {
     const gathered = Float64Array.from(f32);
     const pre = await engine.compress(f32, 'float32', [rows, cols], { tolerance: 1e-6, gathered });
     expect(pre.tt.ranks).to.deep.equal(plain.tt.ranks);
-    pre.tt.cores.forEach((c, k) => expect(Buffer.from(c.buffer, c.byteOffset, c.byteLength).equals(
-      Buffer.from(plain.tt.cores[k]!.buffer, plain.tt.cores[k]!.byteOffset, plain.tt.cores[k]!.byteLength))).to.equal(true));
+    pre.tt.cores.forEach((c, k) =>
+      expect(
+        Buffer.from(c.buffer, c.byteOffset, c.byteLength).equals(
+          Buffer.from(plain.tt.cores[k]!.buffer, plain.tt.cores[k]!.byteOffset, plain.tt.cores[k]!.byteLength),
+        ),
+      ).to.equal(true),
+    );
     expect(pre.fingerprint).to.deep.equal(plain.fingerprint);
   });
 
@@ -119,7 +135,11 @@ describe('engine: compress', function () {
     expect(Array.from(dst.subarray(8))).to.deep.equal([-7, 300]);
     await engine.widen(new Float64Array([0.1, 1e300]), 'float64', dst, 0);
     expect(Array.from(dst.subarray(0, 2))).to.deep.equal([0.1, 1e300]);
-    const refused = (p: Promise<void>) => p.then(() => null, (e: Error & { code?: string }) => e);
+    const refused = (p: Promise<void>) =>
+      p.then(
+        () => null,
+        (e: Error & { code?: string }) => e,
+      );
     const over = await refused(engine.widen(new Float32Array(3), 'float32', dst, 8));
     expect(over).to.be.instanceOf(RangeError).with.property('code', 'ERR_TTS_INVALID');
     const partial = await refused(engine.widen(new Uint8Array(6), 'float32', dst, 0));
@@ -129,7 +149,10 @@ describe('engine: compress', function () {
   it('refuses a gathered input of the wrong type, length or layout', async function () {
     const x = sample1d(256, (t) => t);
     const invalid = async (opts: object, kind: typeof TypeError | typeof RangeError, fragment: string) => {
-      const err = await engine.compress(x, 'float64', [16, 16], { tolerance: 1e-6, ...opts } as never).then(() => null, (e: Error & { code?: string }) => e);
+      const err = await engine.compress(x, 'float64', [16, 16], { tolerance: 1e-6, ...opts } as never).then(
+        () => null,
+        (e: Error & { code?: string }) => e,
+      );
       expect(err, fragment).to.be.instanceOf(kind);
       expect(err!.code).to.equal('ERR_TTS_INVALID');
       expect(err!.message).to.contain(fragment);
@@ -142,17 +165,22 @@ describe('engine: compress', function () {
     await invalid({ gathered: Float64Array.from(x), gatheredSumSquares: -1 }, RangeError, 'must not be negative');
   });
 
-  it('adds each widened value\'s square to its lane, and refuses lanes that are not 16 float64s', async function () {
+  it("adds each widened value's square to its lane, and refuses lanes that are not 16 float64s", async function () {
     const dst = new Float64Array(40);
     const lanes = new Float64Array(16);
     const src = Float32Array.from({ length: 40 }, (_, i) => i - 20.5);
     await engine.widen(src.subarray(0, 3), 'float32', dst, 0, lanes);
     await engine.widen(src.subarray(3), 'float32', dst, 3, lanes);
     const expected = new Float64Array(16);
-    src.forEach((v, i) => { expected[i % 16]! += v * v; });
+    src.forEach((v, i) => {
+      expected[i % 16]! += v * v;
+    });
     expect(Array.from(lanes)).to.deep.equal(Array.from(expected));
     for (const bad of [new Float64Array(15), new Float32Array(16), [0, 0]]) {
-      const err = await engine.widen(src, 'float32', dst, 0, bad as never).then(() => null, (e: Error & { code?: string }) => e);
+      const err = await engine.widen(src, 'float32', dst, 0, bad as never).then(
+        () => null,
+        (e: Error & { code?: string }) => e,
+      );
       expect(err).to.be.instanceOf(Error).with.property('code', 'ERR_TTS_INVALID');
     }
   });
@@ -205,8 +233,18 @@ describe('engine: compress', function () {
     const smooth = (x: number[]): number =>
       x.reduce((s, v, j) => s + Math.sin((j + 1) * 2.1 * v + 0.3 * j), 1) + Math.exp(-x.reduce((s, v) => s + (v - 0.4) ** 2, 0));
     const shapes: number[][] = [
-      [1], [3], [1009], [3, 1000, 7], [64], [32, 48], [8, 9, 10], [4, 5, 6, 7], [3, 4, 2, 5, 6],
-      [2, 3, 4, 2, 3, 4], [2, 2, 3, 2, 5, 2, 3], [2, 3, 2, 2, 3, 2, 2, 3],
+      [1],
+      [3],
+      [1009],
+      [3, 1000, 7],
+      [64],
+      [32, 48],
+      [8, 9, 10],
+      [4, 5, 6, 7],
+      [3, 4, 2, 5, 6],
+      [2, 3, 4, 2, 3, 4],
+      [2, 2, 3, 2, 5, 2, 3],
+      [2, 3, 2, 2, 3, 2, 2, 3],
     ];
     for (const shape of shapes) {
       it(`[${shape.join(',')}]: both layouts give the contract's modes and round-trip within tolerance`, async function () {

@@ -22,13 +22,25 @@ describe('engine: contractions on the cores', function () {
     expect(relDiff(await engine.norm(a), Math.sqrt(dotDense(da, da)))).to.be.below(REL);
     const diff = da.map((v, i) => v - db[i]!);
     expect(relDiff(await engine.distance(a, b), Math.sqrt(dotDense(diff, diff)))).to.be.below(REL);
-    expect(await engine.distance(a, a)).to.be.at.least(0).and.below(1e-6 * Math.sqrt(dotDense(da, da)));
+    expect(await engine.distance(a, a))
+      .to.be.at.least(0)
+      .and.below(1e-6 * Math.sqrt(dotDense(da, da)));
   });
 
   it('dot, norm and distance of compressed fields (tol 1e-9, float64 cores) agree with their dense values', async function () {
     const n = 2 ** 16;
-    const f = await engine.compress(sample1d(n, (x) => Math.sin(30 * x) + x * x), 'float64', [n], { tolerance: 1e-9 });
-    const g = await engine.compress(sample1d(n, (x) => Math.exp(-x) * Math.cos(17 * x)), 'float64', [n], { tolerance: 1e-9 });
+    const f = await engine.compress(
+      sample1d(n, (x) => Math.sin(30 * x) + x * x),
+      'float64',
+      [n],
+      { tolerance: 1e-9 },
+    );
+    const g = await engine.compress(
+      sample1d(n, (x) => Math.exp(-x) * Math.cos(17 * x)),
+      'float64',
+      [n],
+      { tolerance: 1e-9 },
+    );
     expect(f.tt.cores[0]).to.be.instanceOf(Float64Array);
     const df = denseModeOrder(f.tt);
     const dg = denseModeOrder(g.tt);
@@ -57,7 +69,10 @@ describe('engine: contractions on the cores', function () {
   it('rejects TTs whose modes differ, naming both', async function () {
     const c = randomTrain([2, 3, 2, 5, 2, 2, 2, 3], [1, 2, 2, 2, 2, 2, 2, 2, 1], 5);
     for (const call of [() => engine.dot(a, c), () => engine.distance(a, c), () => engine.dotBatch(a, [b, c])]) {
-      const err = await call().then(() => null, (e: unknown) => e as Error & { code?: string });
+      const err = await call().then(
+        () => null,
+        (e: unknown) => e as Error & { code?: string },
+      );
       expect(err).to.be.instanceOf(RangeError);
       expect(err!.code).to.equal('ERR_TTS_INVALID');
       expect(err!.message).to.contain('[2,3,2,5,2,2,3,2]').and.contain('[2,3,2,5,2,2,2,3]');
@@ -66,7 +81,13 @@ describe('engine: contractions on the cores', function () {
 
   it('an operand pool scores many candidates in one call, and a running score survives removals and replacements', async function () {
     const pool = engine.createOperandPool();
-    const cands = Array.from({ length: 400 }, (_, j) => randomTrain(modes, [1, 2, 4, 3, 5, 4, 3, 2, 1].map((r, k) => (k === 0 || k === 8 ? 1 : 1 + ((r + j) % 4))), 100 + j));
+    const cands = Array.from({ length: 400 }, (_, j) =>
+      randomTrain(
+        modes,
+        [1, 2, 4, 3, 5, 4, 3, 2, 1].map((r, k) => (k === 0 || k === 8 ? 1 : 1 + ((r + j) % 4))),
+        100 + j,
+      ),
+    );
     await pool.addTrain(1, a);
     for (let j = 0; j < cands.length; j++) await pool.addTrain(10 + j, j % 3 ? cands[j]! : toF32(cands[j]!));
     const ids = Float64Array.from(cands, (_, j) => 10 + j);
@@ -79,7 +100,10 @@ describe('engine: contractions on the cores', function () {
     want.forEach((w, j) => expect(relDiff(got[j]!, w), `candidate ${j}`).to.be.below(REL));
     expect(pool.stats().entries).to.equal(1 + cands.length / 2);
     expect(relDiff((await pool.score(1, 1, Float64Array.of(11), Float64Array.of(1), 'dot'))[0]!, dotDense(da, db))).to.be.below(REL);
-    const missing = await pool.score(1, 1, Float64Array.of(10), Float64Array.of(1), 'dot').then(() => null, (e: unknown) => e as Error);
+    const missing = await pool.score(1, 1, Float64Array.of(10), Float64Array.of(1), 'dot').then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
     expect(missing).to.be.instanceOf(RangeError);
   });
 });

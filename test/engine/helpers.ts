@@ -10,24 +10,39 @@ export function jsLayout(shape: number[], layout: LayoutName): { modes: number[]
   const axes = shape.map((n) => {
     let m = n;
     let a = 0;
-    while (m % 2 === 0) { m /= 2; a += 1; }
+    while (m % 2 === 0) {
+      m /= 2;
+      a += 1;
+    }
     return { m, a };
   });
   const modes: number[] = [];
   const weights: number[] = [];
   if (layout === 'row_major') {
     axes.forEach(({ m, a }, j) => {
-      if (m > 1) { modes.push(m); weights.push(2 ** a * strides[j]!); }
-      for (let l = 1; l <= a; l++) { modes.push(2); weights.push(2 ** (a - l) * strides[j]!); }
+      if (m > 1) {
+        modes.push(m);
+        weights.push(2 ** a * strides[j]!);
+      }
+      for (let l = 1; l <= a; l++) {
+        modes.push(2);
+        weights.push(2 ** (a - l) * strides[j]!);
+      }
     });
   } else {
     axes.forEach(({ m, a }, j) => {
-      if (m > 1) { modes.push(m); weights.push(2 ** a * strides[j]!); }
+      if (m > 1) {
+        modes.push(m);
+        weights.push(2 ** a * strides[j]!);
+      }
     });
     const levels = Math.max(0, ...axes.map((x) => x.a));
     for (let l = 1; l <= levels; l++) {
       axes.forEach(({ a }, j) => {
-        if (a >= l) { modes.push(2); weights.push(2 ** (a - l) * strides[j]!); }
+        if (a >= l) {
+          modes.push(2);
+          weights.push(2 ** (a - l) * strides[j]!);
+        }
       });
     }
   }
@@ -84,7 +99,11 @@ export function denseArray(tt: TensorTrain, shape: number[], layout: LayoutName)
   return out;
 }
 
-export interface JsFingerprint { frobenius_error: number; max_abs_error: number; relative_error: number }
+export interface JsFingerprint {
+  frobenius_error: number;
+  max_abs_error: number;
+  relative_error: number;
+}
 
 /** CONTRACT.md section 3 errors of y against x (both float64). */
 export function jsFingerprint(x: ArrayLike<number>, y: ArrayLike<number>): JsFingerprint {
@@ -154,18 +173,42 @@ export function toFloat64(bytes: Uint8Array, dtype: DType): Float64Array {
   for (let i = 0; i < n; i++) {
     const o = i * size;
     switch (dtype) {
-      case 'float64': out[i] = dv.getFloat64(o, true); break;
-      case 'float32': out[i] = dv.getFloat32(o, true); break;
-      case 'float16': out[i] = halfToNumber(dv.getUint16(o, true)); break;
-      case 'int64': out[i] = Number(dv.getBigInt64(o, true)); break;
-      case 'int32': out[i] = dv.getInt32(o, true); break;
-      case 'int16': out[i] = dv.getInt16(o, true); break;
-      case 'int8': out[i] = dv.getInt8(o); break;
-      case 'uint64': out[i] = Number(dv.getBigUint64(o, true)); break;
-      case 'uint32': out[i] = dv.getUint32(o, true); break;
-      case 'uint16': out[i] = dv.getUint16(o, true); break;
-      case 'uint8': out[i] = dv.getUint8(o); break;
-      case 'bool': out[i] = dv.getUint8(o) ? 1 : 0; break;
+      case 'float64':
+        out[i] = dv.getFloat64(o, true);
+        break;
+      case 'float32':
+        out[i] = dv.getFloat32(o, true);
+        break;
+      case 'float16':
+        out[i] = halfToNumber(dv.getUint16(o, true));
+        break;
+      case 'int64':
+        out[i] = Number(dv.getBigInt64(o, true));
+        break;
+      case 'int32':
+        out[i] = dv.getInt32(o, true);
+        break;
+      case 'int16':
+        out[i] = dv.getInt16(o, true);
+        break;
+      case 'int8':
+        out[i] = dv.getInt8(o);
+        break;
+      case 'uint64':
+        out[i] = Number(dv.getBigUint64(o, true));
+        break;
+      case 'uint32':
+        out[i] = dv.getUint32(o, true);
+        break;
+      case 'uint16':
+        out[i] = dv.getUint16(o, true);
+        break;
+      case 'uint8':
+        out[i] = dv.getUint8(o);
+        break;
+      case 'bool':
+        out[i] = dv.getUint8(o) ? 1 : 0;
+        break;
     }
   }
   return out;
@@ -180,18 +223,42 @@ export function fromFloat64(values: ArrayLike<number>, dtype: DType): Uint8Array
     const v = values[i]!;
     const o = i * size;
     switch (dtype) {
-      case 'float64': dv.setFloat64(o, v, true); break;
-      case 'float32': dv.setFloat32(o, v, true); break;
-      case 'float16': dv.setUint16(o, numberToHalf(v), true); break;
-      case 'int64': dv.setBigInt64(o, BigInt(v), true); break;
-      case 'int32': dv.setInt32(o, v, true); break;
-      case 'int16': dv.setInt16(o, v, true); break;
-      case 'int8': dv.setInt8(o, v); break;
-      case 'uint64': dv.setBigUint64(o, BigInt(v), true); break;
-      case 'uint32': dv.setUint32(o, v, true); break;
-      case 'uint16': dv.setUint16(o, v, true); break;
-      case 'uint8': dv.setUint8(o, v); break;
-      case 'bool': dv.setUint8(o, v ? 1 : 0); break;
+      case 'float64':
+        dv.setFloat64(o, v, true);
+        break;
+      case 'float32':
+        dv.setFloat32(o, v, true);
+        break;
+      case 'float16':
+        dv.setUint16(o, numberToHalf(v), true);
+        break;
+      case 'int64':
+        dv.setBigInt64(o, BigInt(v), true);
+        break;
+      case 'int32':
+        dv.setInt32(o, v, true);
+        break;
+      case 'int16':
+        dv.setInt16(o, v, true);
+        break;
+      case 'int8':
+        dv.setInt8(o, v);
+        break;
+      case 'uint64':
+        dv.setBigUint64(o, BigInt(v), true);
+        break;
+      case 'uint32':
+        dv.setUint32(o, v, true);
+        break;
+      case 'uint16':
+        dv.setUint16(o, v, true);
+        break;
+      case 'uint8':
+        dv.setUint8(o, v);
+        break;
+      case 'bool':
+        dv.setUint8(o, v ? 1 : 0);
+        break;
     }
   }
   return bytes;
@@ -201,13 +268,26 @@ export function fromFloat64(values: ArrayLike<number>, dtype: DType): Uint8Array
 // integers, >= 0.5 for bool.
 export function castBytes(v: Float64Array, dtype: DType): Uint8Array {
   const range: Partial<Record<DType, [number, number]>> = {
-    int64: [-(2 ** 63), 2 ** 63 - 1024], int32: [-(2 ** 31), 2 ** 31 - 1], int16: [-32768, 32767], int8: [-128, 127],
-    uint64: [0, 2 ** 64 - 2048], uint32: [0, 2 ** 32 - 1], uint16: [0, 65535], uint8: [0, 255],
+    int64: [-(2 ** 63), 2 ** 63 - 1024],
+    int32: [-(2 ** 31), 2 ** 31 - 1],
+    int16: [-32768, 32767],
+    int8: [-128, 127],
+    uint64: [0, 2 ** 64 - 2048],
+    uint32: [0, 2 ** 32 - 1],
+    uint16: [0, 65535],
+    uint8: [0, 255],
   };
   const r = range[dtype];
-  if (dtype === 'bool') return fromFloat64(v.map((x) => (x >= 0.5 ? 1 : 0)), dtype);
+  if (dtype === 'bool')
+    return fromFloat64(
+      v.map((x) => (x >= 0.5 ? 1 : 0)),
+      dtype,
+    );
   if (!r) return fromFloat64(v, dtype);
-  return fromFloat64(v.map((x) => Math.min(r[1], Math.max(r[0], roundHalfEven(x)))), dtype);
+  return fromFloat64(
+    v.map((x) => Math.min(r[1], Math.max(r[0], roundHalfEven(x)))),
+    dtype,
+  );
 }
 
 export function roundHalfEven(x: number): number {
@@ -219,8 +299,18 @@ export function roundHalfEven(x: number): number {
 }
 
 const ITEM: Record<DType, number> = {
-  float64: 8, float32: 4, float16: 2, int64: 8, int32: 4, int16: 2, int8: 1,
-  uint64: 8, uint32: 4, uint16: 2, uint8: 1, bool: 1,
+  float64: 8,
+  float32: 4,
+  float16: 2,
+  int64: 8,
+  int32: 4,
+  int16: 2,
+  int8: 1,
+  uint64: 8,
+  uint32: 4,
+  uint16: 2,
+  uint8: 1,
+  bool: 1,
 };
 
 // ---- the event loop ------------------------------------------------------------------------------
@@ -248,7 +338,6 @@ export async function ticksDuring<T>(work: () => Promise<T>): Promise<{ result: 
 export { rng };
 
 // ---- data ----------------------------------------------------------------------------------------
-
 
 /** f(x) at x_i = i / n, i = 0..n-1, as float64. */
 export function sample1d(n: number, f: (x: number) => number): Float64Array {

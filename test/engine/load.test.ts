@@ -35,7 +35,7 @@ describe('engine: loading the addon', function () {
     expect(info.cudaDevices).to.be.at.least(0);
   });
 
-  it('picks the OpenBLAS kernel set from the CPU flags, and an operator\'s OPENBLAS_CORETYPE wins', function () {
+  it("picks the OpenBLAS kernel set from the CPU flags, and an operator's OPENBLAS_CORETYPE wins", function () {
     const avx512 = ['sse3', 'avx', 'avx2', 'fma', 'avx512f', 'avx512cd', 'avx512bw', 'avx512dq', 'avx512vl'];
     expect(blasKernelsFor(avx512)).to.equal('SkylakeX');
     expect(blasKernelsFor(avx512.filter((f) => f !== 'avx512vl'))).to.equal('Haswell');
@@ -48,7 +48,7 @@ describe('engine: loading the addon', function () {
     expect(env.OPENBLAS_CORETYPE).to.equal(chosen ?? undefined);
   });
 
-  it('shortens OpenBLAS\'s idle spin unless the operator set it, and sets the kernels with it', function () {
+  it("shortens OpenBLAS's idle spin unless the operator set it, and sets the kernels with it", function () {
     const env: NodeJS.ProcessEnv = {};
     expect(configureOpenBlas(env).threadTimeout).to.equal('20');
     expect(env.OPENBLAS_THREAD_TIMEOUT).to.equal('20');

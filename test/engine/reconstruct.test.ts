@@ -2,9 +2,7 @@ import { expect } from 'chai';
 
 import { engine } from '../../src/engine/index.js';
 import type { DType, TensorTrain } from '../../src/engine/index.js';
-import {
-  castBytes, denseArray, fromFloat64, jsFingerprint, jsLayout, randomTrain, relDiff, sampleGrid, toFloat64,
-} from './helpers.js';
+import { castBytes, denseArray, fromFloat64, jsFingerprint, jsLayout, randomTrain, relDiff, sampleGrid, toFloat64 } from './helpers.js';
 
 // One core holding the values themselves: shape [n] with n odd is the single mode [n].
 function valuesTrain(values: number[]): TensorTrain {
@@ -12,7 +10,10 @@ function valuesTrain(values: number[]): TensorTrain {
 }
 
 async function expectRejects(p: Promise<unknown>, kind: new (...a: never[]) => Error, fragment: string): Promise<void> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err, 'rejected').to.be.instanceOf(kind);
   expect((err as Error).message).to.include(fragment);
 }
@@ -60,7 +61,11 @@ describe('engine: reconstruct and fingerprint', function () {
     const tt = valuesTrain([1, 2, 3]);
     const ref = new Float64Array(3);
     await expectRejects(engine.reconstruct(tt, [3], 'row_major', 'float64', undefined, Buffer.alloc(23)), RangeError, 'out has 23 bytes');
-    await expectRejects(engine.reconstruct(tt, [3], 'row_major', 'float64', undefined, new Float64Array(3) as unknown as Uint8Array), TypeError, 'Uint8Array');
+    await expectRejects(
+      engine.reconstruct(tt, [3], 'row_major', 'float64', undefined, new Float64Array(3) as unknown as Uint8Array),
+      TypeError,
+      'Uint8Array',
+    );
     const shared = Buffer.from(ref.buffer, 0, 24);
     await expectRejects(engine.reconstruct(tt, [3], 'row_major', 'float64', ref, shared), RangeError, 'overlap');
   });
@@ -108,7 +113,13 @@ describe('engine: reconstruct and fingerprint', function () {
     const fp2 = await engine.fingerprint(valuesTrain(x.map((v) => v + 0.7)), [n], 'row_major', bytes, 'int16');
     expect(fp2.max_abs_error).to.equal(1);
     expect(fp2.frobenius_error).to.be.closeTo(Math.sqrt(n), 1e-9);
-    const y = toFloat64(castBytes(Float64Array.from(x, (v) => v + 0.7), 'int16'), 'int16');
+    const y = toFloat64(
+      castBytes(
+        Float64Array.from(x, (v) => v + 0.7),
+        'int16',
+      ),
+      'int16',
+    );
     expect(fp2.relative_error).to.be.closeTo(jsFingerprint(x, y).relative_error, 1e-12);
   });
 

@@ -12,8 +12,8 @@ function sumTrain(a: TensorTrain, b: TensorTrain): TensorTrain {
     const [ra0, ra1, rb0, rb1] = [a.ranks[k]!, a.ranks[k + 1]!, b.ranks[k]!, b.ranks[k + 1]!];
     const [r0, r1] = [ranks[k]!, ranks[k + 1]!];
     const c = new Float64Array(r0 * n * r1);
-    const rowB = k === 0 ? 0 : ra0;   // first core: a and b side by side
-    const colB = k === d - 1 ? 0 : ra1;  // last core: a over b
+    const rowB = k === 0 ? 0 : ra0; // first core: a and b side by side
+    const colB = k === d - 1 ? 0 : ra1; // last core: a over b
     for (let i = 0; i < n; i++) {
       for (let x = 0; x < ra0; x++) for (let y = 0; y < ra1; y++) c[(x * n + i) * r1 + y] = a.cores[k]![(x * n + i) * ra1 + y]!;
       for (let x = 0; x < rb0; x++) {

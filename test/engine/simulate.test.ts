@@ -16,7 +16,9 @@ function runNode(body: string, limitMs: number): Promise<{ code: number | null; 
     const t0 = performance.now();
     const child = spawn(process.execPath, ['--input-type=module', '-e', src], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
-    child.stdout.on('data', (b: Buffer) => { out += b.toString(); });
+    child.stdout.on('data', (b: Buffer) => {
+      out += b.toString();
+    });
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`still running after ${limitMs} ms; stdout: ${out}`));
@@ -27,7 +29,6 @@ function runNode(body: string, limitMs: number): Promise<{ code: number | null; 
     });
   });
 }
-
 
 async function rejection(p: Promise<unknown>): Promise<Error & { code?: string }> {
   try {
@@ -70,13 +71,26 @@ describe('engine: simulate', function () {
     const progress: [number, number][] = [];
     let settled = false;
     let progressBeforeSettle = 0;
-    const run = engine.simulate('poisson_2d', { n_bits: 9, rhs: 'gaussians', preconditioner: 'none', tol: 1e-8, seed: 3 }, {
-      onProgress(done, total) {
-        progress.push([done, total]);
-        if (!settled) progressBeforeSettle += 1;
+    const run = engine.simulate(
+      'poisson_2d',
+      { n_bits: 9, rhs: 'gaussians', preconditioner: 'none', tol: 1e-8, seed: 3 },
+      {
+        onProgress(done, total) {
+          progress.push([done, total]);
+          if (!settled) progressBeforeSettle += 1;
+        },
       },
-    });
-    const { result: out, ticks, maxGapMs, ms } = await ticksDuring(() => run.result.finally(() => { settled = true; }));
+    );
+    const {
+      result: out,
+      ticks,
+      maxGapMs,
+      ms,
+    } = await ticksDuring(() =>
+      run.result.finally(() => {
+        settled = true;
+      }),
+    );
     const iterations = out.stats.iterations!;
     expect(iterations).to.be.greaterThan(100);
     expect(out.stats.residual).to.be.at.most(1e-8);
@@ -104,7 +118,7 @@ describe('engine: simulate', function () {
     const out = await engine.simulate('poisson_2d', { n_bits: 9 }).result;
     expect(out.stats.iterations).to.be.at.most(12);
     const h = 1 / 513;
-    expect(out.stats.max_error).to.be.closeTo((Math.PI ** 2 * h * h) / 12, 0.1 * (Math.PI ** 2 * h * h) / 12);
+    expect(out.stats.max_error).to.be.closeTo((Math.PI ** 2 * h * h) / 12, (0.1 * (Math.PI ** 2 * h * h)) / 12);
     const u = field(out, 'u').data;
     const i = 200;
     const j = 300;
@@ -113,14 +127,18 @@ describe('engine: simulate', function () {
 
   it('hands snapshots of u to onSnapshot every snapshot_every iterations', async function () {
     const steps: number[] = [];
-    const out = await engine.simulate('poisson_2d', { n_bits: 9, rhs: 'dipole', snapshot_every: 2, max_iters: 2000 }, {
-      onSnapshot(step, t, fields) {
-        steps.push(step);
-        expect(t).to.equal(0);
-        expect(fields.map((x) => x.name)).to.deep.equal(['u']);
-        expect(fields[0]!.data.length).to.equal(512 * 512);
+    const out = await engine.simulate(
+      'poisson_2d',
+      { n_bits: 9, rhs: 'dipole', snapshot_every: 2, max_iters: 2000 },
+      {
+        onSnapshot(step, t, fields) {
+          steps.push(step);
+          expect(t).to.equal(0);
+          expect(fields.map((x) => x.name)).to.deep.equal(['u']);
+          expect(fields[0]!.data.length).to.equal(512 * 512);
+        },
       },
-    }).result;
+    ).result;
     const iterations = out.stats.iterations!;
     expect(steps).to.deep.equal(Array.from({ length: Math.floor(iterations / 2) }, (_, k) => 2 * (k + 1)));
   });
@@ -128,13 +146,19 @@ describe('engine: simulate', function () {
   it('cancel() stops a run: the result rejects with ERR_TTS_CANCELLED', async function () {
     let calls = 0;
     let running: () => void = () => {};
-    const started = new Promise<void>((r) => { running = r; });
-    const run = engine.simulate('poisson_2d', { n_bits: 11, rhs: 'dipole', preconditioner: 'none', tol: 1e-12 }, {
-      onProgress() {
-        calls += 1;
-        if (calls === 3) running();
-      },
+    const started = new Promise<void>((r) => {
+      running = r;
     });
+    const run = engine.simulate(
+      'poisson_2d',
+      { n_bits: 11, rhs: 'dipole', preconditioner: 'none', tol: 1e-12 },
+      {
+        onProgress() {
+          calls += 1;
+          if (calls === 3) running();
+        },
+      },
+    );
     await started;
     const t0 = performance.now();
     run.cancel();
@@ -143,8 +167,8 @@ describe('engine: simulate', function () {
     expect(performance.now() - t0).to.be.below(2000);
     const after = calls;
     await new Promise((r) => setTimeout(r, 50));
-    expect(calls).to.equal(after);  // nothing more once settled
-    run.cancel();  // a no-op once ended
+    expect(calls).to.equal(after); // nothing more once settled
+    run.cancel(); // a no-op once ended
   });
 
   it('pause() holds a run at its next poll with its state, resume() goes on to the same result, cancel() ends a paused run', async function () {
@@ -154,7 +178,9 @@ describe('engine: simulate', function () {
     let done = 0;
     let pausedAt = -1;
     let onPaused: () => void = () => {};
-    const paused = new Promise<void>((r) => { onPaused = r; });
+    const paused = new Promise<void>((r) => {
+      onPaused = r;
+    });
     const run = engine.simulate('poisson_2d', params, {
       onProgress(d) {
         done = d;
@@ -179,8 +205,15 @@ describe('engine: simulate', function () {
     expect(Buffer.compare(Buffer.from(out.fields[0]!.data.buffer), Buffer.from(whole.fields[0]!.data.buffer))).to.equal(0);
 
     let onPaused2: () => void = () => {};
-    const paused2 = new Promise<void>((r) => { onPaused2 = r; });
-    const held = engine.simulate('poisson_2d', params, { onProgress(d) { if (d >= 5) held.pause(); }, onPaused: () => onPaused2() });
+    const paused2 = new Promise<void>((r) => {
+      onPaused2 = r;
+    });
+    const held = engine.simulate('poisson_2d', params, {
+      onProgress(d) {
+        if (d >= 5) held.pause();
+      },
+      onPaused: () => onPaused2(),
+    });
     await paused2;
     const t0 = performance.now();
     held.cancel();
@@ -189,33 +222,46 @@ describe('engine: simulate', function () {
   });
 
   it('the process exits by itself once a run has finished, and soon after a run in flight is cancelled', async function () {
-    const done = await runNode(`
+    const done = await runNode(
+      `
       const out = await engine.simulate('poisson_2d', { n_bits: 9, tol: 1e-6 }).result;
-      console.log('done', out.stats.iterations);`, 20000);
+      console.log('done', out.stats.iterations);`,
+      20000,
+    );
     expect(done.code).to.equal(0);
     expect(done.out).to.match(/^done \d+/);
     // A long unpreconditioned run, cancelled at its first progress report; nothing else holds the loop.
-    const cancelled = await runNode(`
+    const cancelled = await runNode(
+      `
       const run = engine.simulate('poisson_2d', { n_bits: 12, rhs: 'dipole', preconditioner: 'none', tol: 1e-12 },
         { onProgress() { run.cancel(); } });
-      run.result.catch((e) => console.log('rejected', e.code));`, 20000);
+      run.result.catch((e) => console.log('rejected', e.code));`,
+      20000,
+    );
     expect(cancelled.code).to.equal(0);
     expect(cancelled.out.trim()).to.equal('rejected ERR_TTS_CANCELLED');
     // process.exit() with a run in flight exits cleanly too (the run is stopped first).
-    const exited = await runNode(`
+    const exited = await runNode(
+      `
       const run = engine.simulate('poisson_2d', { n_bits: 12, rhs: 'dipole', preconditioner: 'none', tol: 1e-12 },
-        { onProgress() { console.log('running'); process.exit(0); } });`, 20000);
+        { onProgress() { console.log('running'); process.exit(0); } });`,
+      20000,
+    );
     expect(exited.code).to.equal(0);
     expect(exited.out.trim()).to.equal('running');
   });
 
   it('a hook that throws stops the run and the result rejects with what it threw', async function () {
     const boom = new Error('store failed');
-    const run = engine.simulate('poisson_2d', { n_bits: 10, rhs: 'dipole', preconditioner: 'none', tol: 1e-12 }, {
-      onProgress() {
-        throw boom;
+    const run = engine.simulate(
+      'poisson_2d',
+      { n_bits: 10, rhs: 'dipole', preconditioner: 'none', tol: 1e-12 },
+      {
+        onProgress() {
+          throw boom;
+        },
       },
-    });
+    );
     expect(await rejection(run.result)).to.equal(boom);
   });
 

@@ -62,7 +62,9 @@ describe('gate: admin and onboarding endpoints (CONTRACT.md section 6)', () => {
 
     it('gives each plan its terms; enterprise follows the env defaults unless custom values are given', async () => {
       const terms: Record<string, [number, number, number]> = {
-        builder: [100, 60, 50_000], pro: [1000, 60, 500_000], enterprise: [100, 60, 1_234_567],
+        builder: [100, 60, 50_000],
+        pro: [1000, 60, 500_000],
+        enterprise: [100, 60, 1_234_567],
       };
       for (const [plan, [requests, window_s, quota]] of Object.entries(terms)) {
         const r = await admin(server, 'POST', '/gate/onboard/create', { tenant_id: randomTenantId(), plan });
@@ -71,7 +73,10 @@ describe('gate: admin and onboarding endpoints (CONTRACT.md section 6)', () => {
         expect(r.body.monthly_quota).to.equal(quota);
       }
       const custom = await admin(server, 'POST', '/gate/onboard/create', {
-        tenant_id: randomTenantId(), plan: 'enterprise', rate_limit: { requests: 7, window_s: 3 }, monthly_quota: 42.5,
+        tenant_id: randomTenantId(),
+        plan: 'enterprise',
+        rate_limit: { requests: 7, window_s: 3 },
+        monthly_quota: 42.5,
       });
       expect(custom.status).to.equal(201);
       expect(custom.body.rate_limit).to.deep.equal({ requests: 7, window_s: 3 });
@@ -119,12 +124,14 @@ describe('gate: admin and onboarding endpoints (CONTRACT.md section 6)', () => {
     it('malformed JSON is 400 and a non-JSON body is 415', async () => {
       const auth = { Authorization: `Bearer ${server.serviceKey}` };
       const malformed = await http(server.url, 'POST', '/gate/onboard/create', {
-        body: '{"tenant_id": ', headers: { ...auth, 'content-type': 'application/json' },
+        body: '{"tenant_id": ',
+        headers: { ...auth, 'content-type': 'application/json' },
       });
       expect(malformed.status).to.equal(400);
       expect(malformed.body.code).to.equal('invalid_request');
       const text = await http(server.url, 'POST', '/gate/onboard/create', {
-        body: 'tenant_id=abc', headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'tenant_id=abc',
+        headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' },
       });
       expect(text.status).to.equal(415);
       expect(text.body.code).to.equal('unsupported_media_type');
@@ -139,14 +146,18 @@ describe('gate: admin and onboarding endpoints (CONTRACT.md section 6)', () => {
         expect(r.body.code).to.equal('not_found');
         expect((await admin(server, 'POST', p, { tenant_id: 'Bad Id' })).status).to.equal(400);
       }
-      expect((await admin(server, 'POST', '/gate/onboard/add-namespace', { tenant_id: 'nobody-here', namespace: 'x' })).status).to.equal(404);
+      expect((await admin(server, 'POST', '/gate/onboard/add-namespace', { tenant_id: 'nobody-here', namespace: 'x' })).status).to.equal(
+        404,
+      );
       expect((await admin(server, 'POST', '/gate/onboard/update-tier', { tenant_id: 'nobody-here', plan: 'pro' })).status).to.equal(404);
       expect((await admin(server, 'GET', '/gate/admin/usage/nobody-here')).status).to.equal(404);
     });
 
     it('add-namespace validates the name and is a no-op for a namespace already there', async () => {
       const t = await createTenant(server, { namespaces: ['a', 'b'] });
-      expect((await admin(server, 'POST', '/gate/onboard/add-namespace', { tenant_id: t.tenant_id, namespace: '../x' })).status).to.equal(400);
+      expect((await admin(server, 'POST', '/gate/onboard/add-namespace', { tenant_id: t.tenant_id, namespace: '../x' })).status).to.equal(
+        400,
+      );
       expect((await admin(server, 'POST', '/gate/onboard/add-namespace', { tenant_id: t.tenant_id })).status).to.equal(400);
       const r = await admin(server, 'POST', '/gate/onboard/add-namespace', { tenant_id: t.tenant_id, namespace: 'a' });
       expect(r.status).to.equal(200);
@@ -158,19 +169,36 @@ describe('gate: admin and onboarding endpoints (CONTRACT.md section 6)', () => {
       const up = await admin(server, 'POST', '/gate/onboard/update-tier', { tenant_id: t.tenant_id, plan: 'pro' });
       expect(up.status).to.equal(200);
       expect(up.body).to.deep.equal({
-        tenant_id: t.tenant_id, plan: 'pro', monthly_quota: 500_000, rate_limit: { requests: 1000, window_s: 60 }, storage_quota_bytes: 1024 ** 4,
+        tenant_id: t.tenant_id,
+        plan: 'pro',
+        monthly_quota: 500_000,
+        rate_limit: { requests: 1000, window_s: 60 },
+        storage_quota_bytes: 1024 ** 4,
       });
       const ent = await admin(server, 'POST', '/gate/onboard/update-tier', {
-        tenant_id: t.tenant_id, plan: 'enterprise', rate_limit: { requests: 5000, window_s: 10 }, monthly_quota: 2e6,
+        tenant_id: t.tenant_id,
+        plan: 'enterprise',
+        rate_limit: { requests: 5000, window_s: 10 },
+        monthly_quota: 2e6,
       });
       expect(ent.body).to.deep.equal({
-        tenant_id: t.tenant_id, plan: 'enterprise', monthly_quota: 2e6, rate_limit: { requests: 5000, window_s: 10 }, storage_quota_bytes: null,
+        tenant_id: t.tenant_id,
+        plan: 'enterprise',
+        monthly_quota: 2e6,
+        rate_limit: { requests: 5000, window_s: 10 },
+        storage_quota_bytes: null,
       });
       const plain = await admin(server, 'POST', '/gate/onboard/update-tier', { tenant_id: t.tenant_id, plan: 'enterprise' });
       expect(plain.body).to.deep.equal({
-        tenant_id: t.tenant_id, plan: 'enterprise', monthly_quota: 1_234_567, rate_limit: { requests: 100, window_s: 60 }, storage_quota_bytes: null,
+        tenant_id: t.tenant_id,
+        plan: 'enterprise',
+        monthly_quota: 1_234_567,
+        rate_limit: { requests: 100, window_s: 60 },
+        storage_quota_bytes: null,
       });
-      expect((await admin(server, 'POST', '/gate/onboard/update-tier', { tenant_id: t.tenant_id, plan: 'builder', monthly_quota: 9 })).status).to.equal(400);
+      expect(
+        (await admin(server, 'POST', '/gate/onboard/update-tier', { tenant_id: t.tenant_id, plan: 'builder', monthly_quota: 9 })).status,
+      ).to.equal(400);
       expect((await admin(server, 'POST', '/gate/onboard/update-tier', { tenant_id: t.tenant_id })).status).to.equal(400);
       const tenants = await admin(server, 'GET', '/gate/admin/tenants');
       const row = tenants.body.tenants.find((x: { tenant_id: string }) => x.tenant_id === t.tenant_id);
@@ -180,7 +208,8 @@ describe('gate: admin and onboarding endpoints (CONTRACT.md section 6)', () => {
     it('deactivate answers active false with purge_after = deactivated_at + retention; data and record are kept', async () => {
       const t = await createTenant(server);
       const put = await http(server.url, 'POST', '/v1/put', {
-        headers: tenantHeaders(t), json: { key: 'kept', data_b64: Buffer.from('still here').toString('base64') },
+        headers: tenantHeaders(t),
+        json: { key: 'kept', data_b64: Buffer.from('still here').toString('base64') },
       });
       expect(put.status).to.equal(200);
       const before = Date.now() / 1000;
@@ -200,7 +229,9 @@ describe('gate: admin and onboarding endpoints (CONTRACT.md section 6)', () => {
       // its usage stays readable, and its data is kept for the retention period
       const usage = await admin(server, 'GET', `/gate/admin/usage/${t.tenant_id}`);
       expect(usage.body.cus_used).to.equal(1);
-      const rows = await readDirectly<{ n: number }>(server.dataDir, 'SELECT COUNT(*) AS n FROM entries WHERE tenant_id = ?', [t.tenant_id]);
+      const rows = await readDirectly<{ n: number }>(server.dataDir, 'SELECT COUNT(*) AS n FROM entries WHERE tenant_id = ?', [
+        t.tenant_id,
+      ]);
       expect(rows[0]!.n).to.equal(1);
     });
   });
@@ -212,10 +243,33 @@ describe('gate: admin and onboarding endpoints (CONTRACT.md section 6)', () => {
       const ids = r.body.tenants.map((t: { tenant_id: string }) => t.tenant_id);
       expect(ids).to.deep.equal([...ids].sort());
       for (const t of r.body.tenants) {
-        expect(t).to.have.keys(t.active
-          ? ['tenant_id', 'plan', 'namespaces', 'active', 'monthly_quota', 'rate_limit', 'storage_quota_bytes', 'created_at', ...(t.email ? ['email'] : [])]
-          : ['tenant_id', 'plan', 'namespaces', 'active', 'monthly_quota', 'rate_limit', 'storage_quota_bytes', 'created_at', 'deactivated_at',
-            'purge_after', ...(t.email ? ['email'] : [])]);
+        expect(t).to.have.keys(
+          t.active
+            ? [
+                'tenant_id',
+                'plan',
+                'namespaces',
+                'active',
+                'monthly_quota',
+                'rate_limit',
+                'storage_quota_bytes',
+                'created_at',
+                ...(t.email ? ['email'] : []),
+              ]
+            : [
+                'tenant_id',
+                'plan',
+                'namespaces',
+                'active',
+                'monthly_quota',
+                'rate_limit',
+                'storage_quota_bytes',
+                'created_at',
+                'deactivated_at',
+                'purge_after',
+                ...(t.email ? ['email'] : []),
+              ],
+        );
       }
     });
 
@@ -247,9 +301,12 @@ describe('gate: admin and onboarding endpoints (CONTRACT.md section 6)', () => {
       const id = randomTenantId('ext');
       const key = `tts_${randomBytes(32).toString('base64url')}`;
       const hash = createHash('sha256').update(key).digest('hex');
-      await writeDirectly(server.dataDir,
+      await writeDirectly(
+        server.dataDir,
         `INSERT INTO gate_tenants (tenant_id, plan, namespaces, active, key_hash, rate_limit_requests, rate_limit_window_s, monthly_quota, created_at)
-         VALUES (?, 'builder', '["default","ext"]', 1, ?, 100, 60, 50000, ?)`, [id, hash, Date.now() / 1000]);
+         VALUES (?, 'builder', '["default","ext"]', 1, ?, 100, 60, 50000, ?)`,
+        [id, hash, Date.now() / 1000],
+      );
       expect((await http(server.url, 'GET', '/v1/list/ext', { headers: { 'X-Api-Key': key } })).status).to.equal(401);
       const r = await admin(server, 'POST', '/gate/admin/reload');
       expect(r.status).to.equal(200);
@@ -284,7 +341,10 @@ describe('gate: compaction of deactivated tenants', () => {
       const gone = await createTenant(server);
       const stays = await createTenant(server);
       for (const t of [gone, stays]) {
-        const r = await http(server.url, 'POST', '/v1/put', { headers: tenantHeaders(t), json: { key: 'k', data_b64: Buffer.from('data').toString('base64') } });
+        const r = await http(server.url, 'POST', '/v1/put', {
+          headers: tenantHeaders(t),
+          json: { key: 'k', data_b64: Buffer.from('data').toString('base64') },
+        });
         expect(r.status).to.equal(200);
       }
       const d = await admin(server, 'POST', '/gate/admin/deactivate', { tenant_id: gone.tenant_id });
@@ -296,7 +356,9 @@ describe('gate: compaction of deactivated tenants', () => {
       for (let i = 0; i < 50 && (await count(gone.tenant_id)) > 0; i++) await new Promise((r) => setTimeout(r, 100));
       expect(await count(gone.tenant_id)).to.equal(0);
       expect(await count(stays.tenant_id)).to.equal(1);
-      const rec = await readDirectly<{ purged_at: number | null }>(dataDir, 'SELECT purged_at FROM gate_tenants WHERE tenant_id = ?', [gone.tenant_id]);
+      const rec = await readDirectly<{ purged_at: number | null }>(dataDir, 'SELECT purged_at FROM gate_tenants WHERE tenant_id = ?', [
+        gone.tenant_id,
+      ]);
       expect(rec[0]!.purged_at).to.be.a('number');
       const list = await admin(server, 'GET', '/gate/admin/tenants');
       expect(list.body.tenants.find((x: { tenant_id: string }) => x.tenant_id === gone.tenant_id)).to.include({ active: false });

@@ -75,7 +75,9 @@ describe('gate: authentication and authorization (CONTRACT.md section 4)', () =>
       const rot = await admin(server, 'POST', '/gate/onboard/rotate-key', { tenant_id: t.tenant_id });
       expect(rot.status).to.equal(200);
       expect(rot.body.tenant_id).to.equal(t.tenant_id);
-      expect(rot.body.api_key).to.match(/^tts_[A-Za-z0-9_-]{43}$/).and.not.equal(t.api_key);
+      expect(rot.body.api_key)
+        .to.match(/^tts_[A-Za-z0-9_-]{43}$/)
+        .and.not.equal(t.api_key);
       expect(rot.body.rotated_at).to.be.a('number');
       expectProblem(await get(LIST, tenantHeaders(t)), 401, 'invalid_api_key');
       expect((await get(LIST, { 'X-Api-Key': rot.body.api_key })).status).to.equal(200);
@@ -100,7 +102,8 @@ describe('gate: authentication and authorization (CONTRACT.md section 4)', () =>
     it('the ACL is checked before any work: a forbidden put stores nothing', async () => {
       const t = await createTenant(server);
       const put = await http(server.url, 'POST', '/v1/put', {
-        headers: tenantHeaders(t), json: { key: 'k', namespace: 'elsewhere', data_b64: Buffer.from('x').toString('base64') },
+        headers: tenantHeaders(t),
+        json: { key: 'k', namespace: 'elsewhere', data_b64: Buffer.from('x').toString('base64') },
       });
       expectProblem(put, 403, 'namespace_forbidden');
       await admin(server, 'POST', '/gate/onboard/add-namespace', { tenant_id: t.tenant_id, namespace: 'elsewhere' });
@@ -149,7 +152,8 @@ describe('gate: authentication and authorization (CONTRACT.md section 4)', () =>
       expectProblem(await get('/gate/admin/tenants', tenantHeaders(alice)), 403, 'admin_only');
       expectProblem(await get('/gate/admin/tenants', { Authorization: `Bearer ${alice.api_key}` }), 403, 'admin_only');
       const create = await http(server.url, 'POST', '/gate/onboard/create', {
-        headers: tenantHeaders(alice), json: { tenant_id: 'sneaky' },
+        headers: tenantHeaders(alice),
+        json: { tenant_id: 'sneaky' },
       });
       expectProblem(create, 403, 'admin_only');
     });

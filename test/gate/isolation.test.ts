@@ -17,8 +17,15 @@ describe('gate: tenant isolation', () => {
     server = await startServer();
     a = await createTenant(server);
     b = await createTenant(server);
-    for (const [t, text] of [[a, 'belongs to A'], [b, 'B owns this']] as const) {
-      const r = await call(t, 'POST', '/v1/put', { key: 'same', data_b64: Buffer.from(text).toString('base64'), metadata: { owner: t.tenant_id } });
+    for (const [t, text] of [
+      [a, 'belongs to A'],
+      [b, 'B owns this'],
+    ] as const) {
+      const r = await call(t, 'POST', '/v1/put', {
+        key: 'same',
+        data_b64: Buffer.from(text).toString('base64'),
+        metadata: { owner: t.tenant_id },
+      });
       expect(r.status, r.text).to.equal(200);
       expect(r.body.version).to.equal(1); // numbering is per tenant too
     }
@@ -29,7 +36,10 @@ describe('gate: tenant isolation', () => {
   });
 
   it('each tenant reads back only its own data under the same namespace and key', async () => {
-    for (const [t, text] of [[a, 'belongs to A'], [b, 'B owns this']] as const) {
+    for (const [t, text] of [
+      [a, 'belongs to A'],
+      [b, 'B owns this'],
+    ] as const) {
       const got = await call(t, 'GET', '/v1/get/default/same');
       expect(got.status).to.equal(200);
       expect(got.body.metadata).to.deep.equal({ owner: t.tenant_id });

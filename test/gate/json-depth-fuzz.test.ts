@@ -29,7 +29,12 @@ const STRING_CHARS = 'ab"\\/\n\t\u0000\u001f\u00e9\u2028\ud83d\ude00{}[]:,';
 function value(r: Prng, depth: number): unknown {
   if (depth <= 0 || r.chance(0.35)) {
     return r.pick([
-      () => r.int(-1e6, 1e6), () => r.next() * 1e9, () => r.chance(0.5), () => null, () => r.text(STRING_CHARS, r.int(0, 12)), () => '',
+      () => r.int(-1e6, 1e6),
+      () => r.next() * 1e9,
+      () => r.chance(0.5),
+      () => null,
+      () => r.text(STRING_CHARS, r.int(0, 12)),
+      () => '',
     ])();
   }
   const n = r.int(0, depth > 4 ? 1 : 3); // narrow when deep: the tree stays small
@@ -50,7 +55,9 @@ function metadata(r: Prng): unknown {
   const out: Record<string, unknown> = {};
   for (let i = 0; i < names; i++) {
     out[`n${i}`] = r.pick([
-      () => value(r, r.int(0, 5)), () => chain(r, r.int(JSON_MAX_DEPTH - 3, JSON_MAX_DEPTH + 2)), () => 'x'.repeat(r.chance(0.9) ? r.int(0, 64) : r.int(METADATA_MAX_BYTES - 100, METADATA_MAX_BYTES + 10)),
+      () => value(r, r.int(0, 5)),
+      () => chain(r, r.int(JSON_MAX_DEPTH - 3, JSON_MAX_DEPTH + 2)),
+      () => 'x'.repeat(r.chance(0.9) ? r.int(0, 64) : r.int(METADATA_MAX_BYTES - 100, METADATA_MAX_BYTES + 10)),
     ])();
   }
   return r.chance(0.9) ? out : value(r, 3);
@@ -63,13 +70,55 @@ interface Route {
 }
 
 const routes: Route[] = [
-  { path: '/v1/put', schema: putBody, doc: (r) => ({ key: r.text('kq"', r.int(0, 5)), data_b64: 'YmxvYg==', metadata: metadata(r), domain: r.pick([undefined, 'image', 5, { a: 1 }]) }) },
-  { path: '/v1/query/search', schema: searchBody, doc: (r) => ({ filters: r.chance(0.8) ? { a: chain(r, r.int(JSON_MAX_DEPTH - 3, JSON_MAX_DEPTH + 2)) } : value(r, 4), limit: r.pick([undefined, 1, 10, 0, 10001, 'x']), offset: r.pick([undefined, 0, 5, -1]) }) },
-  { path: '/v1/query/topk', schema: topkBody, doc: (r) => ({ query_key: 'q', filters: value(r, r.int(0, 40)), k: r.pick([undefined, 1, 0, 2000]) }) },
-  { path: '/v1/query/topk_vector', schema: topkVectorBody, doc: (r) => ({ data_b64: r.pick(['', 'AAAA', value(r, 3)]), filters: value(r, 3), metric: r.pick(['cosine', 'nope', value(r, 2)]) }) },
-  { path: '/v1/serve', schema: serveBody, doc: (r) => ({ key: r.pick(['victim', value(r, 3)]), target: r.pick(['dense', 'cores', 'x', value(r, 4)]), device: value(r, 2) }) },
-  { path: '/gate/onboard/create', schema: createBody, doc: (r) => ({ tenant_id: r.pick(['t-1', value(r, 5)]), plan: r.pick(['starter', value(r, 3)]), namespaces: value(r, 3), [r.text('ab', 3)]: value(r, 2) }) },
-  { path: '/v1/simulation/submit', schema: null as unknown as ObjectSchema, doc: (r) => ({ solver: r.pick(['poisson_2d', 'euler_2d', value(r, 40)]), params: value(r, r.int(0, 40)) }) },
+  {
+    path: '/v1/put',
+    schema: putBody,
+    doc: (r) => ({
+      key: r.text('kq"', r.int(0, 5)),
+      data_b64: 'YmxvYg==',
+      metadata: metadata(r),
+      domain: r.pick([undefined, 'image', 5, { a: 1 }]),
+    }),
+  },
+  {
+    path: '/v1/query/search',
+    schema: searchBody,
+    doc: (r) => ({
+      filters: r.chance(0.8) ? { a: chain(r, r.int(JSON_MAX_DEPTH - 3, JSON_MAX_DEPTH + 2)) } : value(r, 4),
+      limit: r.pick([undefined, 1, 10, 0, 10001, 'x']),
+      offset: r.pick([undefined, 0, 5, -1]),
+    }),
+  },
+  {
+    path: '/v1/query/topk',
+    schema: topkBody,
+    doc: (r) => ({ query_key: 'q', filters: value(r, r.int(0, 40)), k: r.pick([undefined, 1, 0, 2000]) }),
+  },
+  {
+    path: '/v1/query/topk_vector',
+    schema: topkVectorBody,
+    doc: (r) => ({ data_b64: r.pick(['', 'AAAA', value(r, 3)]), filters: value(r, 3), metric: r.pick(['cosine', 'nope', value(r, 2)]) }),
+  },
+  {
+    path: '/v1/serve',
+    schema: serveBody,
+    doc: (r) => ({ key: r.pick(['victim', value(r, 3)]), target: r.pick(['dense', 'cores', 'x', value(r, 4)]), device: value(r, 2) }),
+  },
+  {
+    path: '/gate/onboard/create',
+    schema: createBody,
+    doc: (r) => ({
+      tenant_id: r.pick(['t-1', value(r, 5)]),
+      plan: r.pick(['starter', value(r, 3)]),
+      namespaces: value(r, 3),
+      [r.text('ab', 3)]: value(r, 2),
+    }),
+  },
+  {
+    path: '/v1/simulation/submit',
+    schema: null as unknown as ObjectSchema,
+    doc: (r) => ({ solver: r.pick(['poisson_2d', 'euler_2d', value(r, 40)]), params: value(r, r.int(0, 40)) }),
+  },
 ];
 
 /** The text of `doc`, perhaps broken: a nest of thousands at some place, tokens in or out, a cut. */
@@ -78,11 +127,24 @@ function text(r: Prng, doc: Record<string, unknown>): string {
   for (let m = r.chance(0.5) ? r.int(1, 3) : 0; m > 0; m--) {
     const at = r.int(0, t.length);
     switch (r.int(0, 4)) {
-      case 0: { const n = r.int(1, 12_000); t = `${t.slice(0, at)}${'['.repeat(n)}${r.chance(0.5) ? ']'.repeat(n) : ''}${t.slice(at)}`; break; }
-      case 1: t = t.slice(0, at) + r.pick(['"', '\\', '{', '}', '[', ']', ',', ':', '"\\u00', 'null']) + t.slice(at); break;
-      case 2: t = t.slice(0, at); break;
-      case 3: { const n = r.int(1, 5000); t = `{"x": ${'{"a":'.repeat(n)}1${'}'.repeat(n)}, ${t.slice(1)}`; break; }
-      default: t = t.slice(0, at) + t.slice(at + r.int(1, 3));
+      case 0: {
+        const n = r.int(1, 12_000);
+        t = `${t.slice(0, at)}${'['.repeat(n)}${r.chance(0.5) ? ']'.repeat(n) : ''}${t.slice(at)}`;
+        break;
+      }
+      case 1:
+        t = t.slice(0, at) + r.pick(['"', '\\', '{', '}', '[', ']', ',', ':', '"\\u00', 'null']) + t.slice(at);
+        break;
+      case 2:
+        t = t.slice(0, at);
+        break;
+      case 3: {
+        const n = r.int(1, 5000);
+        t = `{"x": ${'{"a":'.repeat(n)}1${'}'.repeat(n)}, ${t.slice(1)}`;
+        break;
+      }
+      default:
+        t = t.slice(0, at) + t.slice(at + r.int(1, 3));
     }
   }
   return t;
@@ -127,7 +189,9 @@ describe('JSON bodies under fuzzing: depth, size and names bounded before any re
       const t0 = performance.now();
       // The reading is the same in any chunking.
       const cuts = randomCuts(() => r.next(), bytes.length, 64);
-      expect(canonical(readInChunks(bytes, readerLimits(route), cuts)), label).to.equal(canonical(readInChunks(bytes, readerLimits(route))));
+      expect(canonical(readInChunks(bytes, readerLimits(route), cuts)), label).to.equal(
+        canonical(readInChunks(bytes, readerLimits(route))),
+      );
       try {
         accept(route, bytes, cuts);
         seen.accepted++;
@@ -154,8 +218,11 @@ describe('JSON bodies under fuzzing: depth, size and names bounded before any re
       const label = `seed ${SEED + 1} case ${i}`;
       const isObject = m !== null && typeof m === 'object' && !Array.isArray(m);
       const json = JSON.stringify(m);
-      const fits = isObject && Object.keys(m).length <= METADATA_MAX_KEYS && textDepth(json) <= JSON_MAX_DEPTH
-        && Buffer.byteLength(json) <= METADATA_MAX_BYTES;
+      const fits =
+        isObject &&
+        Object.keys(m).length <= METADATA_MAX_KEYS &&
+        textDepth(json) <= JSON_MAX_DEPTH &&
+        Buffer.byteLength(json) <= METADATA_MAX_BYTES;
       try {
         validateMetadata(m);
         expect(fits || m === null, label).to.equal(true);
@@ -176,7 +243,8 @@ describe('JSON bodies under fuzzing: depth, size and names bounded before any re
         const route = r.pick(routes.filter((x) => x.path !== '/v1/simulation/submit'));
         const body = text(r, route.doc(r));
         const reply = await http(suite.server.url, 'POST', route.path, {
-          body, headers: { 'content-type': 'application/json', ...(route.path.startsWith('/gate') ? admin : { 'X-Api-Key': suite.c.apiKey }) },
+          body,
+          headers: { 'content-type': 'application/json', ...(route.path.startsWith('/gate') ? admin : { 'X-Api-Key': suite.c.apiKey }) },
         });
         expect(reply.status, `case ${i} ${route.path}: ${reply.text.slice(0, 200)}`).to.be.below(500);
         if (reply.status >= 400) {

@@ -54,7 +54,14 @@ describe('gate: metering and quotas', () => {
     const u = await usage(t);
     expect(u.cus_used).to.equal(3.4);
     expect(u.breakdown).to.deep.equal({
-      put: 2, get: 0.2, list: 0.6, serve: 0.5, query_topk: 0, search: 0, delete: 0.1, simulation: 0,
+      put: 2,
+      get: 0.2,
+      list: 0.6,
+      serve: 0.5,
+      query_topk: 0,
+      search: 0,
+      delete: 0.1,
+      simulation: 0,
     });
     expect(u.monthly_quota).to.equal(1000);
     expect(u.utilization).to.equal(0.0034);
@@ -63,8 +70,9 @@ describe('gate: metering and quotas', () => {
 
   it('100 concurrent puts against a quota with room for 37 give exactly 37 successes; the rest are 402 and store nothing', async () => {
     const t = await createTenant(server, { rate_limit: { requests: 1000, window_s: 60 }, monthly_quota: 37.15 });
-    const rs = await Promise.all(Array.from({ length: 100 }, (_, i) =>
-      call(t, 'POST', '/v1/put', { key: `k${i}`, data_b64: b64(`value ${i}`) })));
+    const rs = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => call(t, 'POST', '/v1/put', { key: `k${i}`, data_b64: b64(`value ${i}`) })),
+    );
     const ok = rs.filter((r) => r.status === 200);
     const refused = rs.filter((r) => r.status === 402);
     expect(ok.length, rs.map((r) => r.status).join(',')).to.equal(37);

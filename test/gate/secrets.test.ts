@@ -6,8 +6,13 @@ import { http, startServer, type TestServer } from '../helpers/server.js';
 import { createTenant, type CreatedTenant } from '../helpers/tenants.js';
 
 const MALFORMED = [
-  'tts_short-but-secret-7f3a', `tts_${'B'.repeat(43)}xyz`, 'not-a-key-but-secret-91c2', `secret-${'q'.repeat(4000)}`,
-  '{"api_key":"secret-json-5d1e"}', 'tts_secret with spaces 33b', 'svc_almost_the_service_key_8e2f',
+  'tts_short-but-secret-7f3a',
+  `tts_${'B'.repeat(43)}xyz`,
+  'not-a-key-but-secret-91c2',
+  `secret-${'q'.repeat(4000)}`,
+  '{"api_key":"secret-json-5d1e"}',
+  'tts_secret with spaces 33b',
+  'svc_almost_the_service_key_8e2f',
 ];
 
 describe('gate: secrets are never echoed, even malformed ones', function () {
@@ -37,7 +42,10 @@ describe('gate: secrets are never echoed, even malformed ones', function () {
         ['GET', '/gate/admin/tenants', { 'X-Api-Key': key }],
         ['POST', '/gate/onboard/rotate-key', { Authorization: `Bearer ${key}`, 'X-Request-Id': 'secrets-test' }],
       ] as const) {
-        const r = await http(server.url, method, path, { headers, ...(method === 'POST' ? { json: { key: 'x', tenant_id: t.tenant_id } } : {}) });
+        const r = await http(server.url, method, path, {
+          headers,
+          ...(method === 'POST' ? { json: { key: 'x', tenant_id: t.tenant_id } } : {}),
+        });
         expect(r.status, `${method} ${path}`).to.equal(401);
         replies.push(r.text, JSON.stringify([...r.headers]));
       }

@@ -26,7 +26,9 @@ describe('storage quota', () => {
   /** An enterprise tenant with room for plenty of requests and CU, and the given storage quota. */
   const tenantWithQuota = async (storageQuotaBytes?: number): Promise<CreatedTenant> => {
     const r = await create({
-      plan: 'enterprise', rate_limit: { requests: 100_000, window_s: 60 }, monthly_quota: 1e9,
+      plan: 'enterprise',
+      rate_limit: { requests: 100_000, window_s: 60 },
+      monthly_quota: 1e9,
       ...(storageQuotaBytes !== undefined ? { storage_quota_bytes: storageQuotaBytes } : {}),
     });
     expect(r.status, r.text).to.equal(201);
@@ -72,13 +74,21 @@ describe('storage quota', () => {
     }
     const t = await tenantWithQuota(5000);
     expect((await usage(t)).storage_quota_bytes).to.equal(5000);
-    const raised = await admin(server, 'POST', '/gate/onboard/update-tier', { tenant_id: t.tenant_id, plan: 'enterprise', storage_quota_bytes: 7000 });
+    const raised = await admin(server, 'POST', '/gate/onboard/update-tier', {
+      tenant_id: t.tenant_id,
+      plan: 'enterprise',
+      storage_quota_bytes: 7000,
+    });
     expect(raised.status, raised.text).to.equal(200);
     expect(raised.body.storage_quota_bytes).to.equal(7000);
     expect((await usage(t)).storage_quota_bytes).to.equal(7000);
     const toBuilder = await admin(server, 'POST', '/gate/onboard/update-tier', { tenant_id: t.tenant_id, plan: 'builder' });
     expect(toBuilder.body.storage_quota_bytes).to.equal(100 * GiB);
-    const refused = await admin(server, 'POST', '/gate/onboard/update-tier', { tenant_id: t.tenant_id, plan: 'pro', storage_quota_bytes: 1 });
+    const refused = await admin(server, 'POST', '/gate/onboard/update-tier', {
+      tenant_id: t.tenant_id,
+      plan: 'pro',
+      storage_quota_bytes: 1,
+    });
     expect(refused.status).to.equal(400);
     expect(refused.body.field).to.equal('storage_quota_bytes');
     // back to enterprise without the field: the env default (unlimited here)
@@ -120,8 +130,9 @@ describe('storage quota', () => {
 
   it('concurrent puts that together would pass the quota: exactly those that fit succeed', async () => {
     const t = await tenantWithQuota(5000);
-    const rs = await Promise.all(Array.from({ length: 12 }, (_, i) =>
-      call(t, 'POST', '/v1/put', { key: `c${i}`, data_b64: blob(1000, i) })));
+    const rs = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => call(t, 'POST', '/v1/put', { key: `c${i}`, data_b64: blob(1000, i) })),
+    );
     const statuses = rs.map((r) => r.status);
     expect(statuses.filter((s) => s === 200).length, statuses.join(',')).to.equal(5);
     expect(statuses.filter((s) => s === 402).length, statuses.join(',')).to.equal(7);
@@ -196,7 +207,9 @@ describe('storage quota: the enterprise default from SVC_GATE_ENTERPRISE_STORAGE
     const ent = await admin(server, 'POST', '/gate/onboard/create', { tenant_id: randomTenantId(), plan: 'enterprise' });
     expect(ent.body.storage_quota_bytes).to.equal(1500);
     const t = ent.body as CreatedTenant;
-    expect((await http(server.url, 'POST', '/v1/put', { json: { key: 'a', data_b64: blob(1000) }, headers: tenantHeaders(t) })).status).to.equal(200);
+    expect(
+      (await http(server.url, 'POST', '/v1/put', { json: { key: 'a', data_b64: blob(1000) }, headers: tenantHeaders(t) })).status,
+    ).to.equal(200);
     const over = await http(server.url, 'POST', '/v1/put', { json: { key: 'b', data_b64: blob(1000) }, headers: tenantHeaders(t) });
     expect(over.status).to.equal(402);
     expect(over.body.code).to.equal('storage_quota_exceeded');

@@ -9,7 +9,11 @@ import { sizeText } from '../../src/limits/input.js';
 export type Outcome = { value: Record<string, unknown> } | { status: number; message: string };
 
 /** The object the reader makes of `bytes` given in chunks of the given sizes (the rest as one last chunk); throws its problem. */
-export function readJson(bytes: Buffer, limits: Omit<JsonReaderLimits, 'maxBodyBytes'>, sizes: readonly number[] = []): Record<string, unknown> {
+export function readJson(
+  bytes: Buffer,
+  limits: Omit<JsonReaderLimits, 'maxBodyBytes'>,
+  sizes: readonly number[] = [],
+): Record<string, unknown> {
   const reader = new JsonReader({ ...limits, maxBodyBytes: bytes.length });
   let at = 0;
   for (const n of sizes) {
@@ -100,7 +104,8 @@ function decodeAt(value: unknown, paths: DataPaths | true): unknown {
   }
   const obj = value as Record<string, unknown>;
   for (const [name, sub] of Object.entries(paths)) {
-    if (name !== '*' && Object.hasOwn(obj, name)) Object.defineProperty(obj, name, { value: decodeAt(obj[name], sub), enumerable: true, writable: true, configurable: true });
+    if (name !== '*' && Object.hasOwn(obj, name))
+      Object.defineProperty(obj, name, { value: decodeAt(obj[name], sub), enumerable: true, writable: true, configurable: true });
   }
   return obj;
 }
@@ -123,7 +128,8 @@ export function referenceRead(bytes: Buffer, limits: Omit<JsonReaderLimits, 'max
   } catch {
     return { status: 400, message: 'malformed JSON body' };
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { status: 400, message: 'the request body must be a JSON object' };
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return { status: 400, message: 'the request body must be a JSON object' };
   return { value: (limits.data ? decodeAt(value, limits.data) : value) as Record<string, unknown> };
 }
 

@@ -111,7 +111,9 @@ export function rawRequest(base: string, req: RawRequest): Promise<RawReply> {
       send(body);
       if (req.busyAfterSendMs) {
         const until = performance.now() + req.busyAfterSendMs;
-        while (performance.now() < until) { /* busy */ }
+        while (performance.now() < until) {
+          /* busy */
+        }
       }
       const trickle = req.trickle;
       if (trickle) {

@@ -12,9 +12,17 @@ const MAIN = path.join(ROOT, 'dist', 'src', 'main.js');
 const run = promisify(execFile);
 
 const CONTRACT_SECTION_7 = [
-  'SVC_GATE_HOST', 'SVC_GATE_PORT', 'SVC_GATE_DATA_DIR', 'SVC_GATE_ENGINE_SERVICE_KEY', 'SVC_GATE_DEFAULT_RATE_LIMIT_REQUESTS',
-  'SVC_GATE_DEFAULT_RATE_LIMIT_WINDOW_S', 'SVC_GATE_ENTERPRISE_MONTHLY_QUOTA', 'SVC_GATE_MAX_PAYLOAD_BYTES',
-  'SVC_GATE_COMPRESSION_THRESHOLD_BYTES', 'SVC_GATE_RETENTION_DAYS', 'SVC_GATE_SIM_CONCURRENCY',
+  'SVC_GATE_HOST',
+  'SVC_GATE_PORT',
+  'SVC_GATE_DATA_DIR',
+  'SVC_GATE_ENGINE_SERVICE_KEY',
+  'SVC_GATE_DEFAULT_RATE_LIMIT_REQUESTS',
+  'SVC_GATE_DEFAULT_RATE_LIMIT_WINDOW_S',
+  'SVC_GATE_ENTERPRISE_MONTHLY_QUOTA',
+  'SVC_GATE_MAX_PAYLOAD_BYTES',
+  'SVC_GATE_COMPRESSION_THRESHOLD_BYTES',
+  'SVC_GATE_RETENTION_DAYS',
+  'SVC_GATE_SIM_CONCURRENCY',
 ];
 const ADDED = ['SVC_GATE_CORE_CACHE_BYTES', 'SVC_GATE_LOG_LEVEL', 'SVC_GATE_SHUTDOWN_GRACE_S', 'SVC_GATE_ENGINE_THREADS'];
 
@@ -37,21 +45,39 @@ describe('operations: configuration', () => {
   it('fills the documented defaults', () => {
     const c = loadConfig({});
     expect(c).to.include({
-      host: '127.0.0.1', port: 8080, defaultRateLimitRequests: 100, defaultRateLimitWindowS: 60,
-      enterpriseMonthlyQuota: 10_000_000, maxPayloadBytes: 268_435_456, compressionThresholdBytes: 4096,
-      retentionDays: 30, simConcurrency: 1, logLevel: 'info', shutdownGraceS: 10, engineThreads: 0,
+      host: '127.0.0.1',
+      port: 8080,
+      defaultRateLimitRequests: 100,
+      defaultRateLimitWindowS: 60,
+      enterpriseMonthlyQuota: 10_000_000,
+      maxPayloadBytes: 268_435_456,
+      compressionThresholdBytes: 4096,
+      retentionDays: 30,
+      simConcurrency: 1,
+      logLevel: 'info',
+      shutdownGraceS: 10,
+      engineThreads: 0,
     });
     expect(c.dataDir).to.equal(path.resolve('./data'));
     expect(c.serviceKey).to.equal(undefined);
   });
 
   const bad: Array<[string, string]> = [
-    ['SVC_GATE_PORT', '70000'], ['SVC_GATE_PORT', '80x'], ['SVC_GATE_HOST', 'not a host'],
-    ['SVC_GATE_ENGINE_SERVICE_KEY', 'short'], ['SVC_GATE_DEFAULT_RATE_LIMIT_REQUESTS', '0'],
-    ['SVC_GATE_DEFAULT_RATE_LIMIT_WINDOW_S', '1.5'], ['SVC_GATE_ENTERPRISE_MONTHLY_QUOTA', '-1'],
-    ['SVC_GATE_MAX_PAYLOAD_BYTES', '0'], ['SVC_GATE_COMPRESSION_THRESHOLD_BYTES', 'big'], ['SVC_GATE_RETENTION_DAYS', '-3'],
-    ['SVC_GATE_SIM_CONCURRENCY', '0'], ['SVC_GATE_CORE_CACHE_BYTES', '1e9'], ['SVC_GATE_LOG_LEVEL', 'loud'],
-    ['SVC_GATE_SHUTDOWN_GRACE_S', '-1'], ['SVC_GATE_ENGINE_THREADS', 'all'],
+    ['SVC_GATE_PORT', '70000'],
+    ['SVC_GATE_PORT', '80x'],
+    ['SVC_GATE_HOST', 'not a host'],
+    ['SVC_GATE_ENGINE_SERVICE_KEY', 'short'],
+    ['SVC_GATE_DEFAULT_RATE_LIMIT_REQUESTS', '0'],
+    ['SVC_GATE_DEFAULT_RATE_LIMIT_WINDOW_S', '1.5'],
+    ['SVC_GATE_ENTERPRISE_MONTHLY_QUOTA', '-1'],
+    ['SVC_GATE_MAX_PAYLOAD_BYTES', '0'],
+    ['SVC_GATE_COMPRESSION_THRESHOLD_BYTES', 'big'],
+    ['SVC_GATE_RETENTION_DAYS', '-3'],
+    ['SVC_GATE_SIM_CONCURRENCY', '0'],
+    ['SVC_GATE_CORE_CACHE_BYTES', '1e9'],
+    ['SVC_GATE_LOG_LEVEL', 'loud'],
+    ['SVC_GATE_SHUTDOWN_GRACE_S', '-1'],
+    ['SVC_GATE_ENGINE_THREADS', 'all'],
   ];
   for (const [name, value] of bad) {
     it(`refuses ${name}=${value} with a message naming the variable`, () => {
@@ -61,7 +87,8 @@ describe('operations: configuration', () => {
 
   it('stops start-up with exit code 2 and the variable named on stderr', async () => {
     const child = spawn(process.execPath, [MAIN], {
-      env: { ...process.env, SVC_GATE_SHUTDOWN_GRACE_S: 'soon', SVC_GATE_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, SVC_GATE_SHUTDOWN_GRACE_S: 'soon', SVC_GATE_PORT: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));

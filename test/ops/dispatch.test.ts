@@ -14,12 +14,24 @@ function routerUnderTest(): Router {
     await next();
     ctx.set('X-After', String(ctx.status));
   };
-  router.get('get', '/v1/get/:namespace/:key', gate, async (ctx) => { ctx.body = seen(ctx); });
-  router.post('put', '/v1/put', gate, async (ctx) => { ctx.body = seen(ctx); });
-  router.delete('del', '/v1/delete/:namespace/:key', async (ctx) => { ctx.body = seen(ctx); });
-  router.get('list', '/v1/list/:namespace', async (ctx) => { ctx.body = seen(ctx); });
-  router.get('health', '/gate/health', async (ctx) => { ctx.body = seen(ctx); });
-  router.get('fails', '/boom', async () => { throw new Error('boom'); });
+  router.get('get', '/v1/get/:namespace/:key', gate, async (ctx) => {
+    ctx.body = seen(ctx);
+  });
+  router.post('put', '/v1/put', gate, async (ctx) => {
+    ctx.body = seen(ctx);
+  });
+  router.delete('del', '/v1/delete/:namespace/:key', async (ctx) => {
+    ctx.body = seen(ctx);
+  });
+  router.get('list', '/v1/list/:namespace', async (ctx) => {
+    ctx.body = seen(ctx);
+  });
+  router.get('health', '/gate/health', async (ctx) => {
+    ctx.body = seen(ctx);
+  });
+  router.get('fails', '/boom', async () => {
+    throw new Error('boom');
+  });
   return router;
 }
 
@@ -57,11 +69,28 @@ function request(url: string, method: string, path: string): Promise<{ status: n
 
 describe('route dispatch', () => {
   const cases: Array<[string, string]> = [
-    ['GET', '/v1/get/default/a%2Fb'], ['GET', '/v1/get/ns/%E2%82%AC'], ['GET', '/v1/get/ns/%ZZ'], ['HEAD', '/v1/get/ns/k'],
-    ['GET', '/v1/get/ns/k/'], ['GET', '/v1/get/ns'], ['GET', '/v1/get/ns/k/extra'], ['POST', '/v1/get/ns/k'],
-    ['OPTIONS', '/v1/get/ns/k'], ['PROPFIND', '/v1/get/ns/k'], ['POST', '/v1/put'], ['GET', '/v1/put'], ['PUT', '/v1/put'],
-    ['DELETE', '/v1/delete/ns/k'], ['GET', '/v1/list/ns?prefix=a'], ['GET', '/gate/health'], ['DELETE', '/gate/health'],
-    ['GET', '/nope'], ['OPTIONS', '/nope'], ['GET', '/boom'], ['GET', '/V1/PUT'], ['GET', '//gate/health'],
+    ['GET', '/v1/get/default/a%2Fb'],
+    ['GET', '/v1/get/ns/%E2%82%AC'],
+    ['GET', '/v1/get/ns/%ZZ'],
+    ['HEAD', '/v1/get/ns/k'],
+    ['GET', '/v1/get/ns/k/'],
+    ['GET', '/v1/get/ns'],
+    ['GET', '/v1/get/ns/k/extra'],
+    ['POST', '/v1/get/ns/k'],
+    ['OPTIONS', '/v1/get/ns/k'],
+    ['PROPFIND', '/v1/get/ns/k'],
+    ['POST', '/v1/put'],
+    ['GET', '/v1/put'],
+    ['PUT', '/v1/put'],
+    ['DELETE', '/v1/delete/ns/k'],
+    ['GET', '/v1/list/ns?prefix=a'],
+    ['GET', '/gate/health'],
+    ['DELETE', '/gate/health'],
+    ['GET', '/nope'],
+    ['OPTIONS', '/nope'],
+    ['GET', '/boom'],
+    ['GET', '/V1/PUT'],
+    ['GET', '//gate/health'],
   ];
 
   it('answers every request as router.routes() does: status, body, Allow, headers set by the chain', async () => {

@@ -25,7 +25,7 @@ async function filesUnder(dir: string): Promise<string[]> {
   const out: string[] = [];
   for (const e of await readdir(dir, { withFileTypes: true })) {
     const p = path.join(dir, e.name);
-    if (e.isDirectory()) out.push(...await filesUnder(p));
+    if (e.isDirectory()) out.push(...(await filesUnder(p)));
     else out.push(p);
   }
   return out;
@@ -48,13 +48,17 @@ describe('files: the data directory and what the server writes in it are private
     try {
       const serviceKey = (await readFile(path.join(dataDir, 'service.key'), 'utf8')).trim();
       const t = await createTenant({ url: server.url, serviceKey });
-      const put = await http(server.url, 'POST', '/v1/put', { json: { key: 'k', data_b64: Buffer.alloc(10_000, 7).toString('base64') }, headers: tenantHeaders(t) });
+      const put = await http(server.url, 'POST', '/v1/put', {
+        json: { key: 'k', data_b64: Buffer.alloc(10_000, 7).toString('base64') },
+        headers: tenantHeaders(t),
+      });
       expect(put.status, put.text).to.equal(200);
       expect(await modeOf(dataDir)).to.equal(0o700);
       expect(await modeOf(path.join(dataDir, 'blobs'))).to.equal(0o700);
       expect(await modeOf(path.join(dataDir, 'blobs', '00'))).to.equal(0o700);
       const files = await filesUnder(dataDir);
-      for (const name of ['ttstore.db', 'ttstore.db-wal', 'ttstore.db-shm', 'service.key']) expect(files).to.include(path.join(dataDir, name));
+      for (const name of ['ttstore.db', 'ttstore.db-wal', 'ttstore.db-shm', 'service.key'])
+        expect(files).to.include(path.join(dataDir, name));
       expect(files.filter((f) => f.endsWith('.blob'))).to.have.length(1);
       for (const f of files) expect((await modeOf(f)).toString(8), f).to.equal('600');
     } finally {
@@ -68,7 +72,8 @@ describe('files: the data directory and what the server writes in it are private
     const server = await startOpen(dataDir);
     try {
       expect((await modeOf(dataDir)).toString(8)).to.equal('755');
-      for (const name of ['ttstore.db', 'ttstore.db-wal', 'ttstore.db-shm']) expect((await modeOf(path.join(dataDir, name))).toString(8), name).to.equal('600');
+      for (const name of ['ttstore.db', 'ttstore.db-wal', 'ttstore.db-shm'])
+        expect((await modeOf(path.join(dataDir, name))).toString(8), name).to.equal('600');
     } finally {
       await server.stop();
     }

@@ -10,7 +10,13 @@ describe('metric series', () => {
   it('a HistogramFamily prints the text of a prom-client Histogram fed the same values', async () => {
     const theirs = new Registry();
     const ours = new Registry();
-    const h = new Histogram({ name: 'x_seconds', help: 'help "text"\\', labelNames: ['method', 'route'] as const, buckets: BUCKETS, registers: [theirs] });
+    const h = new Histogram({
+      name: 'x_seconds',
+      help: 'help "text"\\',
+      labelNames: ['method', 'route'] as const,
+      buckets: BUCKETS,
+      registers: [theirs],
+    });
     const f = new HistogramFamily('x_seconds', 'help "text"\\', ['method', 'route'] as const, BUCKETS, ours);
     const a = f.labels({ method: 'GET', route: '/v1/get/:namespace/:key' });
     const b = f.labels({ method: 'POST', route: '/v1/"put"' });
@@ -24,7 +30,7 @@ describe('metric series', () => {
     // (prom-client's JSON also carries an empty `exemplar` per value; exemplars are not used here)
     const noExemplars = (metrics: Array<{ values: Array<Record<string, unknown>> }>) =>
       metrics.map((m) => ({ ...m, values: m.values.map(({ exemplar: _, ...v }) => v) }));
-    expect(noExemplars(await ours.getMetricsAsJSON() as never)).to.deep.equal(noExemplars(await theirs.getMetricsAsJSON() as never));
+    expect(noExemplars((await ours.getMetricsAsJSON()) as never)).to.deep.equal(noExemplars((await theirs.getMetricsAsJSON()) as never));
     theirs.resetMetrics();
     ours.resetMetrics();
     h.zero({ method: 'GET', route: '/v1/get/:namespace/:key' });
@@ -34,7 +40,15 @@ describe('metric series', () => {
 
   it('a counter series hands every increment to its counter when the registry is read', async () => {
     const registry = new Registry();
-    const c = new Counter({ name: 'y_total', help: 'h', labelNames: ['outcome'] as const, registers: [registry], collect() { this.inc({ outcome: 'collected' }, 1); } });
+    const c = new Counter({
+      name: 'y_total',
+      help: 'h',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+      collect() {
+        this.inc({ outcome: 'collected' }, 1);
+      },
+    });
     const admitted = counterSeries(c, { outcome: 'admitted' });
     const charged = counterSeries(c, { outcome: 'charged' });
     for (let i = 0; i < 5; i++) admitted.inc();

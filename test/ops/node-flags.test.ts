@@ -40,7 +40,7 @@ describe('operations: the service process starts with its V8 flags', function ()
       await Promise.all(servers.map((s) => s.destroy()));
     });
 
-    it('is quiet about flags when the process has them (the tests\' server passes them)', async () => {
+    it("is quiet about flags when the process has them (the tests' server passes them)", async () => {
       const s = await startServer();
       servers.push(s);
       expect(s.logs.join('\n')).to.not.include(WARNING);

@@ -31,7 +31,10 @@ describe('operations: npm start', function () {
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'ttstore-npm-start-'));
     const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-    await writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: 'ttstore-start-check', private: true, scripts: { start: pkg.scripts.start } }));
+    await writeFile(
+      path.join(dir, 'package.json'),
+      JSON.stringify({ name: 'ttstore-start-check', private: true, scripts: { start: pkg.scripts.start } }),
+    );
     await mkdir(path.join(dir, 'scripts'));
     await writeFile(path.join(dir, 'scripts', 'setup.sh'), 'exit 0\n');
     for (const name of ['dist', 'node_modules', 'build']) await symlink(path.join(ROOT, name), path.join(dir, name));
@@ -49,8 +52,12 @@ describe('operations: npm start', function () {
 
   it('a SIGTERM to npm stops the server: its port closes and npm exits', async () => {
     const env = {
-      ...process.env, SVC_GATE_HOST: '127.0.0.1', SVC_GATE_PORT: '0', SVC_GATE_DATA_DIR: path.join(dir, 'data'),
-      SVC_GATE_ENGINE_SERVICE_KEY: 'svc_npm_start_test_key_0123456789', SVC_GATE_LOG_LEVEL: 'info',
+      ...process.env,
+      SVC_GATE_HOST: '127.0.0.1',
+      SVC_GATE_PORT: '0',
+      SVC_GATE_DATA_DIR: path.join(dir, 'data'),
+      SVC_GATE_ENGINE_SERVICE_KEY: 'svc_npm_start_test_key_0123456789',
+      SVC_GATE_LOG_LEVEL: 'info',
     };
     const npm = spawn('npm', ['start', '--silent'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     group = npm.pid;

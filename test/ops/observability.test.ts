@@ -46,19 +46,35 @@ describe('operations: logs and metrics', function () {
     expect(put.status).to.equal(200);
     expect(put.body.compressed).to.equal(true);
     const put2 = await http(server.url, 'POST', '/v1/put', {
-      json: { key: 'smooth-2', data_b64: b64(npyOf('float64', [N, N], Float64Array.from(field, (x) => 2 * x))) },
+      json: {
+        key: 'smooth-2',
+        data_b64: b64(
+          npyOf(
+            'float64',
+            [N, N],
+            Float64Array.from(field, (x) => 2 * x),
+          ),
+        ),
+      },
       headers: { Authorization: `Bearer ${a.api_key}` },
     });
     expect(put2.status).to.equal(200);
     const sim = await http(server.url, 'POST', '/v1/query/similarity', {
-      json: { key_a: 'smooth', key_b: 'smooth-2' }, headers: { 'X-Api-Key': a.api_key },
+      json: { key_a: 'smooth', key_b: 'smooth-2' },
+      headers: { 'X-Api-Key': a.api_key },
     });
     expect(sim.status).to.equal(200);
-    expect((await http(server.url, 'GET', '/v1/get/default/smooth', { headers: { Authorization: `Bearer ${b.api_key}` } })).status).to.equal(404);
+    expect(
+      (await http(server.url, 'GET', '/v1/get/default/smooth', { headers: { Authorization: `Bearer ${b.api_key}` } })).status,
+    ).to.equal(404);
     expect((await http(server.url, 'GET', '/v1/list/default', { headers: { 'X-Api-Key': rotatedAway } })).status).to.equal(401);
     expect((await http(server.url, 'GET', '/v1/list/default', { headers: { 'X-Api-Key': WRONG_KEY } })).status).to.equal(401);
-    expect((await http(server.url, 'GET', '/gate/admin/tenants', { headers: { Authorization: `Bearer ${b.api_key}` } })).status).to.equal(403);
-    expect((await http(server.url, 'GET', '/gate/admin/tenants', { headers: { Authorization: `Bearer ${WRONG_KEY}` } })).status).to.equal(401);
+    expect((await http(server.url, 'GET', '/gate/admin/tenants', { headers: { Authorization: `Bearer ${b.api_key}` } })).status).to.equal(
+      403,
+    );
+    expect((await http(server.url, 'GET', '/gate/admin/tenants', { headers: { Authorization: `Bearer ${WRONG_KEY}` } })).status).to.equal(
+      401,
+    );
     // The starter plan admits 10 requests a minute: the 11th is a 429.
     const statuses: number[] = [];
     for (let i = 0; i < 11; i++) {
@@ -109,12 +125,26 @@ describe('operations: logs and metrics', function () {
     const r = await http(server.url, 'GET', '/gate/metrics', { headers: { Authorization: `Bearer ${server.serviceKey}` } });
     const text = r.text;
     for (const family of [
-      'ttstore_http_requests_total', 'ttstore_http_request_duration_seconds', 'ttstore_gate_requests_total',
-      'ttstore_gate_denied_total', 'ttstore_gate_cu_charged_total', 'ttstore_gate_tenants',
-      'ttstore_engine_duration_seconds', 'ttstore_engine_bytes_total', 'ttstore_engine_compression_ratio',
-      'ttstore_core_cache_bytes', 'ttstore_core_cache_hit_ratio', 'ttstore_core_cache_hits_total', 'ttstore_core_cache_misses_total',
-      'ttstore_jobs_queued', 'ttstore_jobs_running', 'ttstore_sqlite_bytes', 'ttstore_blob_store_bytes',
-      'process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds',
+      'ttstore_http_requests_total',
+      'ttstore_http_request_duration_seconds',
+      'ttstore_gate_requests_total',
+      'ttstore_gate_denied_total',
+      'ttstore_gate_cu_charged_total',
+      'ttstore_gate_tenants',
+      'ttstore_engine_duration_seconds',
+      'ttstore_engine_bytes_total',
+      'ttstore_engine_compression_ratio',
+      'ttstore_core_cache_bytes',
+      'ttstore_core_cache_hit_ratio',
+      'ttstore_core_cache_hits_total',
+      'ttstore_core_cache_misses_total',
+      'ttstore_jobs_queued',
+      'ttstore_jobs_running',
+      'ttstore_sqlite_bytes',
+      'ttstore_blob_store_bytes',
+      'process_cpu_seconds_total',
+      'process_resident_memory_bytes',
+      'nodejs_eventloop_lag_seconds',
     ]) {
       expect(text, family).to.match(new RegExp(`^# TYPE ${family} `, 'm'));
     }

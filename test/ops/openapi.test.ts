@@ -26,7 +26,11 @@ describe('operations: the API reference', function () {
 
   before(async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'ttstore-openapi-'));
-    const config = loadConfig({ SVC_GATE_PORT: '0', SVC_GATE_DATA_DIR: dataDir, SVC_GATE_ENGINE_SERVICE_KEY: 'svc_openapi_test_key_0123456789' });
+    const config = loadConfig({
+      SVC_GATE_PORT: '0',
+      SVC_GATE_DATA_DIR: dataDir,
+      SVC_GATE_ENGINE_SERVICE_KEY: 'svc_openapi_test_key_0123456789',
+    });
     server = await startInProcess(config, createLogger('silent'));
   });
   after(async () => {
@@ -59,7 +63,12 @@ describe('operations: the API reference', function () {
   it('describes each request body with the schema that validates it', () => {
     const submit = doc.paths['/v1/simulation/submit']!.post.requestBody.content['application/json'].schema;
     expect(submit.required).to.deep.equal(['solver', 'params']);
-    expect(submit.oneOf.map((v: { title: string }) => v.title)).to.deep.equal(['poisson_2d', 'navier_stokes_2d', 'euler_2d', 'helmholtz_3d']);
+    expect(submit.oneOf.map((v: { title: string }) => v.title)).to.deep.equal([
+      'poisson_2d',
+      'navier_stokes_2d',
+      'euler_2d',
+      'helmholtz_3d',
+    ]);
     const ns = submit.oneOf[1].properties.params;
     expect(ns.required).to.deep.equal(['n_bits', 'reynolds', 'steps', 'dt']);
     expect(ns.properties.n_bits).to.include({ type: 'integer', minimum: 9, maximum: 12 });
@@ -81,20 +90,36 @@ describe('operations: the API reference', function () {
     const undocumented = (body: unknown, schema: any, at = ''): string[] => {
       if (Array.isArray(body)) return schema?.items ? body.flatMap((v, i) => undocumented(v, schema.items, `${at}[${i}]`)) : [];
       if (body === null || typeof body !== 'object' || !schema?.properties) return [];
-      return Object.entries(body).flatMap(([k, v]) => (k in schema.properties
-        ? undocumented(v, schema.properties[k], `${at}.${k}`) : [`${at}.${k}`]));
+      return Object.entries(body).flatMap(([k, v]) =>
+        k in schema.properties ? undocumented(v, schema.properties[k], `${at}.${k}`) : [`${at}.${k}`],
+      );
     };
     const answer = (p: string, method: string, status: number) =>
       doc.paths[p]![method].responses[String(status)].content['application/json'].schema;
     const svc = { Authorization: 'Bearer svc_openapi_test_key_0123456789' };
-    const created = await http(server.url, 'POST', '/gate/onboard/create', { json: { tenant_id: 'docs-check', email: 'a@b.c' }, headers: svc });
+    const created = await http(server.url, 'POST', '/gate/onboard/create', {
+      json: { tenant_id: 'docs-check', email: 'a@b.c' },
+      headers: svc,
+    });
     const key = { 'X-Api-Key': created.body.api_key };
     const values = new Float64Array(4096).map((_, i) => Math.sin(i / 100));
     const header = Buffer.from("{'descr': '<f8', 'fortran_order': False, 'shape': (4096,), }".padEnd(117) + '\n');
-    const npy = Buffer.concat([Buffer.from([0x93]), Buffer.from('NUMPY'), Buffer.from([1, 0, header.length, 0]), header, Buffer.from(values.buffer)]);
+    const npy = Buffer.concat([
+      Buffer.from([0x93]),
+      Buffer.from('NUMPY'),
+      Buffer.from([1, 0, header.length, 0]),
+      header,
+      Buffer.from(values.buffer),
+    ]);
     const calls: Array<[string, string, string, number, { json?: unknown; headers: Record<string, string> }]> = [
       ['POST', '/gate/onboard/create', '/gate/onboard/create', 201, { json: { tenant_id: 'docs-check-2' }, headers: svc }],
-      ['POST', '/v1/put', '/v1/put', 200, { json: { key: 'wave', data_b64: npy.toString('base64'), metadata: { kind: 'wave' } }, headers: key }],
+      [
+        'POST',
+        '/v1/put',
+        '/v1/put',
+        200,
+        { json: { key: 'wave', data_b64: npy.toString('base64'), metadata: { kind: 'wave' } }, headers: key },
+      ],
       ['GET', '/v1/get/default/wave', '/v1/get/{namespace}/{key}', 200, { headers: key }],
       ['POST', '/v1/serve', '/v1/serve', 200, { json: { key: 'wave' }, headers: key }],
       ['GET', '/v1/list/default', '/v1/list/{namespace}', 200, { headers: key }],

@@ -37,7 +37,13 @@ describe('operations: the service keeps freed memory for the next request', func
       }
       throw new Error(`accepted ${trim}, ${mmap}`);
     };
-    for (const [trim, mmap] of [[-1, 0], [0, (32 << 20) + 1], [2 ** 31, 0], [1.5, 0], [Number.NaN, 0]] as const) {
+    for (const [trim, mmap] of [
+      [-1, 0],
+      [0, (32 << 20) + 1],
+      [2 ** 31, 0],
+      [1.5, 0],
+      [Number.NaN, 0],
+    ] as const) {
       const err = refused(trim, mmap);
       expect(err.name, `${trim}, ${mmap}`).to.be.oneOf(['RangeError', 'TypeError']);
       expect(err.code).to.equal(ENGINE_INVALID);

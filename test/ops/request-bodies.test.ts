@@ -34,7 +34,11 @@ describe('request bodies: limits per route, encodings, header size', function ()
 
   it('every route with a JSON body takes one of the two limits: 1 MiB, or the largest payload in base64 plus 1 MiB', () => {
     const payload = ['put', 'put_cores', 'put_cores_batch', 'topk_vector'];
-    expect(WITH_BODY.filter((ep) => ep.body!.limit === 'payload').map((ep) => ep.id).sort()).to.deep.equal([...payload].sort());
+    expect(
+      WITH_BODY.filter((ep) => ep.body!.limit === 'payload')
+        .map((ep) => ep.id)
+        .sort(),
+    ).to.deep.equal([...payload].sort());
     expect(WITH_BODY.filter((ep) => ep.body!.limit === 'small').length).to.be.at.least(10);
     expect(jsonBodyBytes('small', MAX_PAYLOAD)).to.equal(1 << 20);
     // 256 MiB and a 64 KiB .npy header in base64, plus 1 MiB
@@ -45,8 +49,12 @@ describe('request bodies: limits per route, encodings, header size', function ()
     for (const ep of WITH_BODY) {
       const limit = jsonBodyBytes(ep.body!.limit, MAX_PAYLOAD);
       const r = await rawRequest(server.url, {
-        method: ep.method.toUpperCase(), path: pathOf(ep), headers: { ...authFor(ep), 'Content-Type': 'application/json' },
-        body: Buffer.from('{"a": "'), declaredLength: limit + 1, closeWaitMs: 500,
+        method: ep.method.toUpperCase(),
+        path: pathOf(ep),
+        headers: { ...authFor(ep), 'Content-Type': 'application/json' },
+        body: Buffer.from('{"a": "'),
+        declaredLength: limit + 1,
+        closeWaitMs: 500,
       });
       expect(r.status, `${ep.id}: ${r.text}`).to.equal(413);
       expect(r.body.code).to.equal('payload_too_large');
@@ -62,7 +70,10 @@ describe('request bodies: limits per route, encodings, header size', function ()
     expect(body.length).to.equal(JSON_BODY_BYTES);
     const r = await http(server.url, 'POST', '/v1/serve', { body, headers: { ...tenantHeaders(t), 'content-type': 'application/json' } });
     expect(r.status, r.text).to.equal(404);
-    const over = await http(server.url, 'POST', '/v1/serve', { body: Buffer.concat([body, Buffer.from(' ')]), headers: { ...tenantHeaders(t), 'content-type': 'application/json' } });
+    const over = await http(server.url, 'POST', '/v1/serve', {
+      body: Buffer.concat([body, Buffer.from(' ')]),
+      headers: { ...tenantHeaders(t), 'content-type': 'application/json' },
+    });
     expect(over.status).to.equal(413);
   });
 
@@ -71,7 +82,9 @@ describe('request bodies: limits per route, encodings, header size', function ()
     for (const ep of ENDPOINTS) {
       for (const encoding of ['gzip', 'deflate', 'br', 'x-anything']) {
         const r = await rawRequest(server.url, {
-          method: ep.method.toUpperCase(), path: pathOf(ep), body: gz,
+          method: ep.method.toUpperCase(),
+          path: pathOf(ep),
+          body: gz,
           headers: { ...authFor(ep), 'Content-Type': 'application/json', 'Content-Encoding': encoding },
         });
         expect(r.status, `${ep.id} ${encoding}: ${r.text}`).to.equal(415);
@@ -79,11 +92,16 @@ describe('request bodies: limits per route, encodings, header size', function ()
       }
     }
     const anon = await rawRequest(server.url, {
-      method: 'POST', path: '/v1/serve', body: gz, headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+      method: 'POST',
+      path: '/v1/serve',
+      body: gz,
+      headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
     });
     expect(anon.status, 'authentication comes first').to.equal(401);
     const identity = await rawRequest(server.url, {
-      method: 'POST', path: '/v1/serve', body: Buffer.from('{"key": "absent"}'),
+      method: 'POST',
+      path: '/v1/serve',
+      body: Buffer.from('{"key": "absent"}'),
       headers: { ...tenantHeaders(t), 'Content-Type': 'application/json', 'Content-Encoding': 'identity' },
     });
     expect(identity.status).to.equal(404);
@@ -91,8 +109,12 @@ describe('request bodies: limits per route, encodings, header size', function ()
 
   it('a chunked body is refused as soon as it passes its limit, and the connection closes', async () => {
     const r = await rawRequest(server.url, {
-      method: 'POST', path: '/v1/query/search', headers: { ...tenantHeaders(t), 'Content-Type': 'application/json' },
-      body: Buffer.from('{"filters": {}, "pad": "'), chunked: true, trickle: { bytes: 32 << 10, everyMs: 1 },
+      method: 'POST',
+      path: '/v1/query/search',
+      headers: { ...tenantHeaders(t), 'Content-Type': 'application/json' },
+      body: Buffer.from('{"filters": {}, "pad": "'),
+      chunked: true,
+      trickle: { bytes: 32 << 10, everyMs: 1 },
     });
     expect(r.status, r.text).to.equal(413);
     expect(r.sentBytes).to.be.below(4 * JSON_BODY_BYTES);
@@ -117,8 +139,13 @@ describe('request bodies: limits per route, encodings, header size', function ()
     // close): closed with those bytes unread, the connection would be reset under the writing client.
     for (let i = 0; i < 8; i++) {
       const r = await rawRequest(server.url, {
-        method: 'POST', path: '/v1/serve', headers: { ...tenantHeaders(t), 'Content-Type': 'application/json' },
-        body: Buffer.alloc(1 << 20, 0x20), declaredLength: 1 << 30, trickle: { bytes: 64 << 10, everyMs: 1 }, busyAfterSendMs: 200,
+        method: 'POST',
+        path: '/v1/serve',
+        headers: { ...tenantHeaders(t), 'Content-Type': 'application/json' },
+        body: Buffer.alloc(1 << 20, 0x20),
+        declaredLength: 1 << 30,
+        trickle: { bytes: 64 << 10, everyMs: 1 },
+        busyAfterSendMs: 200,
       });
       expect(r.status, r.text).to.equal(413);
       expect(r.body.code).to.equal('payload_too_large');
@@ -128,14 +155,18 @@ describe('request bodies: limits per route, encodings, header size', function ()
 
   it('header lines over 16 KiB together are a 431 problem, and the connection closes', async () => {
     const r = await rawRequest(server.url, {
-      method: 'GET', path: '/v1/list/default', headers: { ...tenantHeaders(t), 'X-Padding': 'p'.repeat(MAX_HEADER_BYTES) },
+      method: 'GET',
+      path: '/v1/list/default',
+      headers: { ...tenantHeaders(t), 'X-Padding': 'p'.repeat(MAX_HEADER_BYTES) },
     });
     expect(r.status).to.equal(431);
     expect(r.headers['content-type']).to.equal('application/problem+json');
     expect(r.body).to.include({ status: 431, code: 'request_header_fields_too_large', type: '/problems/request_header_fields_too_large' });
     expect(await r.closed).to.equal(true);
     const under = await rawRequest(server.url, {
-      method: 'GET', path: '/v1/list/default', headers: { ...tenantHeaders(t), 'X-Padding': 'p'.repeat(MAX_HEADER_BYTES - 1024) },
+      method: 'GET',
+      path: '/v1/list/default',
+      headers: { ...tenantHeaders(t), 'X-Padding': 'p'.repeat(MAX_HEADER_BYTES - 1024) },
     });
     expect(under.status).to.equal(200);
     const malformed = await rawRequest(server.url, { method: 'GET', path: '/v1/list/default', headers: { 'Bad Header': 'x' } });

@@ -10,19 +10,40 @@ import { createLogger, formatRequestLine, type RequestRecord } from '../../src/r
 
 function pinoLine(r: RequestRecord): string {
   let out = '';
-  const sink = new Writable({ write(chunk, _enc, cb) { out += String(chunk); cb(); } });
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      out += String(chunk);
+      cb();
+    },
+  });
   const log = createLogger('info', sink);
-  log.info({
-    requestId: r.requestId, tenant_id: r.tenantId, method: r.method, route: r.route,
-    status: r.status, duration_ms: r.durationMs, cu: r.cu,
-  }, 'request');
+  log.info(
+    {
+      requestId: r.requestId,
+      tenant_id: r.tenantId,
+      method: r.method,
+      route: r.route,
+      status: r.status,
+      duration_ms: r.durationMs,
+      cu: r.cu,
+    },
+    'request',
+  );
   return out;
 }
 
 describe('request log line', () => {
   const cases: RequestRecord[] = [
     { requestId: 'req-1', tenantId: 'acme', method: 'GET', route: '/v1/get/:namespace/:key', status: 200, durationMs: 0.123, cu: 0.1 },
-    { requestId: '0b4f5f1e-1a2b-4c3d-8e9f-0123456789ab', tenantId: undefined, method: 'DELETE', route: null, status: 404, durationMs: 12, cu: 0 },
+    {
+      requestId: '0b4f5f1e-1a2b-4c3d-8e9f-0123456789ab',
+      tenantId: undefined,
+      method: 'DELETE',
+      route: null,
+      status: 404,
+      durationMs: 12,
+      cu: 0,
+    },
     { requestId: 'q"uote\\', tenantId: 'ten\u0001ant', method: 'POST', route: '/v1/put', status: 500, durationMs: NaN, cu: 1.5 },
   ];
   for (const r of cases) {
@@ -55,7 +76,10 @@ describe('request log output', () => {
         process.exit(0);`;
       const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: path.dirname(LOG_JS), encoding: 'utf8' });
       expect(r.status, r.stderr).to.equal(0);
-      const ids = readFileSync(file, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { requestId: string }).requestId);
+      const ids = readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { requestId: string }).requestId);
       expect(ids).to.have.length(5000);
       expect(ids[0]).to.equal('r0');
       expect(ids[4999]).to.equal('r4999');

@@ -15,27 +15,41 @@ function problemOf(fn: () => unknown): ProblemError {
   throw new Error('expected a problem');
 }
 
-const body = s.object({
-  name: s.string({ pattern: /^[a-z]+$/ }),
-  size: s.integer(1, 10, { default: 3 }),
-  ratio: s.number({ exclusiveMinimum: 0, maximum: 1 }),
-  tags: s.array(s.string(), { maxItems: 2 }),
-  limits: s.object({ requests: s.integer(1, 100) }, { required: ['requests'] }),
-}, { required: ['name'] });
+const body = s.object(
+  {
+    name: s.string({ pattern: /^[a-z]+$/ }),
+    size: s.integer(1, 10, { default: 3 }),
+    ratio: s.number({ exclusiveMinimum: 0, maximum: 1 }),
+    tags: s.array(s.string(), { maxItems: 2 }),
+    limits: s.object({ requests: s.integer(1, 100) }, { required: ['requests'] }),
+  },
+  { required: ['name'] },
+);
 
 describe('request schemas', () => {
   it('returns the body with defaults filled in, treating null as absent', () => {
     expect(parseBody(body, { name: 'abc' })).to.deep.equal({ name: 'abc', size: 3 });
     expect(parseBody(body, { name: 'abc', size: null, ratio: null })).to.deep.equal({ name: 'abc', size: 3 });
-    expect(parseBody(body, { name: 'x', size: 10, ratio: 1, tags: ['a'], limits: { requests: 5 } }))
-      .to.deep.equal({ name: 'x', size: 10, ratio: 1, tags: ['a'], limits: { requests: 5 } });
+    expect(parseBody(body, { name: 'x', size: 10, ratio: 1, tags: ['a'], limits: { requests: 5 } })).to.deep.equal({
+      name: 'x',
+      size: 10,
+      ratio: 1,
+      tags: ['a'],
+      limits: { requests: 5 },
+    });
   });
 
   it('answers 400 invalid_request naming the path of the first bad field', () => {
     const cases: Array<[unknown, string]> = [
-      [{}, 'name'], [{ name: 'ABC' }, 'name'], [{ name: 'a', size: 11 }, 'size'], [{ name: 'a', size: 2.5 }, 'size'],
-      [{ name: 'a', ratio: 0 }, 'ratio'], [{ name: 'a', tags: ['x', 'y', 'z'] }, 'tags'], [{ name: 'a', tags: ['x', 1] }, 'tags[1]'],
-      [{ name: 'a', limits: {} }, 'limits.requests'], [{ name: 'a', limits: { requests: 1, burst: 2 } }, 'limits.burst'],
+      [{}, 'name'],
+      [{ name: 'ABC' }, 'name'],
+      [{ name: 'a', size: 11 }, 'size'],
+      [{ name: 'a', size: 2.5 }, 'size'],
+      [{ name: 'a', ratio: 0 }, 'ratio'],
+      [{ name: 'a', tags: ['x', 'y', 'z'] }, 'tags'],
+      [{ name: 'a', tags: ['x', 1] }, 'tags[1]'],
+      [{ name: 'a', limits: {} }, 'limits.requests'],
+      [{ name: 'a', limits: { requests: 1, burst: 2 } }, 'limits.burst'],
       [{ name: 'a', colour: 'red' }, 'colour'],
     ];
     for (const [value, field] of cases) {
@@ -64,7 +78,12 @@ describe('request schemas', () => {
         size: { type: 'integer', minimum: 1, maximum: 10, default: 3 },
         ratio: { type: 'number', maximum: 1, exclusiveMinimum: 0 },
         tags: { type: 'array', items: { type: 'string' }, maxItems: 2 },
-        limits: { type: 'object', properties: { requests: { type: 'integer', minimum: 1, maximum: 100 } }, required: ['requests'], additionalProperties: false },
+        limits: {
+          type: 'object',
+          properties: { requests: { type: 'integer', minimum: 1, maximum: 100 } },
+          required: ['requests'],
+          additionalProperties: false,
+        },
       },
       required: ['name'],
       additionalProperties: false,

@@ -15,17 +15,21 @@ function slowPut(url: string, apiKey: string, key: string, chunks: number, chunk
   let markStarted!: () => void;
   const started = new Promise<void>((r) => (markStarted = r));
   const done = new Promise<{ status: number; body: any; connection: string | undefined }>((resolve, reject) => {
-    const req = http.request(`${url}/v1/put?key=${encodeURIComponent(key)}`, {
-      method: 'POST',
-      agent: false,
-      headers: { 'X-Api-Key': apiKey, 'Content-Type': 'application/octet-stream', 'Content-Length': String(chunks * chunkBytes) },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text), connection: res.headers.connection }));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      `${url}/v1/put?key=${encodeURIComponent(key)}`,
+      {
+        method: 'POST',
+        agent: false,
+        headers: { 'X-Api-Key': apiKey, 'Content-Type': 'application/octet-stream', 'Content-Length': String(chunks * chunkBytes) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text), connection: res.headers.connection }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     void (async () => {
       for (let i = 0; i < chunks; i++) {
@@ -58,21 +62,26 @@ describe('operations: graceful shutdown', function () {
     const server = await startServer();
     try {
       const N = 300;
-      const statuses = await Promise.all(Array.from({ length: N }, (_, i) =>
-        call(server.url, 'GET', '/gate/health', { headers: { 'X-Request-Id': `burst-${i}` } }).then((r) => r.status)));
+      const statuses = await Promise.all(
+        Array.from({ length: N }, (_, i) =>
+          call(server.url, 'GET', '/gate/health', { headers: { 'X-Request-Id': `burst-${i}` } }).then((r) => r.status),
+        ),
+      );
       expect(statuses.every((s) => s === 200)).to.equal(true);
       // SIGTERM at once: lines of the last turns may still be in the logger's batch
       const closed = new Promise((r) => server.proc.once('close', r));
       expect(await server.stop('SIGTERM')).to.equal(0);
       await closed; // every byte of its output read
-      const ids = new Set(server.logs.flatMap((l) => {
-        try {
-          const rec = JSON.parse(l) as { msg?: string; requestId?: string };
-          return rec.msg === 'request' && rec.requestId?.startsWith('burst-') ? [rec.requestId] : [];
-        } catch {
-          return [];
-        }
-      }));
+      const ids = new Set(
+        server.logs.flatMap((l) => {
+          try {
+            const rec = JSON.parse(l) as { msg?: string; requestId?: string };
+            return rec.msg === 'request' && rec.requestId?.startsWith('burst-') ? [rec.requestId] : [];
+          } catch {
+            return [];
+          }
+        }),
+      );
       expect(ids.size).to.equal(N);
     } finally {
       await server.destroy();

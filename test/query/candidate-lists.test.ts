@@ -26,7 +26,10 @@ describe('query: candidate lists', function () {
   const put = (key: string, seed: number, opts: { tenantId?: string; namespace?: string; shape?: number[] } = {}) => {
     const shape = opts.shape ?? [64, 64];
     return entries.put({
-      tenantId: opts.tenantId ?? 't1', namespace: opts.namespace ?? 'default', key, metadata: { seed, group: seed % 2 },
+      tenantId: opts.tenantId ?? 't1',
+      namespace: opts.namespace ?? 'default',
+      key,
+      metadata: { seed, group: seed % 2 },
       payload: { kind: 'array', dtype: 'float64', shape, data: Buffer.from(new Float64Array(smooth(shape, seed)).buffer) },
       target: resolveTarget(undefined, undefined, undefined),
     });
@@ -43,7 +46,14 @@ describe('query: candidate lists', function () {
       return all(sql, params as never);
     }) as Database['all'];
     const blobs = await BlobStore.open(path.join(dir, 'blobs'));
-    entries = new EntryService({ store: new SqliteEntryStore(db), blobs, engine, compressionThresholdBytes: 4096, retentionDays: 30, log: silent });
+    entries = new EntryService({
+      store: new SqliteEntryStore(db),
+      blobs,
+      engine,
+      compressionThresholdBytes: 4096,
+      retentionDays: 30,
+      log: silent,
+    });
   });
   afterEach(async () => {
     await db.close();

@@ -33,12 +33,22 @@ describe('query: core cache', function () {
       reads++;
       return read(...args);
     };
-    entries = new EntryService({ store: new SqliteEntryStore(db), blobs, engine, compressionThresholdBytes: 4096, retentionDays: 30, log: silent });
+    entries = new EntryService({
+      store: new SqliteEntryStore(db),
+      blobs,
+      engine,
+      compressionThresholdBytes: 4096,
+      retentionDays: 30,
+      log: silent,
+    });
     return new QueryService({ entries, search: new SqliteEntryStore(db), engine, coreCacheBytes: budget, groupBytes });
   };
   const put = (key: string, seed: number, tenantId = 't1') =>
     entries.put({
-      tenantId, namespace: 'default', key, metadata: { seed },
+      tenantId,
+      namespace: 'default',
+      key,
+      metadata: { seed },
       payload: { kind: 'array', dtype: 'float64', shape: SHAPE, data: Buffer.from(new Float64Array(smooth(SHAPE, seed)).buffer) },
       target: resolveTarget(undefined, undefined, undefined),
     });
@@ -141,10 +151,11 @@ describe('query: core cache', function () {
     const newId = (await entries.require('t1', 'default', 'k6')).id;
     const seen: number[][] = [];
     const spy = q.cache.acquireIds.bind(q.cache);
-    q.cache.acquireIds = (idList, refsOf) => spy(idList, async (missing) => {
-      seen.push(missing);
-      return refsOf(missing);
-    });
+    q.cache.acquireIds = (idList, refsOf) =>
+      spy(idList, async (missing) => {
+        seen.push(missing);
+        return refsOf(missing);
+      });
     await q.topk('t1', 'default', 'k0', 3, 'cosine', {});
     expect(seen).to.deep.equal([[newId]]);
   });
@@ -154,9 +165,11 @@ describe('query: core cache', function () {
     const id = (await put('k0', 0)).id;
     await q.topk('t1', 'default', 'k0', 1, 'cosine', {});
     let err: unknown;
-    await q.cache.acquireIds([id, 999999], async () => []).catch((e: unknown) => {
-      err = e;
-    });
+    await q.cache
+      .acquireIds([id, 999999], async () => [])
+      .catch((e: unknown) => {
+        err = e;
+      });
     expect(String(err)).to.match(/no stored entry/);
     q.cache.invalidate({ tenantId: 't1', namespace: 'default', key: 'k0' });
     expect(q.cache.stats().entries).to.equal(0); // unpinned, so dropped at once

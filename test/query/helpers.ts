@@ -9,7 +9,11 @@ export type Metric = 'cosine' | 'euclidean' | 'dot';
 export const METRICS: Metric[] = ['cosine', 'euclidean', 'dot'];
 
 const ARRAYS = {
-  float64: Float64Array, float32: Float32Array, int32: Int32Array, int16: Int16Array, uint8: Uint8Array,
+  float64: Float64Array,
+  float32: Float32Array,
+  int32: Int32Array,
+  int16: Int16Array,
+  uint8: Uint8Array,
 } as const;
 export type QueryDType = keyof typeof ARRAYS;
 
@@ -46,7 +50,11 @@ export function npyB64(dtype: QueryDType, shape: number[], values: number[]): st
 
 /** put an array; asserts 200 (and the verdict kind, when given) and returns the response body. */
 export async function putArray(
-  c: Client, key: string, dtype: QueryDType, shape: number[], values: number[],
+  c: Client,
+  key: string,
+  dtype: QueryDType,
+  shape: number[],
+  values: number[],
   opts: { metadata?: Record<string, unknown>; namespace?: string; expect?: 'compressed' | 'passthrough' } = {},
 ): Promise<Record<string, any>> {
   const r = await c.put({ key, data_b64: npyB64(dtype, shape, values), metadata: opts.metadata, namespace: opts.namespace });
@@ -63,12 +71,23 @@ export async function served(c: Client, key: string, namespace?: string): Promis
   const dv = new DataView(a.data.buffer, a.data.byteOffset, a.data.byteLength);
   for (let i = 0; i < n; i++) {
     switch (a.dtype) {
-      case 'float64': out[i] = dv.getFloat64(i * 8, true); break;
-      case 'float32': out[i] = dv.getFloat32(i * 4, true); break;
-      case 'int32': out[i] = dv.getInt32(i * 4, true); break;
-      case 'int16': out[i] = dv.getInt16(i * 2, true); break;
-      case 'uint8': out[i] = dv.getUint8(i); break;
-      default: throw new Error(`served: dtype ${a.dtype} not handled here`);
+      case 'float64':
+        out[i] = dv.getFloat64(i * 8, true);
+        break;
+      case 'float32':
+        out[i] = dv.getFloat32(i * 4, true);
+        break;
+      case 'int32':
+        out[i] = dv.getInt32(i * 4, true);
+        break;
+      case 'int16':
+        out[i] = dv.getInt16(i * 2, true);
+        break;
+      case 'uint8':
+        out[i] = dv.getUint8(i);
+        break;
+      default:
+        throw new Error(`served: dtype ${a.dtype} not handled here`);
     }
   }
   return out;

@@ -16,7 +16,11 @@ describe('query: tenant isolation', () => {
     server = await startServer();
     a = await createTenant(server);
     b = await createTenant(server);
-    for (const [t, key, text] of [[a, 'vec-a', 'abcdefghi'], [a, 'vec-a2', 'ihgfedcba'], [b, 'vec-b', 'abcdefghi']] as const) {
+    for (const [t, key, text] of [
+      [a, 'vec-a', 'abcdefghi'],
+      [a, 'vec-a2', 'ihgfedcba'],
+      [b, 'vec-b', 'abcdefghi'],
+    ] as const) {
       const r = await call(t, '/v1/put', { key, data_b64: b64(text), metadata: { owner: t.tenant_id, probe: true } });
       expect(r.status, r.text).to.equal(200);
     }

@@ -54,7 +54,9 @@ describe('query: scoring in bounded turns', function () {
   // Ranks of every kind score_batch treats apart: rank <= 8 pairs of equal ranks (run two at a time),
   // float32 and float64, the loop kernels up to 64, BLAS above, an array, and near duplicates of q.
   const cands: Array<{ tt?: TensorTrain; dense?: Float64Array }> = [
-    ...Array.from({ length: 6 }, (_, j) => ({ tt: j % 2 ? toF32(randomTrain(modes, capped(8), 10 + j)) : randomTrain(modes, capped(8), 10 + j) })),
+    ...Array.from({ length: 6 }, (_, j) => ({
+      tt: j % 2 ? toF32(randomTrain(modes, capped(8), 10 + j)) : randomTrain(modes, capped(8), 10 + j),
+    })),
     { tt: randomTrain(modes, capped(4), 20) },
     { tt: q },
     { tt: toF32(randomTrain(modes, capped(24), 21)) },
@@ -88,7 +90,10 @@ describe('query: scoring in bounded turns', function () {
     denseQueryNorm = await pool.norm(denseQuery);
   });
 
-  for (const [name, queryId, norm] of [['a train', 1, () => qNorm], ['an array', denseQuery, () => denseQueryNorm]] as const) {
+  for (const [name, queryId, norm] of [
+    ['a train', 1, () => qNorm],
+    ['an array', denseQuery, () => denseQueryNorm],
+  ] as const) {
     for (const metric of METRICS) {
       it(`${metric}, query ${name}: chunks of every size give exactly the scores of one pass`, async () => {
         const admission = new EngineAdmission();
@@ -106,7 +111,7 @@ describe('query: scoring in bounded turns', function () {
     }
   }
 
-  it('each chunk is the longest run of candidates within the turn\'s work, or one candidate above it', async () => {
+  it("each chunk is the longest run of candidates within the turn's work, or one candidate above it", async () => {
     for (const metric of METRICS) {
       const works = await pool.scoreWork(1, ids, metric);
       const sorted = [...works].sort((a, b) => a - b);
@@ -143,16 +148,19 @@ describe('query: scoring in bounded turns', function () {
     await pool.addTrain(other, randomTrain([4, 4, 4, 4, 4, 4, 4], [1, 2, 2, 2, 2, 2, 2, 1], 3));
     expect(Array.from(await pool.scoreWork(1, Float64Array.of(other), 'dot'))).to.deep.equal([0]);
     pool.remove(other);
-    const err = await pool.scoreWork(1, Float64Array.of(other), 'dot').then(() => null, (e: unknown) => e as Error);
+    const err = await pool.scoreWork(1, Float64Array.of(other), 'dot').then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
     expect(err).to.be.instanceOf(RangeError);
     expect(err!.message).to.match(/not in the pool/);
   });
 
-  it('a turn holds at most a stored train\'s bound of work', () => {
+  it("a turn holds at most a stored train's bound of work", () => {
     expect(MAX_TURN_WORK).to.equal(MAX_TRAIN_WORK);
   });
 
-  it('another tenant\'s engine work runs between two chunks, not after the whole query', async () => {
+  it("another tenant's engine work runs between two chunks, not after the whole query", async () => {
     // One slot, so every turn waits for the one before it.
     const admission = new EngineAdmission({ slots: 1 });
     const events: string[] = [];
@@ -177,8 +185,18 @@ describe('query: scoring in bounded turns', function () {
     const admission = new EngineAdmission();
     const abort = new AbortController();
     const rec = recording(pool, () => abort.abort());
-    const err = await scoreInTurns({ pool: rec.pool, admission, turnWork: 0 }, { owner: 'a', signal: abort.signal }, 1, qNorm, ids, norms, 'dot')
-      .then(() => null, (e: unknown) => e as { status?: number });
+    const err = await scoreInTurns(
+      { pool: rec.pool, admission, turnWork: 0 },
+      { owner: 'a', signal: abort.signal },
+      1,
+      qNorm,
+      ids,
+      norms,
+      'dot',
+    ).then(
+      () => null,
+      (e: unknown) => e as { status?: number },
+    );
     expect(err?.status).to.equal(503);
     expect(rec.chunks).to.have.length(1);
   });

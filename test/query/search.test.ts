@@ -22,8 +22,11 @@ describe('query: metadata search', function () {
     const order = Array.from({ length: 60 }, (_, i) => (i * 37) % 60);
     for (const i of order) {
       await put(`item-${String(i).padStart(3, '0')}`, {
-        kind: i % 3 === 0 ? 'run' : 'other', colour: ['red', 'green', 'blue', 'red'][i % 4], n: i % 5,
-        flag: i % 2 === 0, nested: { a: i % 2, b: [1, 2] },
+        kind: i % 3 === 0 ? 'run' : 'other',
+        colour: ['red', 'green', 'blue', 'red'][i % 4],
+        n: i % 5,
+        flag: i % 2 === 0,
+        nested: { a: i % 2, b: [1, 2] },
       });
     }
     await put('item-000', { kind: 'run', colour: 'red', n: 0, flag: true, nested: { a: 0, b: [1, 2] } }, 'other');
@@ -35,19 +38,33 @@ describe('query: metadata search', function () {
   it('returns every match and only matches, in ascending key order, with metadata and version', async () => {
     const r = await search(c, { filters: { kind: 'run' } });
     expect(r.status, r.text).to.equal(200);
-    const want = Array.from({ length: 60 }, (_, i) => i).filter((i) => i % 3 === 0).map((i) => `item-${String(i).padStart(3, '0')}`);
+    const want = Array.from({ length: 60 }, (_, i) => i)
+      .filter((i) => i % 3 === 0)
+      .map((i) => `item-${String(i).padStart(3, '0')}`);
     expect(r.body.namespace).to.equal('default');
     expect(r.body.count).to.equal(want.length);
     expect(keysOf(r)).to.deep.equal(want);
     expect(r.body.results[1]).to.deep.equal({
-      key: 'item-003', version: 1,
+      key: 'item-003',
+      version: 1,
       metadata: { kind: 'run', colour: 'red', n: 3, flag: false, nested: { a: 1, b: [1, 2] } },
     });
   });
 
   it('several filters must all hold; equality is strict JSON equality, objects regardless of key order', async () => {
     const both = await search(c, { filters: { kind: 'run', colour: 'red' } });
-    expect(keysOf(both)).to.deep.equal(['item-000', 'item-003', 'item-012', 'item-015', 'item-024', 'item-027', 'item-036', 'item-039', 'item-048', 'item-051']);
+    expect(keysOf(both)).to.deep.equal([
+      'item-000',
+      'item-003',
+      'item-012',
+      'item-015',
+      'item-024',
+      'item-027',
+      'item-036',
+      'item-039',
+      'item-048',
+      'item-051',
+    ]);
     expect((await search(c, { filters: { flag: 1 } })).body.count).to.equal(0);
     expect((await search(c, { filters: { n: '1' } })).body.count).to.equal(0);
     expect((await search(c, { filters: { n: 1 } })).body.count).to.equal(12);
@@ -105,7 +122,14 @@ describe('query: metadata search', function () {
   });
 
   it('filters are required and must be an object; unknown fields are 400', async () => {
-    for (const body of [{}, { filters: null }, { filters: [] }, { filters: 'kind=run' }, { filters: {}, k: 3 }, { filters: {}, namespace: '' }]) {
+    for (const body of [
+      {},
+      { filters: null },
+      { filters: [] },
+      { filters: 'kind=run' },
+      { filters: {}, k: 3 },
+      { filters: {}, namespace: '' },
+    ]) {
       expectProblem(await search(c, body), 400, 'invalid_request');
     }
   });

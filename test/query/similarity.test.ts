@@ -3,9 +3,7 @@
 import { expect } from 'chai';
 import type { TestServer } from '../helpers/server.js';
 import { startStorageServer, tenantClient, type Client } from '../storage/helpers.js';
-import {
-  METRICS, denseMetric, expectAgrees, expectProblem, noise, putArray, served, similarity, smooth,
-} from './helpers.js';
+import { METRICS, denseMetric, expectAgrees, expectProblem, noise, putArray, served, similarity, smooth } from './helpers.js';
 
 describe('query: pairwise similarity', function () {
   this.timeout(120000);
@@ -15,8 +13,12 @@ describe('query: pairwise similarity', function () {
   const N = 64 * 64;
   // key -> how it is stored
   const ENTRIES: Array<[string, 'compressed' | 'passthrough']> = [
-    ['smooth-f32', 'compressed'], ['smooth-f64', 'compressed'], ['smooth-big', 'compressed'],
-    ['noise-f32', 'passthrough'], ['noise-i16', 'passthrough'], ['zeros', 'compressed'],
+    ['smooth-f32', 'compressed'],
+    ['smooth-f64', 'compressed'],
+    ['smooth-big', 'compressed'],
+    ['noise-f32', 'passthrough'],
+    ['noise-i16', 'passthrough'],
+    ['zeros', 'compressed'],
   ];
   const dense = new Map<string, Float64Array>();
 
@@ -25,7 +27,14 @@ describe('query: pairwise similarity', function () {
     c = await tenantClient(server, ['default', 'elsewhere']);
     await putArray(c, 'smooth-f32', 'float32', SHAPE, smooth(SHAPE, 1), { expect: 'compressed' });
     await putArray(c, 'smooth-f64', 'float64', SHAPE, smooth(SHAPE, 2), { expect: 'compressed' });
-    await putArray(c, 'smooth-big', 'float32', SHAPE, smooth(SHAPE, 1, 40).map((v, i) => v + 1e-3 * Math.sin(i)), { expect: 'compressed' });
+    await putArray(
+      c,
+      'smooth-big',
+      'float32',
+      SHAPE,
+      smooth(SHAPE, 1, 40).map((v, i) => v + 1e-3 * Math.sin(i)),
+      { expect: 'compressed' },
+    );
     await putArray(c, 'noise-f32', 'float32', SHAPE, noise(N, 3), { expect: 'passthrough' });
     await putArray(c, 'noise-i16', 'int16', SHAPE, noise(N, 4, 3000), { expect: 'passthrough' });
     await putArray(c, 'zeros', 'float32', SHAPE, new Array<number>(N).fill(0));

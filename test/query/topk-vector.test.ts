@@ -2,9 +2,7 @@
 import { expect } from 'chai';
 import type { TestServer } from '../helpers/server.js';
 import { b64, startStorageServer, tenantClient, type Client } from '../storage/helpers.js';
-import {
-  METRICS, denseMetric, expectAgrees, expectProblem, noise, npyB64, putArray, served, smooth, topkVector,
-} from './helpers.js';
+import { METRICS, denseMetric, expectAgrees, expectProblem, noise, npyB64, putArray, served, smooth, topkVector } from './helpers.js';
 
 const SHAPE = [16, 16, 16];
 const N = 16 * 16 * 16;

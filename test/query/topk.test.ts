@@ -2,9 +2,7 @@
 import { expect } from 'chai';
 import type { TestServer } from '../helpers/server.js';
 import { startStorageServer, tenantClient, type Client } from '../storage/helpers.js';
-import {
-  METRICS, denseMetric, expectAgrees, expectProblem, noise, putArray, served, smooth, topk, type Metric,
-} from './helpers.js';
+import { METRICS, denseMetric, expectAgrees, expectProblem, noise, putArray, served, smooth, topk, type Metric } from './helpers.js';
 
 const SHAPE = [32, 64];
 const N = 32 * 64;

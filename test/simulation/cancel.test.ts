@@ -11,7 +11,7 @@ const CANCEL_WITHIN_MS = 5000;
 /** 64 modes of distinct wave numbers up to 5000: a field at the rank cap, 256. */
 const MODES = Array.from({ length: 64 }, (_, i) => {
   const k = i + 1;
-  return [(37 * k) % 4999 + 1, (53 * k) % 4999 + 1, (71 * k) % 4999 + 1, 1.0];
+  return [((37 * k) % 4999) + 1, ((53 * k) % 4999) + 1, ((71 * k) % 4999) + 1, 1.0];
 });
 
 describe('simulation: a cancel ends a running job within 5 s, inside a step or a set-up', function () {

@@ -28,7 +28,14 @@ describe('simulation: submit, poll, list and serve (poisson_2d and euler_2d, n_b
 
     const done = await waitCompleted(c, jobId);
     expect(done).to.include({ job_id: jobId, status: 'completed', solver: 'poisson_2d', namespace: 'sims', output_key_prefix: 'runs/p9' });
-    expect(done.params).to.deep.equal({ n_bits: 9, rhs: 'manufactured', tol: 1e-8, preconditioner: 'multigrid', seed: 0, max_seconds: 3600 });
+    expect(done.params).to.deep.equal({
+      n_bits: 9,
+      rhs: 'manufactured',
+      tol: 1e-8,
+      preconditioner: 'multigrid',
+      seed: 0,
+      max_seconds: 3600,
+    });
     expect(done.outputs).to.have.members(['runs/p9/u', 'runs/p9/f']);
     expect(done.progress.steps_completed).to.be.above(0);
     expect(done.progress.steps_completed).to.equal(done.progress.steps_total);
@@ -45,7 +52,13 @@ describe('simulation: submit, poll, list and serve (poisson_2d and euler_2d, n_b
     const got = await c.call('GET', `/v1/get/sims/${encodeURIComponent('runs/p9/u')}`);
     expect(got.status).to.equal(200);
     expect(got.body.metadata).to.deep.equal({
-      solver: 'poisson_2d', job_id: jobId, field: 'u', step: done.stats!.steps, t: 0, n_bits: 9, params: done.params,
+      solver: 'poisson_2d',
+      job_id: jobId,
+      field: 'u',
+      step: done.stats!.steps,
+      t: 0,
+      n_bits: 9,
+      params: done.params,
     });
     expect(got.body.shape).to.deep.equal([512, 512]);
     expect(got.body.dtype).to.equal('float64');
@@ -79,7 +92,9 @@ describe('simulation: submit, poll, list and serve (poisson_2d and euler_2d, n_b
   it('lists jobs newest first, filtered by namespace and status, up to limit', async () => {
     const ids: string[] = [];
     for (const ns of ['default', 'sims', 'default']) {
-      ids.push((await submit(c, { solver: 'poisson_2d', namespace: ns, output_key_prefix: `list/${ids.length}`, params: { n_bits: 9 } })).job_id);
+      ids.push(
+        (await submit(c, { solver: 'poisson_2d', namespace: ns, output_key_prefix: `list/${ids.length}`, params: { n_bits: 9 } })).job_id,
+      );
     }
     for (const id of ids) await waitCompleted(c, id);
     const all = await c.call('GET', '/v1/simulation/list');
@@ -93,7 +108,11 @@ describe('simulation: submit, poll, list and serve (poisson_2d and euler_2d, n_b
   });
 
   it('stores snapshots as {prefix}/{field}/step_{n} when params.snapshot_every is set', async () => {
-    const job = await submit(c, { solver: 'poisson_2d', output_key_prefix: 'snap', params: { n_bits: 9, rhs: 'dipole', snapshot_every: 2, preconditioner: 'none', max_iters: 6, tol: 1e-12 } });
+    const job = await submit(c, {
+      solver: 'poisson_2d',
+      output_key_prefix: 'snap',
+      params: { n_bits: 9, rhs: 'dipole', snapshot_every: 2, preconditioner: 'none', max_iters: 6, tol: 1e-12 },
+    });
     const done = await waitCompleted(c, job.job_id);
     const snaps = done.outputs!.filter((k) => /\/step_\d+$/.test(k));
     expect(snaps.length).to.be.above(0);

@@ -39,14 +39,29 @@ describe('simulation: refused requests', () => {
     ['n_bits below 9', { solver: 'poisson_2d', params: { n_bits: 8 } }, 'grid_too_small', 'params.n_bits'],
     ['n_bits above poisson_2d largest', { solver: 'poisson_2d', params: { n_bits: 15 } }, 'grid_too_large', 'params.n_bits'],
     ['n_bits above euler_2d largest', { solver: 'euler_2d', params: { n_bits: 14, steps: 1 } }, 'grid_too_large', 'params.n_bits'],
-    ['n_bits above navier_stokes_2d largest', { solver: 'navier_stokes_2d', params: { n_bits: 13, reynolds: 1, steps: 1, dt: 0.1 } }, 'grid_too_large', 'params.n_bits'],
+    [
+      'n_bits above navier_stokes_2d largest',
+      { solver: 'navier_stokes_2d', params: { n_bits: 13, reynolds: 1, steps: 1, dt: 0.1 } },
+      'grid_too_large',
+      'params.n_bits',
+    ],
     ['an unknown solver', { solver: 'wave_1d', params: { n_bits: 9 } }, 'unknown_solver', 'solver'],
     ['no params', { solver: 'poisson_2d' }, 'invalid_request', 'params'],
     ['a missing n_bits', { solver: 'poisson_2d', params: {} }, 'invalid_request', 'params.n_bits'],
     ['a bad param value', { solver: 'poisson_2d', params: { n_bits: 9, tol: 2 } }, 'invalid_request', 'params.tol'],
     ['an unknown param', { solver: 'poisson_2d', params: { n_bits: 9, iterations: 5 } }, 'invalid_request', 'params.iterations'],
-    ['a missing required param', { solver: 'navier_stokes_2d', params: { n_bits: 9, steps: 1, dt: 0.1 } }, 'invalid_request', 'params.reynolds'],
-    ['a bad output_key_prefix', { solver: 'poisson_2d', params: { n_bits: 9 }, output_key_prefix: 'a\u0001b' }, 'invalid_request', 'output_key_prefix'],
+    [
+      'a missing required param',
+      { solver: 'navier_stokes_2d', params: { n_bits: 9, steps: 1, dt: 0.1 } },
+      'invalid_request',
+      'params.reynolds',
+    ],
+    [
+      'a bad output_key_prefix',
+      { solver: 'poisson_2d', params: { n_bits: 9 }, output_key_prefix: 'a\u0001b' },
+      'invalid_request',
+      'output_key_prefix',
+    ],
     ['a bad namespace', { solver: 'poisson_2d', params: { n_bits: 9 }, namespace: '../x' }, 'invalid_request', 'namespace'],
   ];
   for (const [what, body, code, field] of cases) {
@@ -56,8 +71,16 @@ describe('simulation: refused requests', () => {
   }
 
   it('answers malformed JSON with 400 and a non-JSON body with 415', async () => {
-    expectProblem(await a.call('POST', '/v1/simulation/submit', { body: '{"solver":', headers: { 'content-type': 'application/json' } }), 400, 'invalid_request');
-    expectProblem(await a.call('POST', '/v1/simulation/submit', { body: 'solver=poisson_2d', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type');
+    expectProblem(
+      await a.call('POST', '/v1/simulation/submit', { body: '{"solver":', headers: { 'content-type': 'application/json' } }),
+      400,
+      'invalid_request',
+    );
+    expectProblem(
+      await a.call('POST', '/v1/simulation/submit', { body: 'solver=poisson_2d', headers: { 'content-type': 'text/plain' } }),
+      415,
+      'unsupported_media_type',
+    );
   });
 
   it('answers a namespace outside the ACL with 403 before any work, after validation', async () => {
@@ -66,8 +89,12 @@ describe('simulation: refused requests', () => {
     expectProblem(r, 403, 'namespace_forbidden');
     expect((await b.call('GET', '/v1/simulation/list')).body).to.deep.equal({ jobs: [], count: 0 });
     // an invalid request to a forbidden namespace is a 400: validation comes first
-    expectProblem(await b.call('POST', '/v1/simulation/submit', { json: { solver: 'poisson_2d', namespace: 'sims', params: { n_bits: 8 } } }),
-      400, 'grid_too_small', 'params.n_bits');
+    expectProblem(
+      await b.call('POST', '/v1/simulation/submit', { json: { solver: 'poisson_2d', namespace: 'sims', params: { n_bits: 8 } } }),
+      400,
+      'grid_too_small',
+      'params.n_bits',
+    );
     expectProblem(await b.call('GET', '/v1/simulation/list?namespace=sims'), 403, 'namespace_forbidden');
     expect((await a.call('GET', '/v1/simulation/list')).body.count).to.equal(before);
   });

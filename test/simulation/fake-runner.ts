@@ -18,7 +18,11 @@ export class FakeRun {
   private reject!: (e: unknown) => void;
   private settled = false;
 
-  constructor(readonly solver: string, readonly params: SimParams, readonly hooks: SimHooks) {
+  constructor(
+    readonly solver: string,
+    readonly params: SimParams,
+    readonly hooks: SimHooks,
+  ) {
     this.result = new Promise<SimOutput>((res, rej) => {
       this.resolve = res;
       this.reject = rej;
@@ -121,6 +125,7 @@ export class FakeRunner implements SimRunner {
 /** A smooth float64 field of shape [n, n] (compresses well). */
 export function smoothField(name: string, n: number, phase = 0): SimField {
   const data = new Float64Array(n * n);
-  for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) data[i * n + j] = Math.sin((Math.PI * (i + 1)) / (n + 1) + phase) * Math.sin((Math.PI * (j + 1)) / (n + 1));
+  for (let i = 0; i < n; i++)
+    for (let j = 0; j < n; j++) data[i * n + j] = Math.sin((Math.PI * (i + 1)) / (n + 1) + phase) * Math.sin((Math.PI * (j + 1)) / (n + 1));
   return { name, shape: [n, n], data };
 }

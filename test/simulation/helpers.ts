@@ -40,7 +40,10 @@ export async function jobStatus(c: Client, jobId: string): Promise<JobStatusBody
 
 /** Poll the job every `everyMs` until `done(status)` holds; returns that status. */
 export async function waitFor(
-  c: Client, jobId: string, done: (s: JobStatusBody) => boolean, opts: { timeoutMs?: number; everyMs?: number; what?: string } = {},
+  c: Client,
+  jobId: string,
+  done: (s: JobStatusBody) => boolean,
+  opts: { timeoutMs?: number; everyMs?: number; what?: string } = {},
 ): Promise<JobStatusBody> {
   const t0 = Date.now();
   let last: JobStatusBody | undefined;

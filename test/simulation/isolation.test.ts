@@ -4,7 +4,17 @@
 import { expect } from 'chai';
 import { logRecords, type TestServer } from '../helpers/server.js';
 import { admin } from '../helpers/tenants.js';
-import { finished, jobStatus, startSimServer, submit, tenantClient, waitCompleted, waitFor, type Client, type JobStatusBody } from './helpers.js';
+import {
+  finished,
+  jobStatus,
+  startSimServer,
+  submit,
+  tenantClient,
+  waitCompleted,
+  waitFor,
+  type Client,
+  type JobStatusBody,
+} from './helpers.js';
 
 const QUANTUM_S = 1;
 /** A job that runs until it is stopped: 1e6 steps of euler_2d at 512² (its set-up takes milliseconds). */
@@ -23,7 +33,8 @@ describe('simulation: turns, cancel, deactivation, budget and queued cap over HT
     return job;
   };
   const cancel = (c: Client, id: string) => c.call('POST', `/v1/simulation/cancel/${encodeURIComponent(id)}`);
-  const usage = async (c: Client): Promise<number> => (await admin(server, 'GET', `/gate/admin/usage/${c.tenantId}`)).body.breakdown.simulation;
+  const usage = async (c: Client): Promise<number> =>
+    (await admin(server, 'GET', `/gate/admin/usage/${c.tenantId}`)).body.breakdown.simulation;
 
   before(async () => {
     server = await startSimServer({ env: { SVC_GATE_JOB_QUANTUM_S: String(QUANTUM_S), SVC_GATE_JOBS_QUEUED_PER_TENANT: '2' } });
@@ -36,7 +47,7 @@ describe('simulation: turns, cancel, deactivation, budget and queued cap over HT
     await server.destroy();
   });
 
-  it('another tenant\'s job starts within about one quantum of a long job, which then waits paused with its progress', async () => {
+  it("another tenant's job starts within about one quantum of a long job, which then waits paused with its progress", async () => {
     const a = await tenantClient(server);
     const b = await tenantClient(server);
     const long = await launch(a, LONG);
@@ -62,7 +73,7 @@ describe('simulation: turns, cancel, deactivation, budget and queued cap over HT
     expect((await waitCompleted(b, short.job_id, 30000)).status).to.equal('completed');
   });
 
-  it('cancel: queued fails at once, running within 5 s, finished is 409 job_finished, another tenant\'s 404; 0.1 CU per 200', async () => {
+  it("cancel: queued fails at once, running within 5 s, finished is 409 job_finished, another tenant's 404; 0.1 CU per 200", async () => {
     const a = await tenantClient(server);
     const other = await tenantClient(server);
     const running = await launch(a, LONG);
@@ -103,9 +114,14 @@ describe('simulation: turns, cancel, deactivation, budget and queued cap over HT
     const queued = await launch(d, SHORT);
     const t0 = Date.now();
     expect((await admin(server, 'POST', '/gate/admin/deactivate', { tenant_id: d.tenantId })).status).to.equal(200);
-    const failedJobs = () => new Set(logRecords(server)
-      .filter((l) => (l.msg === 'simulation job failed' || l.msg === 'simulation job failed before it started') && l.code === 'cancelled')
-      .map((l) => l.job_id as string));
+    const failedJobs = () =>
+      new Set(
+        logRecords(server)
+          .filter(
+            (l) => (l.msg === 'simulation job failed' || l.msg === 'simulation job failed before it started') && l.code === 'cancelled',
+          )
+          .map((l) => l.job_id as string),
+      );
     while (!(failedJobs().has(running.job_id) && failedJobs().has(queued.job_id))) {
       expect(Date.now() - t0, 'both jobs cancelled within 5 s').to.be.below(5000);
       await new Promise((r) => setTimeout(r, 50));

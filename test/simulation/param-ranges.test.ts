@@ -62,15 +62,20 @@ function probes(p: SimParamSpec & { type: 'integer' | 'number' }): Array<{ at: s
   ];
 }
 
-describe('simulation: every param range is the engine\'s, and the schema agrees with it', () => {
-  it('the schema of each solver has exactly the engine\'s params (plus max_seconds), with its defaults and required ones', () => {
+describe("simulation: every param range is the engine's, and the schema agrees with it", () => {
+  it("the schema of each solver has exactly the engine's params (plus max_seconds), with its defaults and required ones", () => {
     const tables = engine.solverParams();
     for (const solver of SOLVERS) {
       const table = tables.solvers[solver]!;
       expect(table, solver).to.be.an('array').that.is.not.empty;
       const schema = SOLVER_PARAMS[solver];
       expect(Object.keys(schema.properties).sort(), solver).to.deep.equal([...table.map((p) => p.name), 'max_seconds'].sort());
-      expect([...(schema.required ?? [])].sort(), solver).to.deep.equal(table.filter((p) => p.required).map((p) => p.name).sort());
+      expect([...(schema.required ?? [])].sort(), solver).to.deep.equal(
+        table
+          .filter((p) => p.required)
+          .map((p) => p.name)
+          .sort(),
+      );
       for (const p of table) {
         const prop = schema.properties[p.name] as { default?: unknown; description?: string };
         if ('default' in p && p.default !== undefined) expect(prop.default, `${solver}.${p.name}`).to.equal(p.default);
@@ -81,7 +86,8 @@ describe('simulation: every param range is the engine\'s, and the schema agrees 
 
   it('includes the ranges the issue names: t_end, steps, reynolds, dt and max_rank, all bounded', () => {
     const tables = engine.solverParams();
-    const find = (solver: Solver, name: string) => tables.solvers[solver]!.find((p) => p.name === name) as SimParamSpec & { maximum: number };
+    const find = (solver: Solver, name: string) =>
+      tables.solvers[solver]!.find((p) => p.name === name) as SimParamSpec & { maximum: number };
     expect(find('euler_2d', 't_end').maximum).to.be.at.most(1e4);
     expect(find('euler_2d', 'steps').maximum).to.equal(tables.limits.maxSteps);
     expect(find('navier_stokes_2d', 'steps').maximum).to.equal(tables.limits.maxSteps);
@@ -131,7 +137,7 @@ describe('simulation: every param range is the engine\'s, and the schema agrees 
     }
   });
 
-  it('rules between params are the solver\'s, named in its answer: dt within the stability limit, t_end within 1e6 steps, snapshots at most 1000', () => {
+  it("rules between params are the solver's, named in its answer: dt within the stability limit, t_end within 1e6 steps, snapshots at most 1000", () => {
     const refusal = (solver: Solver, params: Record<string, unknown>) => {
       try {
         engine.checkSimulation(solver, solverParamsOf(params));
@@ -140,14 +146,19 @@ describe('simulation: every param range is the engine\'s, and the schema agrees 
       }
       return null;
     };
-    expect(refusal('navier_stokes_2d', { n_bits: 9, reynolds: 100, steps: 10, dt: 0.01 })).to.match(/param dt of navier_stokes_2d must be at most 0\.00\d+/);
+    expect(refusal('navier_stokes_2d', { n_bits: 9, reynolds: 100, steps: 10, dt: 0.01 })).to.match(
+      /param dt of navier_stokes_2d must be at most 0\.00\d+/,
+    );
     expect(refusal('navier_stokes_2d', { n_bits: 12, reynolds: 100, steps: 10, dt: 0.001 })).to.match(/stability limit/);
     expect(refusal('euler_2d', { n_bits: 9, t_end: 1e4 })).to.match(/param t_end of euler_2d must be at most \d+/);
     expect(refusal('euler_2d', { n_bits: 13, t_end: 1 })).to.equal(null);
-    expect(refusal('navier_stokes_2d', { n_bits: 9, reynolds: 100, steps: 1_000_000, dt: 0.001, snapshot_every: 999 }))
-      .to.match(/snapshot_every .* at least 1000/);
+    expect(refusal('navier_stokes_2d', { n_bits: 9, reynolds: 100, steps: 1_000_000, dt: 0.001, snapshot_every: 999 })).to.match(
+      /snapshot_every .* at least 1000/,
+    );
     expect(refusal('poisson_2d', { n_bits: 9, snapshot_every: 5 })).to.match(/at least 6 for max_iters 5120/);
-    expect(refusal('helmholtz_3d', { n_bits: 9, nu: 1, dt: 1, steps: 1, modes: JSON.stringify([[1e7, 1, 1, 1]]) })).to.match(/wave numbers/);
+    expect(refusal('helmholtz_3d', { n_bits: 9, nu: 1, dt: 1, steps: 1, modes: JSON.stringify([[1e7, 1, 1, 1]]) })).to.match(
+      /wave numbers/,
+    );
     expect(refusal('helmholtz_3d', { n_bits: 9, nu: 1, dt: 1, steps: 1, modes: JSON.stringify([[1, 1, 1, 1e300]]) })).to.match(/amplitude/);
   });
 });

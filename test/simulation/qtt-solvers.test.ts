@@ -19,7 +19,7 @@ function evalInterleaved(cores: Array<{ shape: number[]; data: Float64Array }>, 
   for (let c = 0; c < cores.length; c++) {
     const level = Math.floor(c / 3);
     const axis = c % 3;
-    const bit = (idx[axis]! >> (bits - 1 - level)) & 1;  // most significant first
+    const bit = (idx[axis]! >> (bits - 1 - level)) & 1; // most significant first
     const [r0, n, r1] = cores[c]!.shape as [number, number, number];
     const next = new Float64Array(r1);
     for (let a = 0; a < r0; a++) for (let b = 0; b < r1; b++) next[b]! += v[a]! * cores[c]!.data[(a * n + bit) * r1 + b]!;
@@ -63,11 +63,13 @@ describe('simulation: QTT-native solvers, fields stored from their cores', () =>
     expect(sc.status, sc.text).to.equal(200);
     expect(sc.body).to.include({ layout: 'interleaved', dtype: 'float64' });
     expect(sc.body.cores).to.have.length(27);
-    const cores = await Promise.all(sc.body.cores.map(async (k: { data_b64: string }) => {
-      const a = await decodeNpy(Buffer.from(k.data_b64, 'base64'), NPY_MAX_ELEMENTS);
-      const b = Buffer.from(a.data);
-      return { shape: a.shape, data: new Float64Array(b.buffer, b.byteOffset, b.byteLength / 8) };
-    }));
+    const cores = await Promise.all(
+      sc.body.cores.map(async (k: { data_b64: string }) => {
+        const a = await decodeNpy(Buffer.from(k.data_b64, 'base64'), NPY_MAX_ELEMENTS);
+        const b = Buffer.from(a.data);
+        return { shape: a.shape, data: new Float64Array(b.buffer, b.byteOffset, b.byteLength / 8) };
+      }),
+    );
 
     const n = 512;
     const h = 1 / n;
@@ -75,7 +77,14 @@ describe('simulation: QTT-native solvers, fields stored from their cores', () =>
     const factor = (1 / (1 + 0.5 * 0.001 * lam)) ** 3;
     let worst = 0;
     let scale = 0;
-    for (const [i, j, k] of [[3, 100, 7], [128, 64, 400], [511, 1, 250], [37, 300, 129], [64, 64, 64], [200, 450, 33]]) {
+    for (const [i, j, k] of [
+      [3, 100, 7],
+      [128, 64, 400],
+      [511, 1, 250],
+      [37, 300, 129],
+      [64, 64, 64],
+      [200, 450, 33],
+    ]) {
       const want = 0.75 * factor * Math.sin(2 * Math.PI * i! * h) * Math.sin(4 * Math.PI * j! * h) * Math.sin(2 * Math.PI * k! * h);
       worst = Math.max(worst, Math.abs(evalInterleaved(cores, 9, [i!, j!, k!]) - want));
       scale = Math.max(scale, Math.abs(want));
@@ -99,16 +108,22 @@ describe('simulation: QTT-native solvers, fields stored from their cores', () =>
       expect(got.body.metadata.params).to.deep.include({ source });
       const sc = await c.serve({ key: `${prefix}/u`, namespace: 'sims', target: 'cores' });
       expect(sc.status, sc.text).to.equal(200);
-      return Promise.all(sc.body.cores.map(async (k: { data_b64: string }) => {
-        const a = await decodeNpy(Buffer.from(k.data_b64, 'base64'), NPY_MAX_ELEMENTS);
-        const b = Buffer.from(a.data);
-        return { shape: a.shape, data: new Float64Array(b.buffer, b.byteOffset, b.byteLength / 8) };
-      }));
+      return Promise.all(
+        sc.body.cores.map(async (k: { data_b64: string }) => {
+          const a = await decodeNpy(Buffer.from(k.data_b64, 'base64'), NPY_MAX_ELEMENTS);
+          const b = Buffer.from(a.data);
+          return { shape: a.shape, data: new Float64Array(b.buffer, b.byteOffset, b.byteLength / 8) };
+        }),
+      );
     };
     const withSource = await cores('hs9', 'gaussian');
     const without = await cores('hp9', 'none');
     // To the two solves' residuals (measured: within 2e-5; without the source the ratio would be 1).
-    for (const [idx, within] of [[[256, 256, 256], 5e-4], [[230, 270, 250], 5e-4], [[300, 256, 200], 5e-4]] as Array<[number[], number]>) {
+    for (const [idx, within] of [
+      [[256, 256, 256], 5e-4],
+      [[230, 270, 250], 5e-4],
+      [[300, 256, 200], 5e-4],
+    ] as Array<[number[], number]>) {
       const a = evalInterleaved(withSource, 9, idx);
       const b = evalInterleaved(without, 9, idx);
       expect(b).to.be.above(0.01);
@@ -144,7 +159,13 @@ describe('simulation: QTT-native solvers, fields stored from their cores', () =>
     const h = (2 * Math.PI) / 512;
     const amp = 2 * (Math.sin(h) / h) * Math.exp((-2 * 0.009) / 100);
     let worst = 0;
-    for (const [i, j] of [[128, 128], [10, 300], [400, 77], [256, 5], [33, 450]]) {
+    for (const [i, j] of [
+      [128, 128],
+      [10, 300],
+      [400, 77],
+      [256, 5],
+      [33, 450],
+    ]) {
       worst = Math.max(worst, Math.abs(wv[i! * 512 + j!]! - amp * Math.sin(i! * h) * Math.sin(j! * h)));
     }
     expect(worst).to.be.below(1e-6);

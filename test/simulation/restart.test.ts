@@ -34,9 +34,15 @@ describe('simulation: jobs survive restarts', () => {
     server = await startSimServer({ dataDir });
     const t = await createTenant(server);
     let c = clientFor(server, t.api_key, t.tenant_id);
-    const running = await submit(c, { solver: 'poisson_2d', output_key_prefix: 'killed', params: { ...slowPoisson(11, 300), snapshot_every: 50 } });
+    const running = await submit(c, {
+      solver: 'poisson_2d',
+      output_key_prefix: 'killed',
+      params: { ...slowPoisson(11, 300), snapshot_every: 50 },
+    });
     const queued = await submit(c, { solver: 'poisson_2d', output_key_prefix: 'behind', params: { n_bits: 9 } });
-    await waitFor(c, running.job_id, (s) => s.status === 'running' && s.progress.steps_completed >= 50, { what: 'the job to make progress' });
+    await waitFor(c, running.job_id, (s) => s.status === 'running' && s.progress.steps_completed >= 50, {
+      what: 'the job to make progress',
+    });
     // the first snapshot's blob is durable (its row is not: it commits only with the job)
     for (const t0 = Date.now(); (await countBlobs(dataDir)) === 0;) {
       if (Date.now() - t0 > 60000) throw new Error('no snapshot blob was written');

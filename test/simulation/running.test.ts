@@ -58,7 +58,9 @@ describe('simulation: a running job', () => {
     times.sort((a, b) => a - b);
     const p50 = times[Math.floor(times.length * 0.5)]!;
     const p99 = times[Math.ceil(times.length * 0.99) - 1]!;
-    console.log(`      GET /v1/get during ${job.solver} n_bits ${job.params.n_bits}: p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms, max ${times.at(-1)!.toFixed(2)} ms`);
+    console.log(
+      `      GET /v1/get during ${job.solver} n_bits ${job.params.n_bits}: p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms, max ${times.at(-1)!.toFixed(2)} ms`,
+    );
     expect(p99).to.be.below(50);
     await c.call('GET', `/v1/simulation/status/${job.job_id}`);
   });

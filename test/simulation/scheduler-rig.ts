@@ -34,17 +34,34 @@ export type RigOptions = Partial<Omit<JobSchedulerOptions, 'store' | 'runner' | 
 export async function openScheduler(dir: string, opts: RigOptions = {}): Promise<SchedulerRig> {
   const db = await Database.open(path.join(dir, 'ttstore.db'), [...ENTRY_MIGRATIONS, ...JOB_MIGRATIONS]);
   const blobs = await BlobStore.open(path.join(dir, 'blobs'));
-  const entries = new EntryService({ store: new SqliteEntryStore(db), blobs, engine, compressionThresholdBytes: 4096, retentionDays: 30, log: silent });
+  const entries = new EntryService({
+    store: new SqliteEntryStore(db),
+    blobs,
+    engine,
+    compressionThresholdBytes: 4096,
+    retentionDays: 30,
+    log: silent,
+  });
   await entries.start();
   const store = new JobStore(db);
   const runner = new FakeRunner();
   const { outputsOf, ...rest } = opts;
   const scheduler = new JobScheduler({
-    store, runner, concurrency: 1, log: silent, stopTimeoutMs: 5000, ...rest, outputs: outputsOf ? outputsOf(entries) : entries,
+    store,
+    runner,
+    concurrency: 1,
+    log: silent,
+    stopTimeoutMs: 5000,
+    ...rest,
+    outputs: outputsOf ? outputsOf(entries) : entries,
   });
   await scheduler.start();
   return {
-    db, entries, store, runner, scheduler,
+    db,
+    entries,
+    store,
+    runner,
+    scheduler,
     async close() {
       await scheduler.stop();
       entries.stop();
@@ -54,7 +71,11 @@ export async function openScheduler(dir: string, opts: RigOptions = {}): Promise
 }
 
 /** Poll `fn` until it gives a truthy value; throws after `timeoutMs`. */
-export async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10000): Promise<T> {
+export async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 10000,
+): Promise<T> {
   const t0 = Date.now();
   for (;;) {
     const v = await fn();

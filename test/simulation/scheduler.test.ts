@@ -36,13 +36,19 @@ describe('simulation: job scheduler (no HTTP, hand-driven solver)', () => {
     rig = undefined;
   };
   const job = (over: Partial<SubmitInput> = {}): SubmitInput => ({
-    tenantId: TENANT, solver: 'poisson_2d', namespace: 'default', outputKeyPrefix: 'run', params: { n_bits: 9, tol: 1e-8, seed: 0 }, ...over,
+    tenantId: TENANT,
+    solver: 'poisson_2d',
+    namespace: 'default',
+    outputKeyPrefix: 'run',
+    params: { n_bits: 9, tol: 1e-8, seed: 0 },
+    ...over,
   });
   const status = (id: string) => scheduler.status(TENANT, id) as Promise<JobView>;
-  const settled = (id: string) => until(`job ${id} to settle`, async () => {
-    const s = await status(id);
-    return s.status === 'completed' || s.status === 'failed' ? s : undefined;
-  });
+  const settled = (id: string) =>
+    until(`job ${id} to settle`, async () => {
+      const s = await status(id);
+      return s.status === 'completed' || s.status === 'failed' ? s : undefined;
+    });
 
   beforeEach(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'ttstore-jobs-'));
@@ -98,7 +104,13 @@ describe('simulation: job scheduler (no HTTP, hand-driven solver)', () => {
     expect(done.finished_at).to.be.at.least(done.started_at!);
     const u = await entries.require(TENANT, 'default', 'run/u');
     expect(JSON.parse(u.metadata)).to.deep.equal({
-      solver: 'poisson_2d', job_id: row.job_id, field: 'u', step: 10, t: 1, n_bits: 9, params: { n_bits: 9, snapshot_every: 5, seed: 0 },
+      solver: 'poisson_2d',
+      job_id: row.job_id,
+      field: 'u',
+      step: 10,
+      t: 1,
+      n_bits: 9,
+      params: { n_bits: 9, snapshot_every: 5, seed: 0 },
     });
     expect(u.domain).to.equal('simulation');
     expect(JSON.parse(u.shape)).to.deep.equal([64, 64]);
@@ -199,7 +211,16 @@ describe('simulation: job scheduler (no HTTP, hand-driven solver)', () => {
   it('a job left running by a crash is queued again at start', async () => {
     const crashed = await Database.open(path.join(dir, 'ttstore.db'), [...ENTRY_MIGRATIONS, ...JOB_MIGRATIONS]);
     const s = new JobStore(crashed);
-    await s.insert({ jobId: 'job_crashed', tenantId: TENANT, solver: 'euler_2d', namespace: 'default', outputKeyPrefix: 'c', params: { n_bits: 9, steps: 3 }, stepsTotal: 3, createdAt: 1 });
+    await s.insert({
+      jobId: 'job_crashed',
+      tenantId: TENANT,
+      solver: 'euler_2d',
+      namespace: 'default',
+      outputKeyPrefix: 'c',
+      params: { n_bits: 9, steps: 3 },
+      stepsTotal: 3,
+      createdAt: 1,
+    });
     expect(await s.markRunning('job_crashed', 2)).to.equal(true);
     await crashed.close(); // the process dies here: the row still says running
     await open();

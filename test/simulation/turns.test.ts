@@ -26,14 +26,20 @@ describe('simulation: turns across tenants, cancel, budgets and charges (no HTTP
     rig = await openScheduler(dir, { quantumS: QUANTUM_S, ...opts });
   };
   const job = (tenantId: string, over: Partial<SubmitInput> = {}): SubmitInput => ({
-    tenantId, solver: 'poisson_2d', namespace: 'default', outputKeyPrefix: `run-${tenantId}`, params: { n_bits: 9 }, ...over,
+    tenantId,
+    solver: 'poisson_2d',
+    namespace: 'default',
+    outputKeyPrefix: `run-${tenantId}`,
+    params: { n_bits: 9 },
+    ...over,
   });
   const submit = async (tenantId: string, over: Partial<SubmitInput> = {}) => (await rig.scheduler.submit(job(tenantId, over))).job_id;
   const status = (tenantId: string, id: string) => rig.scheduler.status(tenantId, id) as Promise<JobView>;
-  const settled = (tenantId: string, id: string) => until(`job ${id} to end`, async () => {
-    const s = await status(tenantId, id);
-    return s.status === 'completed' || s.status === 'failed' ? s : undefined;
-  });
+  const settled = (tenantId: string, id: string) =>
+    until(`job ${id} to end`, async () => {
+      const s = await status(tenantId, id);
+      return s.status === 'completed' || s.status === 'failed' ? s : undefined;
+    });
   /** The run of the n-th simulate() call, once it exists. */
   const run = async (n: number): Promise<FakeRun> => {
     await rig.runner.started(n + 1);
@@ -49,7 +55,7 @@ describe('simulation: turns across tenants, cancel, budgets and charges (no HTTP
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('a long job yields to another tenant\'s job after its quantum and resumes afterwards with its progress', async () => {
+  it("a long job yields to another tenant's job after its quantum and resumes afterwards with its progress", async () => {
     await open();
     const long = await submit(A);
     const a = await run(0);
@@ -166,12 +172,15 @@ describe('simulation: turns across tenants, cancel, budgets and charges (no HTTP
     expect(p!.error).to.include({ code: 'cancelled' });
   });
 
-  it('cancel of a finished job is 409 job_finished; another tenant\'s job is not found', async () => {
+  it("cancel of a finished job is 409 job_finished; another tenant's job is not found", async () => {
     await open();
     const id = await submit(A);
     finish(await run(0));
     await settled(A, id);
-    const err = await rig.scheduler.cancel(A, id).then(() => null, (e: unknown) => e);
+    const err = await rig.scheduler.cancel(A, id).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).to.be.instanceOf(ProblemError);
     expect(err).to.include({ status: 409, code: 'job_finished' });
     const other = await submit(A);
@@ -179,7 +188,7 @@ describe('simulation: turns across tenants, cancel, budgets and charges (no HTTP
     expect((await status(A, other)).status).to.not.equal('failed');
   });
 
-  it('cancelTenant (deactivation) cancels the tenant\'s queued, running and paused jobs only', async () => {
+  it("cancelTenant (deactivation) cancels the tenant's queued, running and paused jobs only", async () => {
     await open();
     const a1 = await submit(A);
     const a = await run(0);
@@ -199,7 +208,10 @@ describe('simulation: turns across tenants, cancel, budgets and charges (no HTTP
     await run(0);
     await submit(A);
     await submit(A);
-    const err = await rig.scheduler.submit(job(A)).then(() => null, (e: unknown) => e);
+    const err = await rig.scheduler.submit(job(A)).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).to.include({ status: 429, code: 'too_many_jobs' });
     await submit(B); // another tenant is not affected
     const rows = await rig.scheduler.list(A, { limit: 50 });
@@ -227,7 +239,12 @@ describe('simulation: turns across tenants, cancel, budgets and charges (no HTTP
 
   it('charges a period of run time before the solver starts, one per started period as it runs, and the bill is settled by its end', async () => {
     const charges: string[] = [];
-    const charger: JobCharger = { periodS: 0.25, async charge(t) { charges.push(t); } };
+    const charger: JobCharger = {
+      periodS: 0.25,
+      async charge(t) {
+        charges.push(t);
+      },
+    };
     await open({ charger, quantumS: 60 });
     const id = await submit(A);
     const a = await run(0);
@@ -243,7 +260,12 @@ describe('simulation: turns across tenants, cancel, budgets and charges (no HTTP
 
   it('a job refused before its solver starts (deactivated tenant, missing solver) is charged no run time', async () => {
     const charges: string[] = [];
-    const charger: JobCharger = { periodS: 0.1, async charge(t) { charges.push(t); } };
+    const charger: JobCharger = {
+      periodS: 0.1,
+      async charge(t) {
+        charges.push(t);
+      },
+    };
     await open({ charger, tenantActive: (t) => t !== B });
     const gone = await submit(B);
     expect((await settled(B, gone)).error).to.include({ code: 'cancelled' });
@@ -275,7 +297,7 @@ describe('simulation: turns across tenants, cancel, budgets and charges (no HTTP
     expect(rig.runner.runs).to.have.length(1);
   });
 
-  it('a ProblemError from storing the outputs (storage quota) is the job\'s error, and nothing is stored', async () => {
+  it("a ProblemError from storing the outputs (storage quota) is the job's error, and nothing is stored", async () => {
     await open({
       outputsOf: (entries: EntryService) => ({
         prepare: (input) => entries.prepare(input),

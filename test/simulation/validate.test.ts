@@ -25,27 +25,56 @@ const MINIMAL: Record<string, Record<string, unknown>> = {
 describe('simulation: request validation', () => {
   it('fills the documented defaults of every solver', () => {
     expect(parseSubmit({ solver: 'poisson_2d', params: { n_bits: 9 } })).to.deep.equal({
-      solver: 'poisson_2d', namespace: 'default', outputKeyPrefix: 'poisson_2d',
+      solver: 'poisson_2d',
+      namespace: 'default',
+      outputKeyPrefix: 'poisson_2d',
       params: { n_bits: 9, rhs: 'manufactured', tol: 1e-8, preconditioner: 'multigrid', seed: 0, max_seconds: 3600 },
     });
     expect(parseSubmit({ solver: 'navier_stokes_2d', params: MINIMAL.navier_stokes_2d }).params).to.deep.equal({
-      n_bits: 9, reynolds: 100, steps: 10, dt: 0.003, max_rank: 64, initial: 'taylor_green', seed: 0, max_seconds: 3600,
+      n_bits: 9,
+      reynolds: 100,
+      steps: 10,
+      dt: 0.003,
+      max_rank: 64,
+      initial: 'taylor_green',
+      seed: 0,
+      max_seconds: 3600,
     });
     expect(parseSubmit({ solver: 'euler_2d', params: MINIMAL.euler_2d }).params).to.deep.equal({
-      n_bits: 9, problem: 'isentropic_vortex', t_end: 0.5, cfl: 0.4, seed: 0, max_seconds: 3600,
+      n_bits: 9,
+      problem: 'isentropic_vortex',
+      t_end: 0.5,
+      cfl: 0.4,
+      seed: 0,
+      max_seconds: 3600,
     });
     expect(parseSubmit({ solver: 'helmholtz_3d', params: MINIMAL.helmholtz_3d }).params).to.deep.equal({
-      n_bits: 9, nu: 0.1, dt: 0.01, steps: 5, boundary: 'periodic', initial: 'modes', modes: [[1, 1, 1, 1]], source: 'none', seed: 0,
-      max_rank: 64, tol: 1e-8, max_seconds: 3600,
+      n_bits: 9,
+      nu: 0.1,
+      dt: 0.01,
+      steps: 5,
+      boundary: 'periodic',
+      initial: 'modes',
+      modes: [[1, 1, 1, 1]],
+      source: 'none',
+      seed: 0,
+      max_rank: 64,
+      tol: 1e-8,
+      max_seconds: 3600,
     });
   });
 
   it('keeps given values, namespace and prefix', () => {
     const r = parseSubmit({
-      solver: 'euler_2d', namespace: 'sims', output_key_prefix: 'runs/kh', params: { n_bits: 10, problem: 'kelvin_helmholtz', steps: 40, cfl: 0.3, seed: 7, snapshot_every: 10 },
+      solver: 'euler_2d',
+      namespace: 'sims',
+      output_key_prefix: 'runs/kh',
+      params: { n_bits: 10, problem: 'kelvin_helmholtz', steps: 40, cfl: 0.3, seed: 7, snapshot_every: 10 },
     });
     expect(r).to.deep.equal({
-      solver: 'euler_2d', namespace: 'sims', outputKeyPrefix: 'runs/kh',
+      solver: 'euler_2d',
+      namespace: 'sims',
+      outputKeyPrefix: 'runs/kh',
       params: { n_bits: 10, problem: 'kelvin_helmholtz', steps: 40, cfl: 0.3, seed: 7, snapshot_every: 10, max_seconds: 3600 },
     });
   });
@@ -80,7 +109,11 @@ describe('simulation: request validation', () => {
     ['bad namespace', { solver: 'poisson_2d', namespace: 'no spaces', params: { n_bits: 9 } }, 'namespace'],
     ['empty prefix', { solver: 'poisson_2d', output_key_prefix: '', params: { n_bits: 9 } }, 'output_key_prefix'],
     ['control character in prefix', { solver: 'poisson_2d', output_key_prefix: 'a\nb', params: { n_bits: 9 } }, 'output_key_prefix'],
-    ['prefix too long', { solver: 'poisson_2d', output_key_prefix: 'x'.repeat(MAX_PREFIX_BYTES + 1), params: { n_bits: 9 } }, 'output_key_prefix'],
+    [
+      'prefix too long',
+      { solver: 'poisson_2d', output_key_prefix: 'x'.repeat(MAX_PREFIX_BYTES + 1), params: { n_bits: 9 } },
+      'output_key_prefix',
+    ],
     ['missing n_bits', { solver: 'poisson_2d', params: {} }, 'params.n_bits'],
     ['fractional n_bits', { solver: 'poisson_2d', params: { n_bits: 9.5 } }, 'params.n_bits'],
     ['string n_bits', { solver: 'poisson_2d', params: { n_bits: '9' } }, 'params.n_bits'],
@@ -105,13 +138,34 @@ describe('simulation: request validation', () => {
     ['missing nu', { solver: 'helmholtz_3d', params: { n_bits: 9, dt: 0.1, steps: 1 } }, 'params.nu'],
     ['bad boundary', { solver: 'helmholtz_3d', params: { ...MINIMAL.helmholtz_3d, boundary: 'neumann' } }, 'params.boundary'],
     ['empty modes', { solver: 'helmholtz_3d', params: { ...MINIMAL.helmholtz_3d, modes: [] } }, 'params.modes'],
-    ['short mode', { solver: 'helmholtz_3d', params: { ...MINIMAL.helmholtz_3d, modes: [[1, 1, 1, 1], [1, 2, 3]] } }, 'params.modes[1]'],
-    ['modes with gaussian', { solver: 'helmholtz_3d', params: { ...MINIMAL.helmholtz_3d, initial: 'gaussian', modes: [[1, 1, 1, 1]] } }, 'params.modes'],
+    [
+      'short mode',
+      {
+        solver: 'helmholtz_3d',
+        params: {
+          ...MINIMAL.helmholtz_3d,
+          modes: [
+            [1, 1, 1, 1],
+            [1, 2, 3],
+          ],
+        },
+      },
+      'params.modes[1]',
+    ],
+    [
+      'modes with gaussian',
+      { solver: 'helmholtz_3d', params: { ...MINIMAL.helmholtz_3d, initial: 'gaussian', modes: [[1, 1, 1, 1]] } },
+      'params.modes',
+    ],
     ['bad source', { solver: 'helmholtz_3d', params: { ...MINIMAL.helmholtz_3d, source: 'dipole' } }, 'params.source'],
     ['max_seconds above a day', { solver: 'poisson_2d', params: { n_bits: 9, max_seconds: 86_401 } }, 'params.max_seconds'],
     ['max_seconds zero', { solver: 'poisson_2d', params: { n_bits: 9, max_seconds: 0 } }, 'params.max_seconds'],
     ['t_end above the largest', { solver: 'euler_2d', params: { n_bits: 9, t_end: 1e6 } }, 'params.t_end'],
-    ['reynolds above the largest', { solver: 'navier_stokes_2d', params: { ...MINIMAL.navier_stokes_2d, reynolds: 1e13 } }, 'params.reynolds'],
+    [
+      'reynolds above the largest',
+      { solver: 'navier_stokes_2d', params: { ...MINIMAL.navier_stokes_2d, reynolds: 1e13 } },
+      'params.reynolds',
+    ],
     ['dt above 1', { solver: 'navier_stokes_2d', params: { ...MINIMAL.navier_stokes_2d, dt: 2 } }, 'params.dt'],
     ['max_iters above a million', { solver: 'poisson_2d', params: { n_bits: 9, max_iters: 1_000_001 } }, 'params.max_iters'],
   ];
@@ -127,8 +181,18 @@ describe('simulation: request validation', () => {
 
   it('parses list queries: limit 1..1000 (default 50), namespace, status', () => {
     expect(parseListQuery({})).to.deep.equal({ limit: 50 });
-    expect(parseListQuery({ limit: '1000', namespace: 'sims', status: 'running' })).to.deep.equal({ limit: 1000, namespace: 'sims', status: 'running' });
-    for (const [q, field] of [[{ limit: '0' }, 'limit'], [{ limit: '1001' }, 'limit'], [{ limit: '5x' }, 'limit'], [{ status: 'done' }, 'status'], [{ namespace: '-x' }, 'namespace']] as const) {
+    expect(parseListQuery({ limit: '1000', namespace: 'sims', status: 'running' })).to.deep.equal({
+      limit: 1000,
+      namespace: 'sims',
+      status: 'running',
+    });
+    for (const [q, field] of [
+      [{ limit: '0' }, 'limit'],
+      [{ limit: '1001' }, 'limit'],
+      [{ limit: '5x' }, 'limit'],
+      [{ status: 'done' }, 'status'],
+      [{ namespace: '-x' }, 'namespace'],
+    ] as const) {
       const p = problemOf(() => parseListQuery(q));
       expect(p.status).to.equal(400);
       expect(p.extra.field).to.equal(field);

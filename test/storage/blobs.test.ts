@@ -26,7 +26,7 @@ describe('blob store', () => {
     expect(back.byteOffset % 8).to.equal(0);
   });
 
-  it('answers a flipped byte, a wrong expected checksum, a wrong kind or a missing file with BlobCorrupted (the service\'s data_corrupted)', async () => {
+  it("answers a flipped byte, a wrong expected checksum, a wrong kind or a missing file with BlobCorrupted (the service's data_corrupted)", async () => {
     const ref = await store.write('raw', Buffer.alloc(1000, 7));
     const expectCorrupt = async (p: Promise<unknown>) => {
       try {

@@ -32,14 +32,26 @@ describe('storage: put_cores, put_cores_batch and serve cores', function () {
     const { cores, f } = expCores(d);
     const put = await c.call('POST', '/v1/put_cores', {
       json: {
-        key: 'exp', shape: [64, 64], dtype: 'float64', metadata: { fn: 'exp2' },
+        key: 'exp',
+        shape: [64, 64],
+        dtype: 'float64',
+        metadata: { fn: 'exp2' },
         cores: cores.map((core) => ({ data_b64: b64(npyOf('float64', [1, 2, 1], core)) })),
       },
     });
     expect(put.status, put.text).to.equal(200);
     expect(put.body).to.include({
-      key: 'exp', version: 1, verdict: 'exact', compressed: true, n_cores: d, max_rank: 1, dtype: 'float64',
-      layout: 'row_major', original_bytes: 4096 * 8, stored_core_bytes: d * 2 * 8, kind: 'array',
+      key: 'exp',
+      version: 1,
+      verdict: 'exact',
+      compressed: true,
+      n_cores: d,
+      max_rank: 1,
+      dtype: 'float64',
+      layout: 'row_major',
+      original_bytes: 4096 * 8,
+      stored_core_bytes: d * 2 * 8,
+      kind: 'array',
     });
     expect(put.body.shape).to.deep.equal([64, 64]);
     expect(put.body.fingerprint).to.deep.equal({ frobenius_error: 0, max_abs_error: 0, relative_error: 0 });
@@ -62,7 +74,11 @@ describe('storage: put_cores, put_cores_batch and serve cores', function () {
   it('rounds to an integer dtype and defaults to float32 of shape [prod n]', async () => {
     const { cores, f } = expCores(4);
     const r = await c.call('POST', '/v1/put_cores', {
-      json: { key: 'exp-int', dtype: 'int16', cores: cores.map((k) => ({ data_b64: b64(npyOf('float32', [1, 2, 1], new Float32Array(k.map((x) => x * 10)))) })) },
+      json: {
+        key: 'exp-int',
+        dtype: 'int16',
+        cores: cores.map((k) => ({ data_b64: b64(npyOf('float32', [1, 2, 1], new Float32Array(k.map((x) => x * 10)))) })),
+      },
     });
     expect(r.status, r.text).to.equal(200);
     const back = await c.dense('exp-int');
@@ -75,7 +91,9 @@ describe('storage: put_cores, put_cores_batch and serve cores', function () {
       expect(back.data.readInt16LE(2 * i)).to.equal(Math.round(want));
       expect(want).to.be.closeTo(f(i) * 1e4, 0.01);
     }
-    const dflt = await c.call('POST', '/v1/put_cores', { json: { key: 'exp-f32', cores: cores.map((k) => ({ data_b64: b64(npyOf('float64', [1, 2, 1], k)) })) } });
+    const dflt = await c.call('POST', '/v1/put_cores', {
+      json: { key: 'exp-f32', cores: cores.map((k) => ({ data_b64: b64(npyOf('float64', [1, 2, 1], k)) })) },
+    });
     expect(dflt.body).to.include({ dtype: 'float32', original_bytes: 16 * 4 });
     expect(dflt.body.shape).to.deep.equal([16]);
   });
@@ -93,7 +111,10 @@ describe('storage: put_cores, put_cores_batch and serve cores', function () {
       ['shape product', { shape: [3], cores: [{ data_b64: good }] }],
       ['bool dtype', { dtype: 'bool', cores: [{ data_b64: good }] }],
       ['bad layout', { layout: 'zigzag', cores: [{ data_b64: good }] }],
-      ['interleaved modes', { layout: 'interleaved', shape: [2, 2], cores: [{ data_b64: b64(npyOf('float64', [1, 4, 1], new Float64Array(4))) }] }],
+      [
+        'interleaved modes',
+        { layout: 'interleaved', shape: [2, 2], cores: [{ data_b64: b64(npyOf('float64', [1, 4, 1], new Float64Array(4))) }] },
+      ],
       ['no cores', { cores: [] }],
       ['bad base64', { cores: [{ data_b64: '***' }] }],
     ];
@@ -108,18 +129,36 @@ describe('storage: put_cores, put_cores_batch and serve cores', function () {
   it('stores a batch all or nothing: one bad entry stores nothing and names its index', async () => {
     const core = (v: number) => ({ data_b64: b64(npyOf('float64', [1, 2, 1], new Float64Array([v, v + 1]))) });
     const bad = await c.call('POST', '/v1/put_cores_batch', {
-      json: { entries: [{ key: 'b/0', cores: [core(0)] }, { key: 'b/1', cores: [core(1)] }, { key: 'b/2', cores: [{ data_b64: 'AAAA' }] }, { key: 'b/3', cores: [core(3)] }] },
+      json: {
+        entries: [
+          { key: 'b/0', cores: [core(0)] },
+          { key: 'b/1', cores: [core(1)] },
+          { key: 'b/2', cores: [{ data_b64: 'AAAA' }] },
+          { key: 'b/3', cores: [core(3)] },
+        ],
+      },
     });
     expect(bad.status).to.equal(400);
     expect(bad.body).to.include({ code: 'invalid_request', index: 2 });
     expect((await c.call('GET', '/v1/list/default?prefix=b%2F')).body.total).to.equal(0);
 
     const ok = await c.call('POST', '/v1/put_cores_batch', {
-      json: { namespace: 'default', entries: [{ key: 'b/0', cores: [core(0)] }, { key: 'b/1', cores: [core(1)], metadata: { i: 1 } }, { key: 'b/0', cores: [core(5)] }] },
+      json: {
+        namespace: 'default',
+        entries: [
+          { key: 'b/0', cores: [core(0)] },
+          { key: 'b/1', cores: [core(1)], metadata: { i: 1 } },
+          { key: 'b/0', cores: [core(5)] },
+        ],
+      },
     });
     expect(ok.status, ok.text).to.equal(200);
     expect(ok.body).to.include({ namespace: 'default', count: 3 });
-    expect(ok.body.results.map((r: { key: string; version: number }) => `${r.key}@${r.version}`)).to.deep.equal(['b/0@1', 'b/1@1', 'b/0@2']);
+    expect(ok.body.results.map((r: { key: string; version: number }) => `${r.key}@${r.version}`)).to.deep.equal([
+      'b/0@1',
+      'b/1@1',
+      'b/0@2',
+    ]);
     expect((await c.dense('b/0')).data.readFloatLE(0)).to.equal(5);
     for (const entries of [[], Array.from({ length: 1001 }, (_, i) => ({ key: `x${i}`, cores: [core(0)] }))]) {
       const r = await c.call('POST', '/v1/put_cores_batch', { json: { entries } });

@@ -25,14 +25,22 @@ describe('database writes', () => {
   it('a job alone commits when it succeeds and leaves nothing when it fails', async () => {
     expect(await db.write(async (tx) => (await tx.run('INSERT INTO t VALUES (?, ?)', ['a', 1])).changes)).to.equal(1);
     expect(await rows()).to.deep.equal([{ k: 'a', v: 1 }]);
-    const err = await db.write(async (tx) => {
-      await tx.run('INSERT INTO t VALUES (?, ?)', ['b', 2]);
-      await tx.run('INSERT INTO t VALUES (?, ?)', ['a', 3]); // primary key taken
-    }).then(() => null, (e: unknown) => e);
+    const err = await db
+      .write(async (tx) => {
+        await tx.run('INSERT INTO t VALUES (?, ?)', ['b', 2]);
+        await tx.run('INSERT INTO t VALUES (?, ?)', ['a', 3]); // primary key taken
+      })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     expect(String(err)).to.match(/SQLITE_CONSTRAINT/);
     expect(await rows()).to.deep.equal([{ k: 'a', v: 1 }]);
     await db.write((tx) => tx.run('INSERT INTO t VALUES (?, ?)', ['c', 4]));
-    expect(await rows()).to.deep.equal([{ k: 'a', v: 1 }, { k: 'c', v: 4 }]);
+    expect(await rows()).to.deep.equal([
+      { k: 'a', v: 1 },
+      { k: 'c', v: 4 },
+    ]);
   });
 
   it('jobs queued together commit together, and a failing one undoes only itself', async () => {
@@ -47,7 +55,11 @@ describe('database writes', () => {
     ];
     const settled = await Promise.allSettled(jobs);
     expect(settled.map((s) => s.status)).to.deep.equal(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
-    expect(await rows()).to.deep.equal([{ k: 'w', v: 4 }, { k: 'x', v: 1 }, { k: 'y', v: 2 }]);
+    expect(await rows()).to.deep.equal([
+      { k: 'w', v: 4 },
+      { k: 'x', v: 1 },
+      { k: 'y', v: 2 },
+    ]);
   });
 
   it('a job of another lane waits for at most one transaction of a lane with many large jobs queued', async () => {
@@ -69,13 +81,16 @@ describe('database writes', () => {
     const writes = [
       db.write((tx) => tx.run('INSERT INTO t VALUES (?, ?)', ['first', 0])),
       db.write((tx) => tx.run('INSERT INTO t VALUES (?, ?)', ['large', 1]), { lane: 'a', cost: WRITE_COST_BUDGET / 2 }),
-      db.write(async (tx) => {
-        // Its own transaction sees the large job's row; the reader sees it only once committed.
-        const inTx = (await tx.get<{ n: number }>("SELECT COUNT(*) AS n FROM t WHERE k = 'large'"))!.n;
-        const committed = (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM t WHERE k = 'large'"))!.n;
-        shared = inTx === 1 && committed === 0;
-        await tx.run('INSERT INTO t VALUES (?, ?)', ['small', 2]);
-      }, { lane: 'b', cost: 1 }),
+      db.write(
+        async (tx) => {
+          // Its own transaction sees the large job's row; the reader sees it only once committed.
+          const inTx = (await tx.get<{ n: number }>("SELECT COUNT(*) AS n FROM t WHERE k = 'large'"))!.n;
+          const committed = (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM t WHERE k = 'large'"))!.n;
+          shared = inTx === 1 && committed === 0;
+          await tx.run('INSERT INTO t VALUES (?, ?)', ['small', 2]);
+        },
+        { lane: 'b', cost: 1 },
+      ),
     ];
     await Promise.all(writes);
     expect(shared).to.equal(false);

@@ -133,4 +133,3 @@ describe('storage: durability across SIGKILL', function () {
     server = null;
   });
 });
-

@@ -31,7 +31,12 @@ describe('storage: every 4xx of CONTRACT.md section 4 that storage produces', fu
   const good = npyFile('<f8', [4], f64(4)).toString('base64');
 
   /** Status and code, problem+json, and nothing stored under the key. */
-  async function expectRejected(r: { status: number; body: any; headers: Headers }, status: number, code: string, key = 'x'): Promise<void> {
+  async function expectRejected(
+    r: { status: number; body: any; headers: Headers },
+    status: number,
+    code: string,
+    key = 'x',
+  ): Promise<void> {
     expect(r.status, JSON.stringify(r.body)).to.equal(status);
     expect(r.headers.get('content-type')).to.match(/^application\/problem\+json/);
     expect(r.body).to.include({ status, code, type: `/problems/${code}` });
@@ -55,8 +60,14 @@ describe('storage: every 4xx of CONTRACT.md section 4 that storage produces', fu
     await expectRejected(await c.put({ key: 'x', data_b64: npyFile('<f8', [5], f64(4)).toString('base64') }), 400, 'invalid_request');
   });
   it('400 for object and structured dtypes', async () => {
-    await expectRejected(await c.put({ key: 'x', data_b64: npyFile('|O', [2], Buffer.alloc(16)).toString('base64') }), 400, 'invalid_request');
-    const structured = npyFile('', [1], Buffer.alloc(12), { headerText: "{'descr': [('a', '<f8'), ('b', '<i4')], 'fortran_order': False, 'shape': (1,), }" });
+    await expectRejected(
+      await c.put({ key: 'x', data_b64: npyFile('|O', [2], Buffer.alloc(16)).toString('base64') }),
+      400,
+      'invalid_request',
+    );
+    const structured = npyFile('', [1], Buffer.alloc(12), {
+      headerText: "{'descr': [('a', '<f8'), ('b', '<i4')], 'fortran_order': False, 'shape': (1,), }",
+    });
     await expectRejected(await c.put({ key: 'x', data_b64: structured.toString('base64') }), 400, 'invalid_request');
   });
   it('400 for an unknown domain, naming the valid ones', async () => {
@@ -65,7 +76,14 @@ describe('storage: every 4xx of CONTRACT.md section 4 that storage produces', fu
     expect(r.body.detail).to.include('structured_data');
   });
   it('400 for tolerance 1.5, negative tolerance, max_rank 0 or 4097', async () => {
-    for (const extra of [{ tolerance: 1.5 }, { tolerance: -0.1 }, { tolerance: 'small' }, { max_rank: 0 }, { max_rank: 4097 }, { max_rank: 2.5 }]) {
+    for (const extra of [
+      { tolerance: 1.5 },
+      { tolerance: -0.1 },
+      { tolerance: 'small' },
+      { max_rank: 0 },
+      { max_rank: 4097 },
+      { max_rank: 2.5 },
+    ]) {
       await expectRejected(await c.put({ key: 'x', data_b64: good, ...extra }), 400, 'invalid_request');
     }
   });
@@ -91,9 +109,21 @@ describe('storage: every 4xx of CONTRACT.md section 4 that storage produces', fu
     await expectRejected(await c.put({ data_b64: good }), 400, 'invalid_request');
     await expectRejected(await c.put({ key: 'x', data_b64: good, metadata: [1, 2] }), 400, 'invalid_request');
     await expectRejected(await c.put({ key: 7, data_b64: good }), 400, 'invalid_request');
-    await expectRejected(await c.call('POST', '/v1/put', { body: '[1, 2]', headers: { 'content-type': 'application/json' } }), 400, 'invalid_request');
-    await expectRejected(await c.call('POST', '/v1/put', { body: '{"key": "x", ', headers: { 'content-type': 'application/json' } }), 400, 'invalid_request');
-    await expectRejected(await c.call('POST', '/v1/serve', { body: '{nope', headers: { 'content-type': 'application/json' } }), 400, 'invalid_request');
+    await expectRejected(
+      await c.call('POST', '/v1/put', { body: '[1, 2]', headers: { 'content-type': 'application/json' } }),
+      400,
+      'invalid_request',
+    );
+    await expectRejected(
+      await c.call('POST', '/v1/put', { body: '{"key": "x", ', headers: { 'content-type': 'application/json' } }),
+      400,
+      'invalid_request',
+    );
+    await expectRejected(
+      await c.call('POST', '/v1/serve', { body: '{nope', headers: { 'content-type': 'application/json' } }),
+      400,
+      'invalid_request',
+    );
   });
   it('413 for a body over the limit and for a decoded payload over the limit', async () => {
     const big = Buffer.alloc(MAX + 1, 1);
@@ -101,23 +131,56 @@ describe('storage: every 4xx of CONTRACT.md section 4 that storage produces', fu
     const bigNpy = npyFile('<f8', [MAX / 8 + 1], f64(MAX / 8 + 1));
     await expectRejected(await c.put({ key: 'x', data_b64: bigNpy.toString('base64') }), 413, 'payload_too_large');
     const huge = JSON.stringify({ key: 'x', data_b64: 'A'.repeat(4 * 1024 * 1024) });
-    await expectRejected(await c.call('POST', '/v1/put', { body: huge, headers: { 'content-type': 'application/json' } }), 413, 'payload_too_large');
-    await expectRejected(await c.call('POST', '/v1/put?key=x', { body: big, headers: { 'content-type': 'application/octet-stream' } }), 413, 'payload_too_large');
+    await expectRejected(
+      await c.call('POST', '/v1/put', { body: huge, headers: { 'content-type': 'application/json' } }),
+      413,
+      'payload_too_large',
+    );
+    await expectRejected(
+      await c.call('POST', '/v1/put?key=x', { body: big, headers: { 'content-type': 'application/octet-stream' } }),
+      413,
+      'payload_too_large',
+    );
     // exactly at the limit is fine
-    const atLimit = await c.call('POST', '/v1/put?key=x&namespace=ns2', { body: Buffer.alloc(MAX, 2), headers: { 'content-type': 'application/octet-stream' } });
+    const atLimit = await c.call('POST', '/v1/put?key=x&namespace=ns2', {
+      body: Buffer.alloc(MAX, 2),
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     expect(atLimit.status).to.equal(200);
   });
   it('415 for a body that is not JSON on a JSON endpoint', async () => {
-    for (const [p, type] of [['/v1/put', 'text/plain'], ['/v1/put', 'application/x-www-form-urlencoded'], ['/v1/serve', 'text/plain'], ['/v1/put_cores', 'application/x-npy'], ['/v1/put_cores_batch', 'text/csv']]) {
+    for (const [p, type] of [
+      ['/v1/put', 'text/plain'],
+      ['/v1/put', 'application/x-www-form-urlencoded'],
+      ['/v1/serve', 'text/plain'],
+      ['/v1/put_cores', 'application/x-npy'],
+      ['/v1/put_cores_batch', 'text/csv'],
+    ]) {
       await expectRejected(await c.call('POST', p!, { body: 'key=x', headers: { 'content-type': type! } }), 415, 'unsupported_media_type');
     }
   });
   it('400 for a bad binary upload (truncated .npy, missing key, bad metadata header)', async () => {
     const npy = npyFile('<f8', [100], f64(100));
-    await expectRejected(await c.call('POST', '/v1/put?key=x', { body: npy.subarray(0, 300), headers: { 'content-type': 'application/x-npy' } }), 400, 'invalid_request');
-    await expectRejected(await c.call('POST', '/v1/put', { body: npy, headers: { 'content-type': 'application/x-npy' } }), 400, 'invalid_request');
-    await expectRejected(await c.call('POST', '/v1/put?key=x', { body: npy, headers: { 'content-type': 'application/x-npy', 'X-Ttstore-Metadata': '[1]' } }), 400, 'invalid_request');
-    await expectRejected(await c.call('POST', '/v1/put?key=x&tolerance=abc', { body: npy, headers: { 'content-type': 'application/x-npy' } }), 400, 'invalid_request');
+    await expectRejected(
+      await c.call('POST', '/v1/put?key=x', { body: npy.subarray(0, 300), headers: { 'content-type': 'application/x-npy' } }),
+      400,
+      'invalid_request',
+    );
+    await expectRejected(
+      await c.call('POST', '/v1/put', { body: npy, headers: { 'content-type': 'application/x-npy' } }),
+      400,
+      'invalid_request',
+    );
+    await expectRejected(
+      await c.call('POST', '/v1/put?key=x', { body: npy, headers: { 'content-type': 'application/x-npy', 'X-Ttstore-Metadata': '[1]' } }),
+      400,
+      'invalid_request',
+    );
+    await expectRejected(
+      await c.call('POST', '/v1/put?key=x&tolerance=abc', { body: npy, headers: { 'content-type': 'application/x-npy' } }),
+      400,
+      'invalid_request',
+    );
   });
   it('checks in CONTRACT.md order: 401 before validation, validation (400) before the ACL (403)', async () => {
     const anon = await http(server.url, 'POST', '/v1/put', { json: { key: 'x', data_b64: '!!' } });

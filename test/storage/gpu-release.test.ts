@@ -34,7 +34,10 @@ describe('GPU cores released on delete and purge', () => {
   };
   const put = (key: string, tenantId = 't1') =>
     svc.put({
-      tenantId, namespace: 'default', key, metadata: {},
+      tenantId,
+      namespace: 'default',
+      key,
+      metadata: {},
       payload: { kind: 'blob', dtype: 'uint8', shape: [3], data: Buffer.from('abc') },
       target: resolveTarget(undefined, undefined, undefined),
     });
@@ -43,7 +46,14 @@ describe('GPU cores released on delete and purge', () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'ttstore-gpu-release-'));
     db = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS);
     const blobs = await BlobStore.open(path.join(dir, 'blobs'));
-    svc = new EntryService({ store: new SqliteEntryStore(db), blobs, engine, compressionThresholdBytes: 4096, retentionDays: 30, log: silent });
+    svc = new EntryService({
+      store: new SqliteEntryStore(db),
+      blobs,
+      engine,
+      compressionThresholdBytes: 4096,
+      retentionDays: 30,
+      log: silent,
+    });
     evicted.length = 0;
     releaseGpuCoresOnRemoval(svc, gpu);
   });

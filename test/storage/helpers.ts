@@ -22,7 +22,10 @@ export interface Client {
   put(body: Record<string, unknown>): Promise<Reply>;
   serve(body: Record<string, unknown>, accept?: string): Promise<Reply>;
   /** serve dense as x-npy, decoded. */
-  dense(key: string, opts?: { namespace?: string; version?: number }): Promise<{ dtype: DType; shape: number[]; data: Buffer; headers: Headers }>;
+  dense(
+    key: string,
+    opts?: { namespace?: string; version?: number },
+  ): Promise<{ dtype: DType; shape: number[]; data: Buffer; headers: Headers }>;
 }
 
 /**
@@ -50,7 +53,8 @@ export async function tenantClient(server: TestServer, namespaces: string[] = ['
 export function clientFor(server: TestServer, apiKey: string, tenantId: string): Client {
   const t = { api_key: apiKey, tenant_id: tenantId };
   const auth = { 'X-Api-Key': t.api_key };
-  const call: Client['call'] = (method, path, init = {}) => http(server.url, method, path, { ...init, headers: { ...auth, ...init.headers } });
+  const call: Client['call'] = (method, path, init = {}) =>
+    http(server.url, method, path, { ...init, headers: { ...auth, ...init.headers } });
   return {
     apiKey: t.api_key,
     tenantId: t.tenant_id,

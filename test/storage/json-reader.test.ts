@@ -11,7 +11,9 @@ import { prng, type Prng } from '../helpers/prng.js';
 
 const SEED = 0x19_0571;
 const DATA: DataPaths = {
-  data_b64: true, cores: { '*': { data_b64: true } }, entries: { '*': { cores: { '*': { data_b64: true } } } },
+  data_b64: true,
+  cores: { '*': { data_b64: true } },
+  entries: { '*': { cores: { '*': { data_b64: true } } } },
 };
 const LIMITS = { maxDepth: BODY_MAX_DEPTH, maxStructureBytes: 8 * JSON_BODY_BYTES, data: DATA };
 
@@ -38,8 +40,14 @@ function quote(r: Prng, s: string): string {
 function value(r: Prng, depth: number): string {
   if (depth <= 0 || r.chance(0.4)) {
     return r.pick([
-      () => String(r.int(-1e6, 1e6)), () => String(r.next() * 1e9), () => `${r.int(1, 9)}e${r.int(-20, 20)}`, () => '-0.5',
-      () => 'true', () => 'false', () => 'null', () => quote(r, r.text(CHARS, r.int(0, 12))),
+      () => String(r.int(-1e6, 1e6)),
+      () => String(r.next() * 1e9),
+      () => `${r.int(1, 9)}e${r.int(-20, 20)}`,
+      () => '-0.5',
+      () => 'true',
+      () => 'false',
+      () => 'null',
+      () => quote(r, r.text(CHARS, r.int(0, 12))),
     ])();
   }
   const n = r.int(0, depth > 6 ? 1 : 4);
@@ -81,10 +89,14 @@ function payloadBody(r: Prng): string {
   const cores = () => `[${Array.from({ length: r.int(0, 4) }, core).join(',')}]`;
   const metadata = () => (r.chance(0.2) ? `{"data_b64":${dataString(r)}}` : value(r, 5));
   switch (r.int(0, 3)) {
-    case 0: return `{"key":"k","data_b64":${dataString(r)},"metadata":${metadata()}${r.chance(0.2) ? `,"data_b64":${dataString(r)}` : ''}}`;
-    case 1: return `{"key":"k","cores":${cores()},"metadata":${metadata()}}`;
-    case 2: return `{"entries":[${Array.from({ length: r.int(0, 5) }, () => `{"key":"e","cores":${cores()},"metadata":${metadata()}}`).join(',')}]}`;
-    default: return `{"pad":${r.chance(0.5) ? longString(r) : value(r, 3)},"data_b64":${r.pick(['1', 'null', '{"a":1}', '[]', dataString(r)])}}`;
+    case 0:
+      return `{"key":"k","data_b64":${dataString(r)},"metadata":${metadata()}${r.chance(0.2) ? `,"data_b64":${dataString(r)}` : ''}}`;
+    case 1:
+      return `{"key":"k","cores":${cores()},"metadata":${metadata()}}`;
+    case 2:
+      return `{"entries":[${Array.from({ length: r.int(0, 5) }, () => `{"key":"e","cores":${cores()},"metadata":${metadata()}}`).join(',')}]}`;
+    default:
+      return `{"pad":${r.chance(0.5) ? longString(r) : value(r, 3)},"data_b64":${r.pick(['1', 'null', '{"a":1}', '[]', dataString(r)])}}`;
   }
 }
 
@@ -183,7 +195,8 @@ describe('JSON bodies read as they arrive', function () {
     const texts: string[] = [];
     for (let at = 0; at <= base.length; at++) {
       texts.push(base.slice(0, at)); // cut short
-      for (const t of ['"', '\\', '{', '}', '[', ']', ',', ':', 'x', '\u0001', '01', '1.', '-', 'nul']) texts.push(base.slice(0, at) + t + base.slice(at));
+      for (const t of ['"', '\\', '{', '}', '[', ']', ',', ':', 'x', '\u0001', '01', '1.', '-', 'nul'])
+        texts.push(base.slice(0, at) + t + base.slice(at));
       texts.push(base.slice(0, at) + base.slice(at + 1)); // one byte gone
     }
     let malformed = 0;
@@ -196,7 +209,8 @@ describe('JSON bodies read as they arrive', function () {
         malformed++;
         expect(canonical(one), text).to.equal('400 malformed JSON body');
       } else expect(canonical(one), text).to.equal(canonical(want));
-      for (const sizes of [[1, 1, 1], [r.int(1, bytes.length + 1)], Array(bytes.length).fill(1)]) expectSame(text, readInChunks(bytes, LIMITS, sizes), one);
+      for (const sizes of [[1, 1, 1], [r.int(1, bytes.length + 1)], Array(bytes.length).fill(1)])
+        expectSame(text, readInChunks(bytes, LIMITS, sizes), one);
     }
     expect(malformed).to.be.greaterThan(1000);
   });
@@ -206,7 +220,9 @@ describe('JSON bodies read as they arrive', function () {
     expect('value' in readInChunks(Buffer.from(deep(BODY_MAX_DEPTH)), LIMITS)).to.equal(true);
     const tooDeep = `{"a":${'['.repeat(BODY_MAX_DEPTH)}`; // never closed: the depth is refused on the way
     for (const sizes of [[], [1, 1, 1], Array(tooDeep.length).fill(1)]) {
-      expect(canonical(readInChunks(Buffer.from(tooDeep), LIMITS, sizes))).to.equal(`400 the JSON body nests deeper than ${BODY_MAX_DEPTH} levels of objects and arrays`);
+      expect(canonical(readInChunks(Buffer.from(tooDeep), LIMITS, sizes))).to.equal(
+        `400 the JSON body nests deeper than ${BODY_MAX_DEPTH} levels of objects and arrays`,
+      );
     }
     const limits = { ...LIMITS, maxStructureBytes: 1000 };
     const body = (spaces: number) => Buffer.from(`{"a":[${'1,'.repeat(496)}1]${' '.repeat(spaces)}}`);
@@ -218,11 +234,14 @@ describe('JSON bodies read as they arrive', function () {
     expect(readInChunks(Buffer.from(`{"a":"${'\\n'.repeat(500)}"}`), limits)).to.include({ status: 413 });
   });
 
-  it('keeps JSON.parse\'s rules: the last of duplicate names wins at the first\'s place, __proto__ is an own member', () => {
+  it("keeps JSON.parse's rules: the last of duplicate names wins at the first's place, __proto__ is an own member", () => {
     const many = Array.from({ length: 9000 }, (_, i) => `"m${i}":${i}`).join(',');
     for (const text of [
-      '{"a":1,"b":2,"a":3}', '{"__proto__":{"polluted":true},"a":1}', `{"a":1,${many},"a":2,"__proto__":[1],"z":0}`,
-      `{"cores":[{"data_b64":"AAAA","data_b64":"AQID"}],"cores":[],"key":"k"}`, `{"data_b64":"AAAA","x":{"data_b64":"AAAA"},"data_b64":"AQID"}`,
+      '{"a":1,"b":2,"a":3}',
+      '{"__proto__":{"polluted":true},"a":1}',
+      `{"a":1,${many},"a":2,"__proto__":[1],"z":0}`,
+      `{"cores":[{"data_b64":"AAAA","data_b64":"AQID"}],"cores":[],"key":"k"}`,
+      `{"data_b64":"AAAA","x":{"data_b64":"AAAA"},"data_b64":"AQID"}`,
     ]) {
       const got = readInChunks(Buffer.from(text), LIMITS, [5, 100]);
       expectSame(text.slice(0, 60), got, referenceRead(Buffer.from(text), LIMITS));
@@ -238,11 +257,19 @@ describe('JSON bodies read as they arrive', function () {
 
   it('answers a body that is not an object, or not complete, as before', () => {
     for (const [text, message] of [
-      ['[1,2]', 'the request body must be a JSON object'], ['"x"', 'the request body must be a JSON object'], ['12', 'the request body must be a JSON object'],
-      ['null', 'the request body must be a JSON object'], ['', 'malformed JSON body'], ['  ', 'malformed JSON body'], ['{"a":1} {}', 'malformed JSON body'],
-      ['{"a":1', 'malformed JSON body'], ['\ufeff{}', 'malformed JSON body'], ['{"a":"b}', 'malformed JSON body'],
+      ['[1,2]', 'the request body must be a JSON object'],
+      ['"x"', 'the request body must be a JSON object'],
+      ['12', 'the request body must be a JSON object'],
+      ['null', 'the request body must be a JSON object'],
+      ['', 'malformed JSON body'],
+      ['  ', 'malformed JSON body'],
+      ['{"a":1} {}', 'malformed JSON body'],
+      ['{"a":1', 'malformed JSON body'],
+      ['\ufeff{}', 'malformed JSON body'],
+      ['{"a":"b}', 'malformed JSON body'],
     ]) {
-      for (const sizes of [[], [1, 1, 1, 1, 1]]) expect(canonical(readInChunks(Buffer.from(text!), LIMITS, sizes)), text).to.equal(`400 ${message}`);
+      for (const sizes of [[], [1, 1, 1, 1, 1]])
+        expect(canonical(readInChunks(Buffer.from(text!), LIMITS, sizes)), text).to.equal(`400 ${message}`);
     }
   });
 
@@ -282,7 +309,7 @@ describe('JSON bodies read as they arrive', function () {
     }
   });
 
-  it('puts a body\'s data in one buffer sized from the body, each string\'s bytes 8-aligned', () => {
+  it("puts a body's data in one buffer sized from the body, each string's bytes 8-aligned", () => {
     const cores = Array.from({ length: 5 }, (_, i) => `{"data_b64":"${Buffer.alloc(i * 3 + 1, i).toString('base64')}"}`).join(',');
     const bytes = Buffer.from(`{"cores":[${cores}]}`);
     const reader = new JsonReader({ ...LIMITS, maxBodyBytes: bytes.length });

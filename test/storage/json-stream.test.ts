@@ -13,7 +13,19 @@ function randomBytes(n: number, seed: number): Uint8Array {
 
 describe('storage: streamed JSON answers', () => {
   it('encodes parts of every length to the base64 of their concatenation, in pieces of whole quanta', () => {
-    for (const lengths of [[0], [1], [2], [3], [1, 1, 1], [2, 2], [128, 5], [64, 1], [7, 0, 8], [3 * 256 * 1024 + 2, 1], [2 * 3 * 256 * 1024 + 1]]) {
+    for (const lengths of [
+      [0],
+      [1],
+      [2],
+      [3],
+      [1, 1, 1],
+      [2, 2],
+      [128, 5],
+      [64, 1],
+      [7, 0, 8],
+      [3 * 256 * 1024 + 2, 1],
+      [2 * 3 * 256 * 1024 + 1],
+    ]) {
       const parts = lengths.map((n, i) => randomBytes(n, 1 + i));
       const pieces = [...base64Pieces(parts)];
       expect(pieces.join(''), `lengths ${lengths.join(',')}`).to.equal(Buffer.concat(parts).toString('base64'));
@@ -36,7 +48,10 @@ describe('storage: streamed JSON answers', () => {
       const items = parts.map((p, i) => withBase64({ shape: [1, i, 1] }, 'data_b64', p));
       const head = n === 0 ? {} : { key: 'k', ranks: [1, 2, 1] };
       const j = withList(head, 'cores', items);
-      const expected = JSON.stringify({ ...head, cores: parts.map((p, i) => ({ shape: [1, i, 1], data_b64: Buffer.concat(p).toString('base64') })) });
+      const expected = JSON.stringify({
+        ...head,
+        cores: parts.map((p, i) => ({ shape: [1, i, 1], data_b64: Buffer.concat(p).toString('base64') })),
+      });
       expect(text(j)).to.equal(expected);
       expect(j.byteLength).to.equal(Buffer.byteLength(expected));
     }

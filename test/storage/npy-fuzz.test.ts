@@ -12,8 +12,55 @@ import { b64, storageSuite } from './helpers.js';
 import { NPY_MAX_ELEMENTS } from './npy-fixtures.js';
 
 const SEED = 0x19_0008;
-const DESCRS = ['<f8', '<f4', '<f2', '>f8', '>i4', '<i8', '|i1', '|u1', '<u2', '|b1', '?', '<c16', '|O', '<U4', 'f8', '=f4', '|f8', '', '<', 'x', '<f8<f8'];
-const TOKENS = ['{', '}', '(', ')', '[', ']', ':', ',', "'", '"', '\\', ' ', '\n', 'True', 'False', 'None', '-', '0', '9', 'L', '<f8', 'descr', 'shape', 'fortran_order'];
+const DESCRS = [
+  '<f8',
+  '<f4',
+  '<f2',
+  '>f8',
+  '>i4',
+  '<i8',
+  '|i1',
+  '|u1',
+  '<u2',
+  '|b1',
+  '?',
+  '<c16',
+  '|O',
+  '<U4',
+  'f8',
+  '=f4',
+  '|f8',
+  '',
+  '<',
+  'x',
+  '<f8<f8',
+];
+const TOKENS = [
+  '{',
+  '}',
+  '(',
+  ')',
+  '[',
+  ']',
+  ':',
+  ',',
+  "'",
+  '"',
+  '\\',
+  ' ',
+  '\n',
+  'True',
+  'False',
+  'None',
+  '-',
+  '0',
+  '9',
+  'L',
+  '<f8',
+  'descr',
+  'shape',
+  'fortran_order',
+];
 
 const ITEM_BYTES: Record<string, number> = { f8: 8, f4: 4, f2: 2, i4: 4, i8: 8, i1: 1, u1: 1, u2: 2, b1: 1 };
 
@@ -28,8 +75,15 @@ function shapeText(r: Prng): { text: string; elements: number | null } {
     }
     elements = null;
     return r.pick([
-      () => String(r.int(0, 100_000)), () => String(2 ** r.int(20, 60)), () => String(2 ** 40 + r.int(-1, 1)),
-      () => `-${r.int(1, 9)}`, () => `${r.int(1, 9)}L`, () => '1.5', () => "'3'", () => 'None', () => '9'.repeat(r.int(15, 60)),
+      () => String(r.int(0, 100_000)),
+      () => String(2 ** r.int(20, 60)),
+      () => String(2 ** 40 + r.int(-1, 1)),
+      () => `-${r.int(1, 9)}`,
+      () => `${r.int(1, 9)}L`,
+      () => '1.5',
+      () => "'3'",
+      () => 'None',
+      () => '9'.repeat(r.int(15, 60)),
     ])();
   });
   const open = r.chance(0.85) ? '(' : '[';
@@ -61,7 +115,10 @@ function headerText(r: Prng): { text: string; dataBytes: number | null } {
   const separator = r.pick([', ', ',', ' , ']);
   const trailing = r.pick(['', ', ', ',']);
   const item = ITEM_BYTES[descr.replace(/^[<>|=]/, '')];
-  return { text: '{' + entries.join(separator) + trailing + '}', dataBytes: item && shape.elements !== null ? item * shape.elements : null };
+  return {
+    text: '{' + entries.join(separator) + trailing + '}',
+    dataBytes: item && shape.elements !== null ? item * shape.elements : null,
+  };
 }
 
 /** The text, perhaps broken: characters or tokens inserted, removed or repeated, a nest, a truncation. */
@@ -70,13 +127,32 @@ function mutate(r: Prng, text: string): string {
   for (let m = r.int(0, 3); m > 0; m--) {
     const at = r.int(0, t.length);
     switch (r.int(0, 6)) {
-      case 0: t = t.slice(0, at) + r.pick(TOKENS) + t.slice(at); break;
-      case 1: t = t.slice(0, at) + t.slice(at + r.int(1, 4)); break;
-      case 2: t = t.slice(0, at); break;
-      case 3: { const depth = r.int(1, 20_000); t = t.slice(0, at) + r.pick(['[', '(', '{']).repeat(depth) + (r.chance(0.5) ? r.pick([']', ')', '}']).repeat(depth) : '') + t.slice(at); break; }
-      case 4: t = t.slice(0, at) + r.text("'\"\\x<f8 ", r.int(1, 3000)) + t.slice(at); break;
-      case 5: t = t.slice(0, at) + t.slice(at, at + r.int(1, 30)).repeat(r.int(2, 50)) + t.slice(at); break;
-      default: t = t.slice(0, at) + String.fromCharCode(r.int(0, 0x2fff)) + t.slice(at);
+      case 0:
+        t = t.slice(0, at) + r.pick(TOKENS) + t.slice(at);
+        break;
+      case 1:
+        t = t.slice(0, at) + t.slice(at + r.int(1, 4));
+        break;
+      case 2:
+        t = t.slice(0, at);
+        break;
+      case 3: {
+        const depth = r.int(1, 20_000);
+        t =
+          t.slice(0, at) +
+          r.pick(['[', '(', '{']).repeat(depth) +
+          (r.chance(0.5) ? r.pick([']', ')', '}']).repeat(depth) : '') +
+          t.slice(at);
+        break;
+      }
+      case 4:
+        t = t.slice(0, at) + r.text('\'"\\x<f8 ', r.int(1, 3000)) + t.slice(at);
+        break;
+      case 5:
+        t = t.slice(0, at) + t.slice(at, at + r.int(1, 30)).repeat(r.int(2, 50)) + t.slice(at);
+        break;
+      default:
+        t = t.slice(0, at) + String.fromCharCode(r.int(0, 0x2fff)) + t.slice(at);
     }
   }
   return t;
@@ -155,9 +231,10 @@ describe('.npy reader under fuzzing', function () {
       for (let i = 0; i < 300; i++) {
         const h = headerText(r);
         const bytes = npyBytes(r, r.chance(0.5) ? h.text : mutate(r, h.text), h.dataBytes);
-        const reply = i % 2 === 0
-          ? await suite.c.call('POST', `/v1/put?key=fuzz-${i}`, { body: bytes, headers: { 'content-type': 'application/x-npy' } })
-          : await suite.c.put({ key: `fuzz-${i}`, data_b64: b64(bytes) });
+        const reply =
+          i % 2 === 0
+            ? await suite.c.call('POST', `/v1/put?key=fuzz-${i}`, { body: bytes, headers: { 'content-type': 'application/x-npy' } })
+            : await suite.c.put({ key: `fuzz-${i}`, data_b64: b64(bytes) });
         expect(reply.status, `case ${i}: ${reply.text.slice(0, 200)}`).to.be.oneOf([200, 400, 413]);
         if (reply.status !== 200) {
           expect(reply.headers.get('content-type')).to.match(/^application\/problem\+json/);

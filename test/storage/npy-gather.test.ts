@@ -38,7 +38,10 @@ function values(n: number): Float64Array {
 describe('storage: .npy uploads converted while they arrive', () => {
   const n = 512 * 1024; // float32: 2 MiB, float64: 4 MiB
 
-  for (const [dtype, Arr] of [['float32', Float32Array], ['float64', Float64Array]] as const) {
+  for (const [dtype, Arr] of [
+    ['float32', Float32Array],
+    ['float64', Float64Array],
+  ] as const) {
     it(`${dtype}: every element, in C order, whatever the chunk sizes`, async () => {
       const src = Arr.from(values(n));
       const body = encodeNpy(dtype, [512, 1024], Buffer.from(src.buffer));
@@ -58,7 +61,10 @@ describe('storage: .npy uploads converted while they arrive', () => {
 
   it('a 1-D Fortran-order array is C order already and is converted', async () => {
     const src = new Float32Array(values(n));
-    const body = Buffer.concat([Buffer.from(encodeNpyHeader('float32', [n]).toString('latin1').replace('False', 'True '), 'latin1'), Buffer.from(src.buffer)]);
+    const body = Buffer.concat([
+      Buffer.from(encodeNpyHeader('float32', [n]).toString('latin1').replace('False', 'True '), 'latin1'),
+      Buffer.from(src.buffer),
+    ]);
     const p = pool();
     const g = new NpyGather({ pool: p, widen, budget: unlimited(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
     feed(g, p, body, [65536]);
@@ -67,20 +73,29 @@ describe('storage: .npy uploads converted while they arrive', () => {
 
   const leftAlone: Array<[string, () => Buffer]> = [
     ['an integer dtype', () => encodeNpy('int32', [n], Buffer.alloc(n * 4))],
-    ['a Fortran-order 2-D array', () => {
-      const h = encodeNpyHeader('float32', [512, 1024]).toString('latin1').replace('False', 'True ');
-      return Buffer.concat([Buffer.from(h, 'latin1'), Buffer.alloc(n * 4)]);
-    }],
-    ['big-endian floats', () => {
-      const h = encodeNpyHeader('float32', [n]).toString('latin1').replace("'<f4'", "'>f4'");
-      return Buffer.concat([Buffer.from(h, 'latin1'), Buffer.alloc(n * 4)]);
-    }],
+    [
+      'a Fortran-order 2-D array',
+      () => {
+        const h = encodeNpyHeader('float32', [512, 1024]).toString('latin1').replace('False', 'True ');
+        return Buffer.concat([Buffer.from(h, 'latin1'), Buffer.alloc(n * 4)]);
+      },
+    ],
+    [
+      'big-endian floats',
+      () => {
+        const h = encodeNpyHeader('float32', [n]).toString('latin1').replace("'<f4'", "'>f4'");
+        return Buffer.concat([Buffer.from(h, 'latin1'), Buffer.alloc(n * 4)]);
+      },
+    ],
     ['an array under GATHER_MIN_BYTES', () => encodeNpy('float64', [GATHER_MIN_BYTES / 8 - 1], Buffer.alloc(GATHER_MIN_BYTES - 8))],
-    ['a header that does not parse', () => {
-      const b = encodeNpy('float32', [n], Buffer.alloc(n * 4));
-      b.write("{'dxxxx'", 10, 'latin1'); // no descr key
-      return b;
-    }],
+    [
+      'a header that does not parse',
+      () => {
+        const b = encodeNpy('float32', [n], Buffer.alloc(n * 4));
+        b.write("{'dxxxx'", 10, 'latin1'); // no descr key
+        return b;
+      },
+    ],
     ['bytes that are not .npy', () => Buffer.alloc(4 << 20, 7)],
   ];
   for (const [what, make] of leftAlone) {
@@ -89,7 +104,7 @@ describe('storage: .npy uploads converted while they arrive', () => {
       const p = pool();
       const g = new NpyGather({ pool: p, widen, budget: unlimited(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
       feed(g, p, body, [65536]);
-      expect((await g.finish())).to.equal(null);
+      expect(await g.finish()).to.equal(null);
       await g.release();
     });
   }
@@ -147,14 +162,18 @@ describe('storage: .npy uploads converted while they arrive', () => {
   it('passes the sum with the values to compress, which keeps the train it makes without it', async () => {
     const [rows, cols] = [512, 1024];
     const src = new Float32Array(rows * cols);
-    for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) src[i * cols + j] = Math.sin(3 * i / rows + 2 * j / cols);
+    for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) src[i * cols + j] = Math.sin((3 * i) / rows + (2 * j) / cols);
     const body = encodeNpy('float32', [rows, cols], Buffer.from(src.buffer));
     const p = pool();
     const g = new NpyGather({ pool: p, widen, budget: unlimited(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
     feed(g, p, body, [65536, 3]);
     const out = (await g.finish())!;
     const plain = await engine.compress(src, 'float32', [rows, cols], { tolerance: 1e-6 });
-    const pre = await engine.compress(src, 'float32', [rows, cols], { tolerance: 1e-6, gathered: out.values, gatheredSumSquares: out.sumSquares });
+    const pre = await engine.compress(src, 'float32', [rows, cols], {
+      tolerance: 1e-6,
+      gathered: out.values,
+      gatheredSumSquares: out.sumSquares,
+    });
     expect(pre.tt.ranks).to.deep.equal(plain.tt.ranks);
     const bytes = (c: Float32Array | Float64Array) => Buffer.from(c.buffer, c.byteOffset, c.byteLength);
     pre.tt.cores.forEach((c, k) => expect(bytes(c).equals(bytes(plain.tt.cores[k]!)), `core ${k}`).to.equal(true));
@@ -168,24 +187,39 @@ describe('storage: .npy uploads converted while they arrive', () => {
     const p = pool();
     const partial = new NpyGather({ pool: p, widen, budget: unlimited(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
     feed(partial, p, body.subarray(0, body.length - 4), [65536]);
-    expect((await partial.finish())).to.equal(null);
+    expect(await partial.finish()).to.equal(null);
     await partial.release();
     const longer = new NpyGather({ pool: p, widen, budget: unlimited(), total: body.length + 4, maxElements: NPY_MAX_ELEMENTS }); // declared length disagrees with the header
     feed(longer, p, Buffer.concat([body, Buffer.alloc(4)]), [65536]);
-    expect((await longer.finish())).to.equal(null);
+    expect(await longer.finish()).to.equal(null);
   });
 
   it('respects the compression threshold: arrays that will be stored as they are are not converted', async () => {
     const body = encodeNpy('float32' as DType, [n], Buffer.alloc(n * 4));
     const p = pool();
-    const g = new NpyGather({ pool: p, widen, budget: unlimited(), total: body.length, maxElements: NPY_MAX_ELEMENTS, minBytes: n * 4 + 1 });
+    const g = new NpyGather({
+      pool: p,
+      widen,
+      budget: unlimited(),
+      total: body.length,
+      maxElements: NPY_MAX_ELEMENTS,
+      minBytes: n * 4 + 1,
+    });
     feed(g, p, body, [65536]);
-    expect((await g.finish())).to.equal(null);
+    expect(await g.finish()).to.equal(null);
   });
   it('an upload whose conversion fails is left to the engine, and its workspace still goes back', async () => {
     const body = encodeNpy('float32', [n], Buffer.alloc(n * 4));
     const p = pool();
-    const g = new NpyGather({ pool: p, widen: async () => { throw new Error('no'); }, budget: unlimited(), total: body.length, maxElements: NPY_MAX_ELEMENTS });
+    const g = new NpyGather({
+      pool: p,
+      widen: async () => {
+        throw new Error('no');
+      },
+      budget: unlimited(),
+      total: body.length,
+      maxElements: NPY_MAX_ELEMENTS,
+    });
     feed(g, p, body, [65536]);
     expect(await g.finish()).to.equal(null);
     await g.release();

@@ -32,9 +32,18 @@ describe('.npy codec', () => {
 
   it('maps every supported descr to its NumPy name', async () => {
     const cases: Array<[string, string, number]> = [
-      ['<f8', 'float64', 8], ['<f4', 'float32', 4], ['<f2', 'float16', 2], ['<i8', 'int64', 8], ['<i4', 'int32', 4],
-      ['<i2', 'int16', 2], ['|i1', 'int8', 1], ['<u8', 'uint64', 8], ['<u4', 'uint32', 4], ['<u2', 'uint16', 2],
-      ['|u1', 'uint8', 1], ['|b1', 'bool', 1],
+      ['<f8', 'float64', 8],
+      ['<f4', 'float32', 4],
+      ['<f2', 'float16', 2],
+      ['<i8', 'int64', 8],
+      ['<i4', 'int32', 4],
+      ['<i2', 'int16', 2],
+      ['|i1', 'int8', 1],
+      ['<u8', 'uint64', 8],
+      ['<u4', 'uint32', 4],
+      ['<u2', 'uint16', 2],
+      ['|u1', 'uint8', 1],
+      ['|b1', 'bool', 1],
     ];
     for (const [descr, name, size] of cases) {
       const a = await decodeNpy(npyFile(descr, [2], Buffer.alloc(2 * size, 1)), NPY_MAX_ELEMENTS);
@@ -58,9 +67,18 @@ describe('.npy codec', () => {
   });
 
   it('transposes Fortran order to C order (2-D, 3-D, 8-D, every item size)', async () => {
-    const shapes = [[3, 5], [2, 3, 4], [2, 1, 3, 2, 1, 2, 3, 2]];
+    const shapes = [
+      [3, 5],
+      [2, 3, 4],
+      [2, 1, 3, 2, 1, 2, 3, 2],
+    ];
     for (const shape of shapes) {
-      for (const [descr, size] of [['<f8', 8], ['<i4', 4], ['<u2', 2], ['|u1', 1]] as const) {
+      for (const [descr, size] of [
+        ['<f8', 8],
+        ['<i4', 4],
+        ['<u2', 2],
+        ['|u1', 1],
+      ] as const) {
         const value = (idx: number[]) => idx.reduce((a, v, j) => a * 7 + v + j, 1) % 251;
         const write = (buf: Buffer, o: number, idx: number[]) => {
           const v = value(idx);
@@ -90,14 +108,25 @@ describe('.npy codec', () => {
     await rejects400(decodeNpy(npyFile('<f8', [2], f64([1, 2, 3])), NPY_MAX_ELEMENTS), /does not match/);
     await rejects400(decodeNpy(npyFile('<f8', [3], f64([1, 2, 3])).subarray(0, 30), NPY_MAX_ELEMENTS), /truncated/);
     await rejects400(decodeNpy(npyFile('|O', [1], Buffer.alloc(8)), NPY_MAX_ELEMENTS), /object/);
-    await rejects400(decodeNpy(npyFile('', [1], Buffer.alloc(8), {
-      headerText: "{'descr': [('a', '<f8'), ('b', '<i4')], 'fortran_order': False, 'shape': (1,), }",
-    }), NPY_MAX_ELEMENTS), /structured/);
+    await rejects400(
+      decodeNpy(
+        npyFile('', [1], Buffer.alloc(8), {
+          headerText: "{'descr': [('a', '<f8'), ('b', '<i4')], 'fortran_order': False, 'shape': (1,), }",
+        }),
+        NPY_MAX_ELEMENTS,
+      ),
+      /structured/,
+    );
     await rejects400(decodeNpy(npyFile('<U4', [1], Buffer.alloc(16)), NPY_MAX_ELEMENTS), /unsupported dtype/);
     await rejects400(decodeNpy(npyFile('<c16', [1], Buffer.alloc(16)), NPY_MAX_ELEMENTS), /unsupported dtype/);
     await rejects400(decodeNpy(npyFile('<f8', [1, 1, 1, 1, 1, 1, 1, 1, 1], f64([1])), NPY_MAX_ELEMENTS), /at most 8/);
     await rejects400(decodeNpy(npyFile('<f8', [1], f64([1]), { headerText: "{'descr': '<f8', 'shape': (1,)}" }), NPY_MAX_ELEMENTS), /keys/);
-    await rejects400(decodeNpy(npyFile('<f8', [1], f64([1]), { headerText: "{'descr': '<f8', 'fortran_order': False, 'shape': (-1,), }" }), NPY_MAX_ELEMENTS));
+    await rejects400(
+      decodeNpy(
+        npyFile('<f8', [1], f64([1]), { headerText: "{'descr': '<f8', 'fortran_order': False, 'shape': (-1,), }" }),
+        NPY_MAX_ELEMENTS,
+      ),
+    );
     await rejects400(decodeNpy(npyFile('<f8', [1], f64([1]), { headerText: 'garbage' }), NPY_MAX_ELEMENTS));
     const badVersion = npyFile('<f8', [1], f64([1]));
     badVersion[6] = 9;
@@ -105,7 +134,9 @@ describe('.npy codec', () => {
   });
 
   it('refuses a header over 64 KiB from its length field, before reading its text', async () => {
-    const atLimit = npyFile('<f8', [1], f64([1]), { headerText: `{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }${' '.repeat(NPY_MAX_HEADER_BYTES - 200)}` });
+    const atLimit = npyFile('<f8', [1], f64([1]), {
+      headerText: `{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }${' '.repeat(NPY_MAX_HEADER_BYTES - 200)}`,
+    });
     expect((await decodeNpy(atLimit, NPY_MAX_ELEMENTS)).shape).to.deep.equal([1]);
     const descr = `<f8${'x'.repeat(NPY_MAX_HEADER_BYTES)}`;
     for (const version of [2, 3] as const) {
@@ -128,8 +159,9 @@ describe('.npy codec', () => {
     await rejects400(decodeNpy(unclosed, NPY_MAX_ELEMENTS), /unexpected end/);
   });
 
-  it('bounds each dimension by 2^40 and the non-zero dimensions\' product by the payload limit', async () => {
-    const header = (shape: string) => npyFile('', [], Buffer.alloc(0), { headerText: `{'descr': '<f4', 'fortran_order': False, 'shape': ${shape}, }` });
+  it("bounds each dimension by 2^40 and the non-zero dimensions' product by the payload limit", async () => {
+    const header = (shape: string) =>
+      npyFile('', [], Buffer.alloc(0), { headerText: `{'descr': '<f4', 'fortran_order': False, 'shape': ${shape}, }` });
     await rejects400(decodeNpy(header(`(0, ${2 ** 53 - 1}, ${2 ** 53 - 1})`), NPY_MAX_ELEMENTS), /over the largest allowed, 2\^40/);
     await rejects400(decodeNpy(header(`(${2 ** 40 + 1}, 0)`), NPY_MAX_ELEMENTS), /2\^40/);
     await rejects400(decodeNpy(header(`(0, ${2 ** 20}, ${2 ** 20})`), 1 << 30), /more than 1073741824 elements/);

@@ -51,8 +51,16 @@ function coresBody(t: Train): Array<{ data_b64: string }> {
 
 /** The odd splits of the contract's examples: [shape, modes, ranks]. */
 const SPLITS: Array<[number[], number[], number[]]> = [
-  [[2, 3, 4], [2, 3, 4], [1, 2, 3, 1]],
-  [[4, 4], [4, 4], [1, 3, 1]],
+  [
+    [2, 3, 4],
+    [2, 3, 4],
+    [1, 2, 3, 1],
+  ],
+  [
+    [4, 4],
+    [4, 4],
+    [1, 3, 1],
+  ],
   [[16], [4, 4], [1, 2, 1]],
   [[6], [2, 3], [1, 2, 1]],
   [[12], [3, 4], [1, 3, 1]],
@@ -123,13 +131,20 @@ describe('storage: put_cores over any row_major mode split', function () {
     const values = Array.from(denseOf(base));
     await putArray(c, 'v16/plain', 'float64', [16], values, { namespace: 'splits', expect: 'passthrough' });
     const other = randomTrain([2, 8], [1, 2, 1], 8);
-    const splits: Array<[string, Train]> = [['v16/one', base], ['v16/2x8', other], ['v16/4x4', randomTrain([4, 4], [1, 3, 1], 9)],
-      ['v16/2x2x2x2', randomTrain([2, 2, 2, 2], [1, 2, 2, 2, 1], 10)]];
+    const splits: Array<[string, Train]> = [
+      ['v16/one', base],
+      ['v16/2x8', other],
+      ['v16/4x4', randomTrain([4, 4], [1, 3, 1], 9)],
+      ['v16/2x2x2x2', randomTrain([2, 2, 2, 2], [1, 2, 2, 2, 1], 10)],
+    ];
     for (const [key, t] of splits) {
       const r = await c.call('POST', '/v1/put_cores', { json: { key, namespace: 'splits', dtype: 'float64', cores: coresBody(t) } });
       expect(r.status, r.text).to.equal(200);
     }
-    const dense = new Map<string, Float64Array>([['v16/plain', Float64Array.from(values)], ...splits.map(([k, t]) => [k, denseOf(t)] as [string, Float64Array])]);
+    const dense = new Map<string, Float64Array>([
+      ['v16/plain', Float64Array.from(values)],
+      ...splits.map(([k, t]) => [k, denseOf(t)] as [string, Float64Array]),
+    ]);
     const keys = [...dense.keys()];
     for (const a of keys) {
       for (const b of keys) {
@@ -149,7 +164,19 @@ describe('storage: put_cores over any row_major mode split', function () {
     const put = await putArray(c, 'grid/engine', 'float64', shape, field, { namespace: 'splits', expect: 'compressed' });
     expect(put.n_cores).to.equal(12);
     const dense = new Map<string, Float64Array>([['grid/engine', await served(c, 'grid/engine', 'splits')]]);
-    for (const [i, [modes, ranks]] of ([[[64, 64], [1, 3, 1]], [[8, 512], [1, 4, 1]], [[4096], [1, 1]]] as Array<[number[], number[]]>).entries()) {
+    for (const [i, [modes, ranks]] of (
+      [
+        [
+          [64, 64],
+          [1, 3, 1],
+        ],
+        [
+          [8, 512],
+          [1, 4, 1],
+        ],
+        [[4096], [1, 1]],
+      ] as Array<[number[], number[]]>
+    ).entries()) {
       const key = `grid/${modes.join('x')}`;
       const t = randomTrain(modes, ranks, 40 + i);
       const r = await c.call('POST', '/v1/put_cores', { json: { key, namespace: 'splits', shape, dtype: 'float64', cores: coresBody(t) } });
@@ -186,7 +213,12 @@ describe('storage: put_cores over any row_major mode split', function () {
   });
 
   it('put_cores_batch stores entries of odd splits all or nothing and serves them', async () => {
-    const entries = SPLITS.map(([shape, modes, ranks], i) => ({ key: `b/${name(shape, modes)}`, shape, dtype: 'float64', cores: coresBody(randomTrain(modes, ranks, 200 + i)) }));
+    const entries = SPLITS.map(([shape, modes, ranks], i) => ({
+      key: `b/${name(shape, modes)}`,
+      shape,
+      dtype: 'float64',
+      cores: coresBody(randomTrain(modes, ranks, 200 + i)),
+    }));
     const r = await c.call('POST', '/v1/put_cores_batch', { json: { namespace: 'batch', entries } });
     expect(r.status, r.text).to.equal(200);
     expect(r.body.count).to.equal(SPLITS.length);

@@ -12,27 +12,33 @@ const N = 512; // 512 x 512 float64 = 2 MiB: above the pool's 1 MiB floor
 
 function field(freq: number, n = N): Float64Array {
   const out = new Float64Array(n * n);
-  for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) out[i * n + j] = Math.sin(freq * i / n) * Math.cos((freq + 1) * j / n) + freq;
+  for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) out[i * n + j] = Math.sin((freq * i) / n) * Math.cos(((freq + 1) * j) / n) + freq;
   return out;
 }
 
 /** POST /v1/serve as x-npy, reading nothing past the headers until `resume` is called. */
 function pausedServe(url: string, apiKey: string, key: string): Promise<{ resume(): Promise<Buffer> }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${url}/v1/serve`, {
-      method: 'POST', headers: { 'X-Api-Key': apiKey, 'content-type': 'application/json', accept: 'application/x-npy' },
-    }, (res) => {
-      res.pause();
-      resolve({
-        resume: () => new Promise<Buffer>((done, fail) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => done(Buffer.concat(chunks)));
-          res.on('error', fail);
-          res.resume();
-        }),
-      });
-    });
+    const req = http.request(
+      `${url}/v1/serve`,
+      {
+        method: 'POST',
+        headers: { 'X-Api-Key': apiKey, 'content-type': 'application/json', accept: 'application/x-npy' },
+      },
+      (res) => {
+        res.pause();
+        resolve({
+          resume: () =>
+            new Promise<Buffer>((done, fail) => {
+              const chunks: Buffer[] = [];
+              res.on('data', (c: Buffer) => chunks.push(c));
+              res.on('end', () => done(Buffer.concat(chunks)));
+              res.on('error', fail);
+              res.resume();
+            }),
+        });
+      },
+    );
     req.on('error', reject);
     req.end(JSON.stringify({ key }));
   });
@@ -53,7 +59,10 @@ describe('storage: reused request and response buffers', function () {
   const s = storageSuite();
 
   const putBinary = async (key: string, a: Float64Array) => {
-    const r = await s.c.call('POST', `/v1/put?key=${key}`, { body: npyOf('float64', [N, N], a), headers: { 'content-type': 'application/x-npy' } });
+    const r = await s.c.call('POST', `/v1/put?key=${key}`, {
+      body: npyOf('float64', [N, N], a),
+      headers: { 'content-type': 'application/x-npy' },
+    });
     expect(r.status, r.text).to.equal(200);
     return r.body;
   };
@@ -63,7 +72,12 @@ describe('storage: reused request and response buffers', function () {
     // sequential (each body lands in the buffer the previous one gave back), then concurrent
     for (let i = 0; i < 2; i++) expect((await putBinary(`seq${i}`, arrays[i]!)).verdict).to.equal('passthrough');
     await Promise.all([putBinary('par2', arrays[2]!), putBinary('par3', arrays[3]!)]);
-    for (const [key, a] of [['seq0', arrays[0]], ['seq1', arrays[1]], ['par2', arrays[2]], ['par3', arrays[3]]] as const) {
+    for (const [key, a] of [
+      ['seq0', arrays[0]],
+      ['seq1', arrays[1]],
+      ['par2', arrays[2]],
+      ['par3', arrays[3]],
+    ] as const) {
       expect((await s.c.dense(key)).data.equals(bytesOf(a)), key).to.equal(true);
     }
   });
@@ -87,8 +101,14 @@ describe('storage: reused request and response buffers', function () {
   it('keeps a served buffer until its reader has taken every byte, however slowly it reads', async () => {
     const M = 1024; // 8 MiB: more than the socket buffers hold, so most of it waits in the server
     const npy = (a: Float64Array) => encodeNpyOf(a, M);
-    for (const [key, freq] of [['slow-a', 1], ['slow-b', 2]] as const) {
-      const r = await s.c.call('POST', `/v1/put?key=${key}`, { body: npy(field(freq, M)), headers: { 'content-type': 'application/x-npy' } });
+    for (const [key, freq] of [
+      ['slow-a', 1],
+      ['slow-b', 2],
+    ] as const) {
+      const r = await s.c.call('POST', `/v1/put?key=${key}`, {
+        body: npy(field(freq, M)),
+        headers: { 'content-type': 'application/x-npy' },
+      });
       expect(r.body.compressed, r.text).to.equal(true);
     }
     const want = (await s.c.dense('slow-a')).data;

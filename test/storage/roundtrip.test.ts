@@ -6,26 +6,48 @@ import { fill, fillFortran, npyFile, NPY_MAX_ELEMENTS } from './npy-fixtures.js'
 import { b64, rng, startStorageServer, tenantClient, type Client } from './helpers.js';
 
 const DESCR: Record<DType, string> = {
-  float64: '<f8', float32: '<f4', float16: '<f2', int64: '<i8', int32: '<i4', int16: '<i2', int8: '|i1',
-  uint64: '<u8', uint32: '<u4', uint16: '<u2', uint8: '|u1', bool: '|b1',
+  float64: '<f8',
+  float32: '<f4',
+  float16: '<f2',
+  int64: '<i8',
+  int32: '<i4',
+  int16: '<i2',
+  int8: '|i1',
+  uint64: '<u8',
+  uint32: '<u4',
+  uint16: '<u2',
+  uint8: '|u1',
+  bool: '|b1',
 };
 
 /** Element writer for a dtype: smooth-ish values in range, the same for C and Fortran fills. */
 function writer(dtype: DType): (buf: Buffer, o: number, idx: number[]) => void {
   const v = (idx: number[]) => Math.sin(idx.reduce((a, x, j) => a + x * (j + 1) * 0.37, 0.1));
   switch (dtype) {
-    case 'float64': return (b, o, i) => b.writeDoubleLE(v(i), o);
-    case 'float32': return (b, o, i) => b.writeFloatLE(v(i), o);
-    case 'float16': return (b, o, i) => b.writeUInt16LE(0x3c00 + (Math.round((v(i) + 1) * 200) & 0x3ff), o);
-    case 'int64': return (b, o, i) => b.writeBigInt64LE(BigInt(Math.round(v(i) * 1e6)) * 1000003n, o);
-    case 'uint64': return (b, o, i) => b.writeBigUInt64LE(BigInt(Math.round((v(i) + 1) * 1e6)) * 1000003n, o);
-    case 'int32': return (b, o, i) => b.writeInt32LE(Math.round(v(i) * 1e5), o);
-    case 'uint32': return (b, o, i) => b.writeUInt32LE(Math.round((v(i) + 1) * 1e5), o);
-    case 'int16': return (b, o, i) => b.writeInt16LE(Math.round(v(i) * 3e4), o);
-    case 'uint16': return (b, o, i) => b.writeUInt16LE(Math.round((v(i) + 1) * 3e4), o);
-    case 'int8': return (b, o, i) => b.writeInt8(Math.round(v(i) * 100), o);
-    case 'uint8': return (b, o, i) => b.writeUInt8(Math.round((v(i) + 1) * 100), o);
-    case 'bool': return (b, o, i) => b.writeUInt8(v(i) > 0.3 ? 1 : 0, o);
+    case 'float64':
+      return (b, o, i) => b.writeDoubleLE(v(i), o);
+    case 'float32':
+      return (b, o, i) => b.writeFloatLE(v(i), o);
+    case 'float16':
+      return (b, o, i) => b.writeUInt16LE(0x3c00 + (Math.round((v(i) + 1) * 200) & 0x3ff), o);
+    case 'int64':
+      return (b, o, i) => b.writeBigInt64LE(BigInt(Math.round(v(i) * 1e6)) * 1000003n, o);
+    case 'uint64':
+      return (b, o, i) => b.writeBigUInt64LE(BigInt(Math.round((v(i) + 1) * 1e6)) * 1000003n, o);
+    case 'int32':
+      return (b, o, i) => b.writeInt32LE(Math.round(v(i) * 1e5), o);
+    case 'uint32':
+      return (b, o, i) => b.writeUInt32LE(Math.round((v(i) + 1) * 1e5), o);
+    case 'int16':
+      return (b, o, i) => b.writeInt16LE(Math.round(v(i) * 3e4), o);
+    case 'uint16':
+      return (b, o, i) => b.writeUInt16LE(Math.round((v(i) + 1) * 3e4), o);
+    case 'int8':
+      return (b, o, i) => b.writeInt8(Math.round(v(i) * 100), o);
+    case 'uint8':
+      return (b, o, i) => b.writeUInt8(Math.round((v(i) + 1) * 100), o);
+    case 'bool':
+      return (b, o, i) => b.writeUInt8(v(i) > 0.3 ? 1 : 0, o);
   }
 }
 
@@ -89,9 +111,16 @@ describe('storage: round trips through HTTP', function () {
 
   it('takes Fortran-order and big-endian input and serves C-order little-endian', async () => {
     const shape = [6, 5, 4];
-    for (const [descr, dtype] of [['<f8', 'float64'], ['<i2', 'int16'], ['|u1', 'uint8']] as const) {
+    for (const [descr, dtype] of [
+      ['<f8', 'float64'],
+      ['<i2', 'int16'],
+      ['|u1', 'uint8'],
+    ] as const) {
       const w = writer(dtype);
-      const put = await c.put({ key: `fortran/${dtype}`, data_b64: b64(npyFile(descr, shape, fillFortran(shape, ITEM_SIZE[dtype], w), { fortran: true })) });
+      const put = await c.put({
+        key: `fortran/${dtype}`,
+        data_b64: b64(npyFile(descr, shape, fillFortran(shape, ITEM_SIZE[dtype], w), { fortran: true })),
+      });
       expect(put.status, put.text).to.equal(200);
       const back = await c.dense(`fortran/${dtype}`);
       expect(back.data.equals(fill(shape, ITEM_SIZE[dtype], w))).to.equal(true);
@@ -120,7 +149,8 @@ describe('storage: round trips through HTTP', function () {
       expect(json.body).to.include({ kind: 'blob', dtype: 'uint8', target: 'dense' });
       expect(Buffer.from(json.body.data_b64, 'base64').equals(blob)).to.equal(true);
       const raw = await fetch(`${server.url}/v1/serve`, {
-        method: 'POST', headers: { 'X-Api-Key': c.apiKey, 'content-type': 'application/json', Accept: 'application/octet-stream' },
+        method: 'POST',
+        headers: { 'X-Api-Key': c.apiKey, 'content-type': 'application/json', Accept: 'application/octet-stream' },
         body: JSON.stringify({ key }),
       });
       expect(raw.headers.get('content-type')).to.match(/application\/octet-stream/);
@@ -145,7 +175,14 @@ describe('storage: round trips through HTTP', function () {
     data.writeDoubleLE(-Infinity, 8 * 200);
     const put = await c.put({ key: 'nan', data_b64: b64(npyFile('<f8', shape, data)) });
     expect(put.status, put.text).to.equal(200);
-    expect(put.body).to.include({ verdict: 'passthrough', compressed: false, n_cores: 0, max_rank: 0, stored_core_bytes: 0, compression_ratio: 1 });
+    expect(put.body).to.include({
+      verdict: 'passthrough',
+      compressed: false,
+      n_cores: 0,
+      max_rank: 0,
+      stored_core_bytes: 0,
+      compression_ratio: 1,
+    });
     expect(put.body.ranks).to.deep.equal([]);
     expect(put.body.fingerprint).to.deep.equal({ frobenius_error: 0, max_abs_error: 0, relative_error: 0 });
     expect((await c.dense('nan')).data.equals(data)).to.equal(true);
@@ -155,7 +192,8 @@ describe('storage: round trips through HTTP', function () {
     const data = fill([300], 4, (b, o, [i]) => b.writeFloatLE(i! / 7, o));
     const npy = npyFile('<f4', [300], data);
     const a = await c.call('POST', '/v1/put?key=bin%2Farray&domain=simulation', {
-      body: npy, headers: { 'content-type': 'application/x-npy', 'X-Ttstore-Metadata': JSON.stringify({ run: 3, 'naïve': 'é' }) },
+      body: npy,
+      headers: { 'content-type': 'application/x-npy', 'X-Ttstore-Metadata': JSON.stringify({ run: 3, naïve: 'é' }) },
     });
     expect(a.status, a.text).to.equal(200);
     expect(a.body).to.include({ key: 'bin/array', kind: 'array', dtype: 'float32', domain: 'simulation' });
@@ -163,10 +201,13 @@ describe('storage: round trips through HTTP', function () {
     expect(b.status, b.text).to.equal(200);
     expect(b.body).to.include({ kind: 'blob', dtype: 'uint8', original_bytes: npy.length });
     const got = await c.call('GET', '/v1/get/default/bin%2Farray');
-    expect(got.body.metadata).to.deep.equal({ run: 3, 'naïve': 'é' });
+    expect(got.body.metadata).to.deep.equal({ run: 3, naïve: 'é' });
     // raw UTF-8 bytes in the header (what curl sends from a UTF-8 terminal), and ASCII with \u escapes
     for (const header of [Buffer.from('{"city":"Zürich ✓"}', 'utf8').toString('latin1'), '{"city":"Z\\u00fcrich \\u2713"}']) {
-      const u = await c.call('POST', '/v1/put?key=bin%2Futf8', { body: npy, headers: { 'content-type': 'application/x-npy', 'X-Ttstore-Metadata': header } });
+      const u = await c.call('POST', '/v1/put?key=bin%2Futf8', {
+        body: npy,
+        headers: { 'content-type': 'application/x-npy', 'X-Ttstore-Metadata': header },
+      });
       expect(u.status, u.text).to.equal(200);
       expect((await c.call('GET', '/v1/get/default/bin%2Futf8')).body.metadata).to.deep.equal({ city: 'Zürich ✓' });
     }
@@ -180,7 +221,19 @@ describe('storage: round trips through HTTP', function () {
     await c.put({ key: 'json/serve', data_b64: b64(npyFile('<f8', [3, 4], data)), metadata: { a: 1 } });
     const r = await c.serve({ key: 'json/serve', target: 'dense' });
     expect(r.status).to.equal(200);
-    expect(r.body).to.have.all.keys('key', 'namespace', 'version', 'target', 'kind', 'dtype', 'shape', 'layout', 'verdict', 'fingerprint', 'data_b64');
+    expect(r.body).to.have.all.keys(
+      'key',
+      'namespace',
+      'version',
+      'target',
+      'kind',
+      'dtype',
+      'shape',
+      'layout',
+      'verdict',
+      'fingerprint',
+      'data_b64',
+    );
     const npy = Buffer.from(r.body.data_b64, 'base64');
     expect(npy[6]).to.equal(1);
     const a = await decodeNpy(npy, NPY_MAX_ELEMENTS);

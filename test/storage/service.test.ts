@@ -32,11 +32,22 @@ describe('entries service (no HTTP)', () => {
   const open = async () => {
     db = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS);
     blobs = await BlobStore.open(path.join(dir, 'blobs'));
-    svc = new EntryService({ store: new SqliteEntryStore(db), blobs, engine, compressionThresholdBytes: 4096, retentionDays: 30, log: silent, now: () => clock });
+    svc = new EntryService({
+      store: new SqliteEntryStore(db),
+      blobs,
+      engine,
+      compressionThresholdBytes: 4096,
+      retentionDays: 30,
+      log: silent,
+      now: () => clock,
+    });
   };
   const put = (key: string, text: string, tenantId = 't1', namespace = 'default') =>
     svc.put({
-      tenantId, namespace, key, metadata: { text },
+      tenantId,
+      namespace,
+      key,
+      metadata: { text },
       payload: { kind: 'blob', dtype: 'uint8', shape: [text.length], data: Buffer.from(text) },
       target: resolveTarget(undefined, undefined, undefined),
     });

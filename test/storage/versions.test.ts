@@ -130,7 +130,10 @@ describe('storage: versions, delete, list and caching', function () {
     const core = npyOf('float32', [1, 2, 1], new Float32Array([1, 2]));
     for (let i = 0; i < keys.length; i += 1000) {
       const r = await c.call('POST', '/v1/put_cores_batch', {
-        json: { namespace: 'ns2', entries: keys.slice(i, i + 1000).map((key) => ({ key, cores: [{ data_b64: core.toString('base64') }] })) },
+        json: {
+          namespace: 'ns2',
+          entries: keys.slice(i, i + 1000).map((key) => ({ key, cores: [{ data_b64: core.toString('base64') }] })),
+        },
       });
       expect(r.status, r.text).to.equal(200);
     }
@@ -141,11 +144,29 @@ describe('storage: versions, delete, list and caching', function () {
     const first = await c.call('GET', '/v1/list/ns2?prefix=k%2F&limit=10');
     expect(first.status).to.equal(200);
     expect(first.body).to.include({ namespace: 'ns2', prefix: 'k/', count: 10, total: 2499, limit: 10, offset: 0 });
-    expect(first.body.keys.map((k: { key: string }) => k.key)).to.deep.equal(
-      ['k/0000', 'k/0001', 'k/0002', 'k/0004', 'k/0005', 'k/0006', 'k/0007', 'k/0008', 'k/0009', 'k/0010']);
+    expect(first.body.keys.map((k: { key: string }) => k.key)).to.deep.equal([
+      'k/0000',
+      'k/0001',
+      'k/0002',
+      'k/0004',
+      'k/0005',
+      'k/0006',
+      'k/0007',
+      'k/0008',
+      'k/0009',
+      'k/0010',
+    ]);
     const seven = first.body.keys.find((k: { key: string }) => k.key === 'k/0007');
     expect(seven).to.include({ version: 2, verdict: 'passthrough', compressed: false });
-    expect(first.body.keys[0]).to.have.all.keys('key', 'version', 'created_at', 'verdict', 'compressed', 'original_bytes', 'stored_core_bytes');
+    expect(first.body.keys[0]).to.have.all.keys(
+      'key',
+      'version',
+      'created_at',
+      'verdict',
+      'compressed',
+      'original_bytes',
+      'stored_core_bytes',
+    );
 
     const seen: string[] = [];
     for (let offset = 0; ; offset += 1000) {
@@ -154,8 +175,9 @@ describe('storage: versions, delete, list and caching', function () {
       seen.push(...page.body.keys.map((k: { key: string }) => k.key));
       if (page.body.count < 1000) break;
     }
-    const expected = [...keys.filter((k) => k !== 'k/0003'), 'j', 'k0', 'Z', 'é']
-      .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    const expected = [...keys.filter((k) => k !== 'k/0003'), 'j', 'k0', 'Z', 'é'].sort((a, b) =>
+      Buffer.compare(Buffer.from(a), Buffer.from(b)),
+    );
     expect(seen).to.deep.equal(expected);
 
     const dflt = await c.call('GET', '/v1/list/ns2');

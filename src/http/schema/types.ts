@@ -77,7 +77,6 @@ export interface AnySchema extends Common<unknown> {
   type: 'any';
 }
 
-/* eslint-disable-next-line @typescript-eslint/no-explicit-any -- any value type: the union of every schema */
 export type Schema = StringSchema<any> | IntegerSchema | NumberSchema | BooleanSchema | ArraySchema<any> | ObjectSchema<any> | AnySchema;
 
 /** The value a schema validates to: request types are read from the schemas, never written beside them. */
@@ -89,8 +88,11 @@ type Present<P, R> = { [K in keyof P]: K extends R ? K : P[K] extends { default:
 type Flat<T> = { [K in keyof T]: T[K] } & {};
 
 /** The value of named fields `P` (an object's properties, or a route's query parameters), `R` required. */
-export type FieldsOf<P, R> = Flat<{ [K in keyof P as K extends Present<P, R> ? K : never]: Infer<P[K]> }
-  & { [K in keyof P as K extends Present<P, R> ? never : K]?: Infer<P[K]> }>;
+export type FieldsOf<P, R> = Flat<
+  { [K in keyof P as K extends Present<P, R> ? K : never]: Infer<P[K]> } & {
+    [K in keyof P as K extends Present<P, R> ? never : K]?: Infer<P[K]>;
+  }
+>;
 
 type Opts<S> = Omit<S, 'type' | '~value' | 'default'>;
 /** A builder's result keeps whether a default was given (the field is then always present). */
@@ -103,22 +105,31 @@ export const s = {
   /** Base64 array data (format byte): the body reader decodes it as it arrives (codec/json-reader.ts). */
   base64: (o?: Omit<Opts<StringSchema>, 'format'>): StringSchema<Base64Data> =>
     ({ type: 'string', format: 'byte', ...o }) as StringSchema<Base64Data>,
-  enum: <const T extends string, D extends T | undefined = undefined>(values: readonly T[], o?: Opts<StringSchema<T>> & { default?: D }):
-    StringSchema<T> & Defaulted<D> => ({ type: 'string', enum: values, ...o }) as StringSchema<T> & Defaulted<D>,
-  integer: <D extends number | undefined = undefined>(minimum: number, maximum: number,
-    o?: Omit<Opts<IntegerSchema>, 'minimum' | 'maximum'> & { default?: D }): IntegerSchema & Defaulted<D> =>
-    ({ type: 'integer', minimum, maximum, ...o }) as IntegerSchema & Defaulted<D>,
+  enum: <const T extends string, D extends T | undefined = undefined>(
+    values: readonly T[],
+    o?: Opts<StringSchema<T>> & { default?: D },
+  ): StringSchema<T> & Defaulted<D> => ({ type: 'string', enum: values, ...o }) as StringSchema<T> & Defaulted<D>,
+  integer: <D extends number | undefined = undefined>(
+    minimum: number,
+    maximum: number,
+    o?: Omit<Opts<IntegerSchema>, 'minimum' | 'maximum'> & { default?: D },
+  ): IntegerSchema & Defaulted<D> => ({ type: 'integer', minimum, maximum, ...o }) as IntegerSchema & Defaulted<D>,
   number: <D extends number | undefined = undefined>(o?: Opts<NumberSchema> & { default?: D }): NumberSchema & Defaulted<D> =>
     ({ type: 'number', ...o }) as NumberSchema & Defaulted<D>,
   boolean: <D extends boolean | undefined = undefined>(o?: Opts<BooleanSchema> & { default?: D }): BooleanSchema & Defaulted<D> =>
     ({ type: 'boolean', ...o }) as BooleanSchema & Defaulted<D>,
   array: <I extends Schema>(items: I, o?: Omit<Opts<ArraySchema>, 'items'>): ArraySchema<Array<Infer<I>>> =>
     ({ type: 'array', items, ...o }) as ArraySchema<Array<Infer<I>>>,
-  object: <P extends Record<string, Schema>, R extends keyof P & string = never>(properties: P,
-    o?: Omit<Opts<ObjectSchema>, 'properties' | 'required'> & { required?: readonly R[] }): ObjectSchema<FieldsOf<P, R>> =>
-    ({ type: 'object', properties, additionalProperties: false, ...o }) as ObjectSchema<FieldsOf<P, R>>,
+  object: <P extends Record<string, Schema>, R extends keyof P & string = never>(
+    properties: P,
+    o?: Omit<Opts<ObjectSchema>, 'properties' | 'required'> & { required?: readonly R[] },
+  ): ObjectSchema<FieldsOf<P, R>> => ({ type: 'object', properties, additionalProperties: false, ...o }) as ObjectSchema<FieldsOf<P, R>>,
   /** A free-form JSON object (metadata, filters). */
-  json: (o?: Omit<Opts<ObjectSchema>, 'properties'>): ObjectSchema =>
-    ({ type: 'object', properties: {}, additionalProperties: true, ...o }),
+  json: (o?: Omit<Opts<ObjectSchema>, 'properties'>): ObjectSchema => ({
+    type: 'object',
+    properties: {},
+    additionalProperties: true,
+    ...o,
+  }),
   any: (o: Opts<AnySchema> = {}): AnySchema => ({ type: 'any', ...o }),
 };

@@ -25,9 +25,13 @@ const NAMED_FIELDS = 5;
 
 function numberRange(sc: NumberSchema): string {
   return [
-    sc.exclusiveMinimum !== undefined ? `> ${sc.exclusiveMinimum}` : '', sc.minimum !== undefined ? `>= ${sc.minimum}` : '',
-    sc.exclusiveMaximum !== undefined ? `< ${sc.exclusiveMaximum}` : '', sc.maximum !== undefined ? `<= ${sc.maximum}` : '',
-  ].filter(Boolean).join(' and ');
+    sc.exclusiveMinimum !== undefined ? `> ${sc.exclusiveMinimum}` : '',
+    sc.minimum !== undefined ? `>= ${sc.minimum}` : '',
+    sc.exclusiveMaximum !== undefined ? `< ${sc.exclusiveMaximum}` : '',
+    sc.maximum !== undefined ? `<= ${sc.maximum}` : '',
+  ]
+    .filter(Boolean)
+    .join(' and ');
 }
 
 /** What a valid value looks like, in words (for messages). */
@@ -70,8 +74,10 @@ function checkObject(sc: ObjectSchema, raw: unknown, field: string): Record<stri
     if (unknown.length > 0) {
       const paths = unknown.slice(0, NAMED_FIELDS).map((k) => join(field, excerpt(k)));
       const more = unknown.length > NAMED_FIELDS ? ` and ${unknown.length - NAMED_FIELDS} more` : '';
-      throw badRequest(`unknown field${unknown.length > 1 ? 's' : ''} ${paths.join(', ')}${more}; allowed: ${names.join(', ') || 'none'}`,
-        { field: paths[0], fields: paths });
+      throw badRequest(`unknown field${unknown.length > 1 ? 's' : ''} ${paths.join(', ')}${more}; allowed: ${names.join(', ') || 'none'}`, {
+        field: paths[0],
+        fields: paths,
+      });
     }
   }
   if (sc.maxProperties !== undefined) {
@@ -112,21 +118,31 @@ export function validate(sc: Schema, value: unknown, field: string, required = f
         out = value;
         break;
       }
-      if (typeof value !== 'string' || (sc.enum && !sc.enum.includes(value)) || (sc.pattern && !sc.pattern.test(value))
-        || (sc.minLength !== undefined && value.length < sc.minLength) || (sc.maxLength !== undefined && value.length > sc.maxLength)) {
+      if (
+        typeof value !== 'string' ||
+        (sc.enum && !sc.enum.includes(value)) ||
+        (sc.pattern && !sc.pattern.test(value)) ||
+        (sc.minLength !== undefined && value.length < sc.minLength) ||
+        (sc.maxLength !== undefined && value.length > sc.maxLength)
+      ) {
         throw fail(sc, value, field);
       }
       out = value;
       break;
     case 'integer':
-      if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < sc.minimum || value > sc.maximum) throw fail(sc, value, field);
+      if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < sc.minimum || value > sc.maximum)
+        throw fail(sc, value, field);
       out = value;
       break;
     case 'number':
-      if (typeof value !== 'number' || !Number.isFinite(value)
-        || (sc.minimum !== undefined && value < sc.minimum) || (sc.maximum !== undefined && value > sc.maximum)
-        || (sc.exclusiveMinimum !== undefined && value <= sc.exclusiveMinimum)
-        || (sc.exclusiveMaximum !== undefined && value >= sc.exclusiveMaximum)) {
+      if (
+        typeof value !== 'number' ||
+        !Number.isFinite(value) ||
+        (sc.minimum !== undefined && value < sc.minimum) ||
+        (sc.maximum !== undefined && value > sc.maximum) ||
+        (sc.exclusiveMinimum !== undefined && value <= sc.exclusiveMinimum) ||
+        (sc.exclusiveMaximum !== undefined && value >= sc.exclusiveMaximum)
+      ) {
         throw fail(sc, value, field);
       }
       out = value;
@@ -165,7 +181,10 @@ export type QueryInput = Record<string, string | string[] | undefined>;
  * Parameters the schema does not name are ignored.
  */
 export function parseParams<Q extends Record<string, Schema>, R extends keyof Q & string = never>(
-  schemas: Q, query: QueryInput, required: readonly R[] = []): FieldsOf<Q, R> {
+  schemas: Q,
+  query: QueryInput,
+  required: readonly R[] = [],
+): FieldsOf<Q, R> {
   const out: Record<string, unknown> = {};
   for (const [name, sc] of Object.entries(schemas)) {
     const raw = query[name];

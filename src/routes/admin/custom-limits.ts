@@ -16,8 +16,9 @@ export function customLimits(p: Plan, body: CustomLimitFields): CustomLimits {
   const sq = body.storage_quota_bytes;
   const given = (['rate_limit', 'monthly_quota', 'storage_quota_bytes'] as const).find((f) => body[f] !== undefined);
   if (given !== undefined && p !== 'enterprise') {
-    throw badRequest(`rate_limit, monthly_quota and storage_quota_bytes can be set only with plan enterprise (the ${p} plan fixes them)`,
-      { field: given });
+    throw badRequest(`rate_limit, monthly_quota and storage_quota_bytes can be set only with plan enterprise (the ${p} plan fixes them)`, {
+      field: given,
+    });
   }
   return {
     ...(rl !== undefined ? { rateLimit: rl } : {}),

@@ -3,17 +3,23 @@
 // by the same schemas; unknown fields are 400 so a typo never passes silently.
 import { notFound } from '../../http/errors.js';
 import type { Gate } from '../../gate/index.js';
-import type { Plan } from '../../gate/context.js';
 import { periodOf } from '../../gate/meter.js';
 import { effectiveQuota, effectiveRateLimit, effectiveStorageQuota } from '../../gate/plans.js';
 import type { TenantRecord } from '../../gate/registry.js';
-import { ADMIN_ENDPOINTS as EP, addNamespaceBody, createBody, periodQuery, reloadBody, tenantOnlyBody, updateTierBody } from './endpoints.js';
+import {
+  ADMIN_ENDPOINTS as EP,
+  addNamespaceBody,
+  createBody,
+  periodQuery,
+  reloadBody,
+  tenantOnlyBody,
+  updateTierBody,
+} from './endpoints.js';
 import type { Api } from '../../http/endpoint.js';
 import { parseBody, parseParams } from '../../http/schema/validate.js';
 import { customLimits } from './custom-limits.js';
 
 const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
-
 
 /** What the admin routes read of storage: a tenant's stored bytes now (the entries service has it). */
 export interface StoredBytes {
@@ -92,7 +98,10 @@ export function registerAdminRoutes(api: Api, gate: Gate, storage: StoredBytes, 
     const record = await registry.deactivate(tenantId, config.retentionDays);
     hooks.onDeactivated?.(tenantId);
     ctx.body = {
-      tenant_id: record.tenantId, active: false, deactivated_at: record.deactivatedAt, purge_after: record.purgeAfter,
+      tenant_id: record.tenantId,
+      active: false,
+      deactivated_at: record.deactivatedAt,
+      purge_after: record.purgeAfter,
     };
   });
 
@@ -126,7 +135,11 @@ export function registerAdminRoutes(api: Api, gate: Gate, storage: StoredBytes, 
         const quota = effectiveQuota(t, config);
         const cus = used.get(t.tenantId) ?? 0;
         return {
-          tenant_id: t.tenantId, active: t.active, cus_used: cus, monthly_quota: quota, utilization: utilization(cus, quota),
+          tenant_id: t.tenantId,
+          active: t.active,
+          cus_used: cus,
+          monthly_quota: quota,
+          utilization: utilization(cus, quota),
           ...storageUsage(t),
         };
       }),

@@ -4,15 +4,23 @@ import { s } from '../../http/schema/types.js';
 
 export const HEALTH_ENDPOINTS = {
   health: {
-    id: 'health', method: 'get', path: '/gate/health', tag: 'operations', auth: 'none',
+    id: 'health',
+    method: 'get',
+    path: '/gate/health',
+    tag: 'operations',
+    auth: 'none',
     summary: 'Liveness, engine backend and database state',
     answers: {
       200: {
         description: 'Healthy (503 with status "degraded" when the database does not answer).',
         schema: s.object({
-          status: s.enum(['ok', 'degraded']), version: s.string(), uptime_s: s.number(),
-          engine: s.object({ backend: s.enum(['cpu', 'cuda']), cuda_devices: s.integer(0, 1024), blas: s.string(), threads: s.integer(0, 4096) },
-            { additionalProperties: true }),
+          status: s.enum(['ok', 'degraded']),
+          version: s.string(),
+          uptime_s: s.number(),
+          engine: s.object(
+            { backend: s.enum(['cpu', 'cuda']), cuda_devices: s.integer(0, 1024), blas: s.string(), threads: s.integer(0, 4096) },
+            { additionalProperties: true },
+          ),
           db: s.enum(['ok', 'error']),
         }),
       },

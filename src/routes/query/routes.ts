@@ -32,7 +32,11 @@ export interface QueryDeps {
 /** Wires the four query routes; returns the service (its cache statistics are worth watching). */
 export function registerQueryRoutes(api: Api, deps: QueryDeps): QueryService {
   const query = new QueryService({
-    entries: deps.entries, search: deps.search, engine: deps.engine, coreCacheBytes: deps.config.coreCacheBytes, admission: deps.admission.engine,
+    entries: deps.entries,
+    search: deps.search,
+    engine: deps.engine,
+    coreCacheBytes: deps.config.coreCacheBytes,
+    admission: deps.admission.engine,
   });
 
   api.mount(EP.similarity, async function similarity(ctx: Context): Promise<void> {
@@ -85,7 +89,8 @@ export function registerQueryRoutes(api: Api, deps: QueryDeps): QueryService {
  */
 export async function vectorPayload(dataB64: Base64Data, maxPayloadBytes: number): Promise<Payload> {
   const bytes = payloadBytes(dataB64, maxPayloadBytes);
-  if (!isNpy(bytes)) throw badRequest('data_b64 must be an .npy array (it does not start with the \\x93NUMPY magic)', { field: 'data_b64' });
+  if (!isNpy(bytes))
+    throw badRequest('data_b64 must be an .npy array (it does not start with the \\x93NUMPY magic)', { field: 'data_b64' });
   const payload = await decodePayload(bytes, maxPayloadBytes);
   if (payload.data.length > maxPayloadBytes) {
     throw payloadTooLarge(`decoded payload data of ${payload.data.length} bytes exceeds the limit of ${maxPayloadBytes} bytes`);

@@ -5,17 +5,29 @@ import { s } from '../../http/schema/types.js';
 
 export const REFERENCE_ENDPOINTS = {
   openapi: {
-    id: 'openapi', method: 'get', path: '/openapi.json', tag: 'operations', auth: 'none',
+    id: 'openapi',
+    method: 'get',
+    path: '/openapi.json',
+    tag: 'operations',
+    auth: 'none',
     summary: 'This document (OpenAPI 3.1)',
     answers: { 200: { description: 'The OpenAPI document.', schema: s.json() } },
   },
   docs: {
-    id: 'docs', method: 'get', path: '/docs', tag: 'operations', auth: 'none',
+    id: 'docs',
+    method: 'get',
+    path: '/docs',
+    tag: 'operations',
+    auth: 'none',
     summary: 'The API reference for people (HTML, self-contained)',
     answers: { 200: { description: 'An HTML page.', content: { 'text/html': {} } } },
   },
   root: {
-    id: 'root', method: 'get', path: '/', tag: 'operations', auth: 'none',
+    id: 'root',
+    method: 'get',
+    path: '/',
+    tag: 'operations',
+    auth: 'none',
     summary: 'Where the API reference is',
     answers: {
       200: {

@@ -33,13 +33,19 @@ function nBits(solver: Solver, max: number, description: string): Schema {
     invalid(v, field, generic) {
       if (typeof v !== 'number' || !Number.isSafeInteger(v)) return generic;
       if (v < MIN_N_BITS) {
-        return new ProblemError(400, 'grid_too_small',
+        return new ProblemError(
+          400,
+          'grid_too_small',
           `${field} = ${v} gives a grid below 512 points per axis; every solver needs n_bits >= ${MIN_N_BITS}`,
-          { field, min_n_bits: MIN_N_BITS, max_n_bits: max });
+          { field, min_n_bits: MIN_N_BITS, max_n_bits: max },
+        );
       }
-      return new ProblemError(400, 'grid_too_large',
+      return new ProblemError(
+        400,
+        'grid_too_large',
         `${field} = ${v} is above the largest grid of ${solver} (n_bits <= ${max}, ${2 ** max} points per axis)`,
-        { field, min_n_bits: MIN_N_BITS, max_n_bits: max });
+        { field, min_n_bits: MIN_N_BITS, max_n_bits: max },
+      );
     },
   });
 }
@@ -63,7 +69,11 @@ function paramSchema(solver: Solver, p: SimParamSpec): Schema {
     case 'list':
       // helmholtz_3d `modes`, the one list param: [[kx, ky, kz, amplitude], ...] (the engine checks the numbers).
       return s.array(s.array(s.number(), { minItems: 4, maxItems: 4, itemsText: 'numbers' }), {
-        minItems: 1, maxItems: p.maxItems, itemsText: 'lists of 4 numbers', docDefault: [[1, 1, 1, 1.0]], description,
+        minItems: 1,
+        maxItems: p.maxItems,
+        itemsText: 'lists of 4 numbers',
+        docDefault: [[1, 1, 1, 1.0]],
+        description,
       });
   }
 }
@@ -71,7 +81,8 @@ function paramSchema(solver: Solver, p: SimParamSpec): Schema {
 /** The job system's own param, beside the solver's. */
 const maxSeconds = s.integer(MAX_SECONDS.minimum, MAX_SECONDS.maximum, {
   default: MAX_SECONDS.default,
-  description: 'Run-time budget in seconds (time running, not queued or paused); past it the job fails with code time_limit, keeping its snapshots.',
+  description:
+    'Run-time budget in seconds (time running, not queued or paused); past it the job fails with code time_limit, keeping its snapshots.',
 });
 
 /** Rules between params that a schema cannot state, beside the engine's own checks at submission. */
@@ -107,14 +118,17 @@ function solverSchema(solver: Solver): ObjectSchema {
 }
 
 /** Each solver's params schema, built from the engine's table (so the edge and the solver agree). */
-export const SOLVER_PARAMS: Readonly<Record<Solver, ObjectSchema>> =
-  Object.fromEntries(SOLVERS.map((solver) => [solver, solverSchema(solver)])) as Record<Solver, ObjectSchema>;
+export const SOLVER_PARAMS: Readonly<Record<Solver, ObjectSchema>> = Object.fromEntries(
+  SOLVERS.map((solver) => [solver, solverSchema(solver)]),
+) as Record<Solver, ObjectSchema>;
 
 /** Largest n_bits per solver (CONTRACT.md section 6; SPEC.md's grid sizes), from the same tables. */
-export const MAX_N_BITS: Readonly<Record<Solver, number>> = Object.fromEntries(SOLVERS.map((solver) => {
-  const n = SOLVER_PARAMS[solver].properties.n_bits as { maximum: number };
-  return [solver, n.maximum];
-})) as Record<Solver, number>;
+export const MAX_N_BITS: Readonly<Record<Solver, number>> = Object.fromEntries(
+  SOLVERS.map((solver) => {
+    const n = SOLVER_PARAMS[solver].properties.n_bits as { maximum: number };
+    return [solver, n.maximum];
+  }),
+) as Record<Solver, number>;
 
 /**
  * A submit's rules beyond its fields, as the schema's hook: its params checked against the solver's
@@ -125,29 +139,41 @@ function submitRules(b: Record<string, unknown>): Record<string, unknown> {
   const params = validate(SOLVER_PARAMS[solver], b.params, 'params', true);
   const bytes = Buffer.byteLength((b.output_key_prefix as string | undefined) ?? solver, 'utf8');
   if (bytes > MAX_PREFIX_BYTES) {
-    throw badRequest(`output_key_prefix is ${bytes} bytes of UTF-8; at most ${MAX_PREFIX_BYTES} are allowed`, { field: 'output_key_prefix' });
+    throw badRequest(`output_key_prefix is ${bytes} bytes of UTF-8; at most ${MAX_PREFIX_BYTES} are allowed`, {
+      field: 'output_key_prefix',
+    });
   }
   return { ...b, params };
 }
 
-export const submitBody = s.object({
-  solver: s.enum(SOLVERS, {
-    invalid: (v, field, generic) => (v === undefined || v === null ? generic
-      : new ProblemError(400, 'unknown_solver', `unknown solver ${quoteValue(v)}; solvers: ${SOLVERS.join(', ')}`,
-        { field, solvers: [...SOLVERS] })),
-  }),
-  namespace,
-  params: s.json({ description: 'Solver params; n_bits for every solver (see the variants).' }),
-  output_key_prefix: key(`Prefix of the output keys (default: the solver name); at most ${MAX_PREFIX_BYTES} bytes.`),
-}, {
-  required: ['solver', 'params'],
-  refine: submitRules,
-  title: 'SubmitRequest',
-  oneOf: SOLVERS.map((solver) => ({
-    title: solver,
-    schema: s.object({ solver: s.enum([solver]), params: SOLVER_PARAMS[solver] }, { additionalProperties: true, required: ['solver', 'params'] }),
-  })),
-});
+export const submitBody = s.object(
+  {
+    solver: s.enum(SOLVERS, {
+      invalid: (v, field, generic) =>
+        v === undefined || v === null
+          ? generic
+          : new ProblemError(400, 'unknown_solver', `unknown solver ${quoteValue(v)}; solvers: ${SOLVERS.join(', ')}`, {
+              field,
+              solvers: [...SOLVERS],
+            }),
+    }),
+    namespace,
+    params: s.json({ description: 'Solver params; n_bits for every solver (see the variants).' }),
+    output_key_prefix: key(`Prefix of the output keys (default: the solver name); at most ${MAX_PREFIX_BYTES} bytes.`),
+  },
+  {
+    required: ['solver', 'params'],
+    refine: submitRules,
+    title: 'SubmitRequest',
+    oneOf: SOLVERS.map((solver) => ({
+      title: solver,
+      schema: s.object(
+        { solver: s.enum([solver]), params: SOLVER_PARAMS[solver] },
+        { additionalProperties: true, required: ['solver', 'params'] },
+      ),
+    })),
+  },
+);
 
 export const listQuery = {
   namespace: s.string({ pattern: NAMESPACE_RE, description: 'Only jobs writing to this namespace.' }),
@@ -155,58 +181,100 @@ export const listQuery = {
   limit: s.integer(1, LIST_MAX_LIMIT, { default: LIST_DEFAULT_LIMIT }),
 };
 
-const progress = s.object({ steps_completed: s.integer(0, Number.MAX_SAFE_INTEGER), steps_total: s.integer(0, Number.MAX_SAFE_INTEGER), elapsed_s: s.number() });
-export const jobResponse = s.object({
-  job_id: s.string(), status: s.enum(JOB_STATUSES), solver: s.enum(SOLVERS), namespace: s.string(), output_key_prefix: s.string(),
-  params: s.json(), progress, created_at: s.number(), started_at: s.number(), finished_at: s.number(),
-  outputs: s.array(s.string(), { description: 'Output keys (completed jobs; a failed job that kept snapshots lists them).' }),
-  stats: s.json({ description: 'Scalar facts of the run (completed jobs).' }),
-  error: s.json({ description: 'A problem object (failed jobs).' }),
-}, { title: 'Job' });
+const progress = s.object({
+  steps_completed: s.integer(0, Number.MAX_SAFE_INTEGER),
+  steps_total: s.integer(0, Number.MAX_SAFE_INTEGER),
+  elapsed_s: s.number(),
+});
+export const jobResponse = s.object(
+  {
+    job_id: s.string(),
+    status: s.enum(JOB_STATUSES),
+    solver: s.enum(SOLVERS),
+    namespace: s.string(),
+    output_key_prefix: s.string(),
+    params: s.json(),
+    progress,
+    created_at: s.number(),
+    started_at: s.number(),
+    finished_at: s.number(),
+    outputs: s.array(s.string(), { description: 'Output keys (completed jobs; a failed job that kept snapshots lists them).' }),
+    stats: s.json({ description: 'Scalar facts of the run (completed jobs).' }),
+    error: s.json({ description: 'A problem object (failed jobs).' }),
+  },
+  { title: 'Job' },
+);
 
 const SIMULATION = 'simulation';
 
 export const SIMULATION_ENDPOINTS = {
   simulation_submit: {
-    id: 'simulation_submit', method: 'post', path: '/v1/simulation/submit', tag: SIMULATION, auth: 'tenant', operations: ['simulation_submit'],
+    id: 'simulation_submit',
+    method: 'post',
+    path: '/v1/simulation/submit',
+    tag: SIMULATION,
+    auth: 'tenant',
+    operations: ['simulation_submit'],
     summary: 'Queue a simulation job; its output fields are stored as entries',
-    description: 'Every param is checked here, as the solver checks it (a job never fails for a param this accepted). '
-      + 'Jobs run in fair turns across tenants: a job that has run for SVC_GATE_JOB_QUANTUM_S while another tenant\'s job '
-      + 'waits goes back to `queued` with its progress kept and resumes in its next turn. A job costs 5 CU here plus 1 CU '
-      + 'for each started 10 s of run time, charged as it runs (it fails with quota_exceeded when the monthly quota runs out). '
-      + 'A tenant holds at most SVC_GATE_JOBS_QUEUED_PER_TENANT queued jobs (429 too_many_jobs).',
+    description:
+      'Every param is checked here, as the solver checks it (a job never fails for a param this accepted). ' +
+      "Jobs run in fair turns across tenants: a job that has run for SVC_GATE_JOB_QUANTUM_S while another tenant's job " +
+      'waits goes back to `queued` with its progress kept and resumes in its next turn. A job costs 5 CU here plus 1 CU ' +
+      'for each started 10 s of run time, charged as it runs (it fails with quota_exceeded when the monthly quota runs out). ' +
+      'A tenant holds at most SVC_GATE_JOBS_QUEUED_PER_TENANT queued jobs (429 too_many_jobs).',
     body: { json: submitBody, limit: 'small', required: true },
     answers: {
       202: {
         description: 'Queued.',
         headers: { Location: 'The status URL of the job.' },
         schema: s.object({
-          job_id: s.string(), solver: s.enum(SOLVERS), status: s.enum(JOB_STATUSES), namespace: s.string(),
-          output_key_prefix: s.string(), params: s.json(), created_at: s.number(),
+          job_id: s.string(),
+          solver: s.enum(SOLVERS),
+          status: s.enum(JOB_STATUSES),
+          namespace: s.string(),
+          output_key_prefix: s.string(),
+          params: s.json(),
+          created_at: s.number(),
         }),
       },
     },
     problems: [400, 402, 403, 415, 429, 503],
   },
   simulation_status: {
-    id: 'simulation_status', method: 'get', path: '/v1/simulation/status/{job_id}', tag: SIMULATION, auth: 'tenant', operations: ['simulation_status'],
+    id: 'simulation_status',
+    method: 'get',
+    path: '/v1/simulation/status/{job_id}',
+    tag: SIMULATION,
+    auth: 'tenant',
+    operations: ['simulation_status'],
     summary: 'A job of the tenant, with live progress',
     pathParams: { job_id: s.string({ description: 'As submit returned it.' }) },
     answers: { 200: { description: 'The job.', schema: jobResponse } },
     problems: [402, 404],
   },
   simulation_cancel: {
-    id: 'simulation_cancel', method: 'post', path: '/v1/simulation/cancel/{job_id}', tag: SIMULATION, auth: 'tenant', operations: ['simulation_cancel'],
+    id: 'simulation_cancel',
+    method: 'post',
+    path: '/v1/simulation/cancel/{job_id}',
+    tag: SIMULATION,
+    auth: 'tenant',
+    operations: ['simulation_cancel'],
     summary: 'Cancel a job of the tenant',
-    description: 'A queued job fails at once; a running or paused one within 5 s. Either ends `failed` with error code '
-      + '`cancelled`, keeping the snapshots it stored (listed in `outputs`). A job already completed or failed: 409 job_finished.',
+    description:
+      'A queued job fails at once; a running or paused one within 5 s. Either ends `failed` with error code ' +
+      '`cancelled`, keeping the snapshots it stored (listed in `outputs`). A job already completed or failed: 409 job_finished.',
     pathParams: { job_id: s.string({ description: 'As submit returned it.' }) },
     answers: { 200: { description: 'The job, as status shows it after the cancel.', schema: jobResponse } },
     problems: [402, 404, 409],
   },
   simulation_list: {
-    id: 'simulation_list', method: 'get', path: '/v1/simulation/list', tag: SIMULATION, auth: 'tenant', operations: ['simulation_list'],
-    summary: 'The tenant\'s jobs, newest first',
+    id: 'simulation_list',
+    method: 'get',
+    path: '/v1/simulation/list',
+    tag: SIMULATION,
+    auth: 'tenant',
+    operations: ['simulation_list'],
+    summary: "The tenant's jobs, newest first",
     query: listQuery,
     answers: { 200: { description: 'Jobs.', schema: s.object({ jobs: s.array(jobResponse), count: s.integer(0, LIST_MAX_LIMIT) }) } },
     problems: [400, 402, 403],

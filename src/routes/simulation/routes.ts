@@ -42,8 +42,14 @@ export function parseListQuery(query: QueryInput) {
 
 export function registerSimulationRoutes(api: Api, deps: SimulationDeps): void {
   api.mount(EP.simulation_submit, submitHandler(deps));
-  api.mount(EP.simulation_status, jobHandler('simulation_status', (t, id) => deps.scheduler.status(t, id)));
-  api.mount(EP.simulation_cancel, jobHandler('simulation_cancel', (t, id) => deps.scheduler.cancel(t, id)));
+  api.mount(
+    EP.simulation_status,
+    jobHandler('simulation_status', (t, id) => deps.scheduler.status(t, id)),
+  );
+  api.mount(
+    EP.simulation_cancel,
+    jobHandler('simulation_cancel', (t, id) => deps.scheduler.cancel(t, id)),
+  );
   api.mount(EP.simulation_list, listHandler(deps));
 }
 
@@ -81,8 +87,10 @@ function submitHandler(deps: SimulationDeps): Middleware {
  * A route on one job of the tenant (status, cancel): `act` gives the job's view, or undefined for an
  * unknown id or another tenant's job (the same 404).
  */
-function jobHandler(op: 'simulation_status' | 'simulation_cancel',
-  act: (tenantId: string, jobId: string) => Promise<JobView | undefined>): Middleware {
+function jobHandler(
+  op: 'simulation_status' | 'simulation_cancel',
+  act: (tenantId: string, jobId: string) => Promise<JobView | undefined>,
+): Middleware {
   return async function oneJob(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
     const jobId = String(ctx.params.job_id ?? '');

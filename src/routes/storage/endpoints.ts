@@ -6,8 +6,20 @@ import { s } from '../../http/schema/types.js';
 import { MAX_BATCH_ENTRIES, MAX_CORES } from '../../limits/input.js';
 import type { Endpoint } from '../../http/endpoint.js';
 import {
-  dataB64, domain, dtypeSchema, key, layoutSchema, maxRank, metadata, namespace, prefix, putResponse, getResponse,
-  shapeSchema, tolerance, verdictSchema,
+  dataB64,
+  domain,
+  dtypeSchema,
+  key,
+  layoutSchema,
+  maxRank,
+  metadata,
+  namespace,
+  prefix,
+  putResponse,
+  getResponse,
+  shapeSchema,
+  tolerance,
+  verdictSchema,
 } from '../fields.js';
 
 export const LIST_DEFAULT_LIMIT = 1000;
@@ -19,51 +31,82 @@ const STORAGE = 'storage';
 const ENTRY_ERRORS = [400, 402, 403, 404, 413, 415, 503];
 
 /** Unknown fields of storage bodies are ignored (as they always were), so older clients keep working. */
-export const putBody = s.object({
-  key: key(), namespace, data_b64: dataB64, metadata, domain, tolerance, max_rank: maxRank,
-}, { additionalProperties: true, required: ['key', 'data_b64'], title: 'PutRequest' });
+export const putBody = s.object(
+  {
+    key: key(),
+    namespace,
+    data_b64: dataB64,
+    metadata,
+    domain,
+    tolerance,
+    max_rank: maxRank,
+  },
+  { additionalProperties: true, required: ['key', 'data_b64'], title: 'PutRequest' },
+);
 
 /** The binary form's query string (the payload is the raw body). */
 export const putQuery = { key: key(), namespace, domain, tolerance, max_rank: maxRank };
 
-const core = s.object({
-  data_b64: s.base64({
-    description: `.npy (float32 or float64) of shape [r_prev, n, r_next], each rank at most ${MAX_RANK}.`,
-  }),
-}, { required: ['data_b64'] });
+const core = s.object(
+  {
+    data_b64: s.base64({
+      description: `.npy (float32 or float64) of shape [r_prev, n, r_next], each rank at most ${MAX_RANK}.`,
+    }),
+  },
+  { required: ['data_b64'] },
+);
 
 /** put_cores (validated by entries/cores-input.ts, which owns the rules of trains; described here). */
-export const putCoresBody = s.object({
-  key: key(), namespace,
-  cores: s.array(core, {
-    minItems: 1, maxItems: MAX_CORES,
-    description: `Cores in order; r_0 = r_d = 1, neighbouring ranks equal, every rank at most ${MAX_RANK}. With layout row_major `
-      + 'the mode sizes n are any positive sizes whose product is the size of shape (for shape [2, 3, 4]: [2, 3, 4], [24], '
-      + '[2, 12], ...).',
-  }),
-  shape: s.array(s.integer(0, Number.MAX_SAFE_INTEGER), { maxItems: 8, description: 'Default [product of the n].' }),
-  dtype: s.enum(DTYPES.filter((d) => d !== 'bool'), { docDefault: 'float32', description: 'The dtype serve returns.' }),
-  layout: s.enum(['row_major', 'interleaved'], { docDefault: 'row_major' }),
-  metadata, domain,
-}, { additionalProperties: true, required: ['key', 'cores'], title: 'PutCoresRequest' });
+export const putCoresBody = s.object(
+  {
+    key: key(),
+    namespace,
+    cores: s.array(core, {
+      minItems: 1,
+      maxItems: MAX_CORES,
+      description:
+        `Cores in order; r_0 = r_d = 1, neighbouring ranks equal, every rank at most ${MAX_RANK}. With layout row_major ` +
+        'the mode sizes n are any positive sizes whose product is the size of shape (for shape [2, 3, 4]: [2, 3, 4], [24], ' +
+        '[2, 12], ...).',
+    }),
+    shape: s.array(s.integer(0, Number.MAX_SAFE_INTEGER), { maxItems: 8, description: 'Default [product of the n].' }),
+    dtype: s.enum(
+      DTYPES.filter((d) => d !== 'bool'),
+      { docDefault: 'float32', description: 'The dtype serve returns.' },
+    ),
+    layout: s.enum(['row_major', 'interleaved'], { docDefault: 'row_major' }),
+    metadata,
+    domain,
+  },
+  { additionalProperties: true, required: ['key', 'cores'], title: 'PutCoresRequest' },
+);
 
-export const putCoresBatchBody = s.object({
-  namespace,
-  entries: s.array({ ...putCoresBody, required: ['key', 'cores'] }, { minItems: 1, maxItems: MAX_BATCH_ENTRIES }),
-}, { additionalProperties: true, required: ['entries'], title: 'PutCoresBatchRequest' });
+export const putCoresBatchBody = s.object(
+  {
+    namespace,
+    entries: s.array({ ...putCoresBody, required: ['key', 'cores'] }, { minItems: 1, maxItems: MAX_BATCH_ENTRIES }),
+  },
+  { additionalProperties: true, required: ['entries'], title: 'PutCoresBatchRequest' },
+);
 
-export const serveBody = s.object({
-  key: key(), namespace,
-  version: s.integer(1, Number.MAX_SAFE_INTEGER, { description: 'Default: the latest.' }),
-  target: s.enum(['dense', 'gpu', 'cores'], {
-    default: 'dense',
-    invalid: (_v, field) => badRequest('target must be dense, gpu or cores', { field }),
-  }),
-  device: s.string({
-    pattern: DEVICE_RE, docDefault: 'cuda:0', description: 'GPU device when target is gpu.',
-    invalid: (_v, field) => badRequest('device must look like cuda:<int>, e.g. cuda:0', { field }),
-  }),
-}, { additionalProperties: true, required: ['key'], title: 'ServeRequest' });
+export const serveBody = s.object(
+  {
+    key: key(),
+    namespace,
+    version: s.integer(1, Number.MAX_SAFE_INTEGER, { description: 'Default: the latest.' }),
+    target: s.enum(['dense', 'gpu', 'cores'], {
+      default: 'dense',
+      invalid: (_v, field) => badRequest('target must be dense, gpu or cores', { field }),
+    }),
+    device: s.string({
+      pattern: DEVICE_RE,
+      docDefault: 'cuda:0',
+      description: 'GPU device when target is gpu.',
+      invalid: (_v, field) => badRequest('device must look like cuda:<int>, e.g. cuda:0', { field }),
+    }),
+  },
+  { additionalProperties: true, required: ['key'], title: 'ServeRequest' },
+);
 
 export const versionQuery = {
   version: s.integer(1, Number.MAX_SAFE_INTEGER, { description: 'A version number; default: the latest.' }),
@@ -80,40 +123,61 @@ const pathKey = s.string({ description: 'Key, percent-encoded: a key a/b travels
 
 export const STORAGE_ENDPOINTS = {
   put: {
-    id: 'put', method: 'post', path: '/v1/put', tag: STORAGE, auth: 'tenant', operations: ['put'], engine: true,
+    id: 'put',
+    method: 'post',
+    path: '/v1/put',
+    tag: STORAGE,
+    auth: 'tenant',
+    operations: ['put'],
+    engine: true,
     summary: 'Compress and store an array or blob',
-    description: 'JSON with data_b64, or the binary form: the .npy (application/x-npy) or the bytes of a blob '
-      + '(application/octet-stream) as the body, the other fields as query parameters (which apply to the binary '
-      + 'form only) and metadata as a JSON object in the X-Ttstore-Metadata header.',
+    description:
+      'JSON with data_b64, or the binary form: the .npy (application/x-npy) or the bytes of a blob ' +
+      '(application/octet-stream) as the body, the other fields as query parameters (which apply to the binary ' +
+      'form only) and metadata as a JSON object in the X-Ttstore-Metadata header.',
     query: putQuery,
     body: {
-      json: putBody, limit: 'payload', required: true,
+      json: putBody,
+      limit: 'payload',
+      required: true,
       raw: { 'application/x-npy': 'A NumPy .npy file (an array).', 'application/octet-stream': 'Raw bytes (always a blob).' },
     },
     answers: { 200: { description: 'Stored as a new version.', schema: putResponse } },
     problems: ENTRY_ERRORS,
   },
   put_cores: {
-    id: 'put_cores', method: 'post', path: '/v1/put_cores', tag: STORAGE, auth: 'tenant', operations: ['put_cores'],
+    id: 'put_cores',
+    method: 'post',
+    path: '/v1/put_cores',
+    tag: STORAGE,
+    auth: 'tenant',
+    operations: ['put_cores'],
     summary: 'Store a tensor train given as its cores',
-    description: `Checked from the cores' .npy headers before their data is read: ranks above ${MAX_RANK} are a 400 naming the `
-      + `core (\`core\`). So is a train whose work in one engine call would pass ${MAX_TRAIN_WORK.toExponential(2)} multiply-adds `
-      + '(about a tenth of a second): its norm sum_k n_k r_k r_k+1 (r_k + r_k+1), or bringing it into the engine\'s mode split '
-      + 'of the shape (where similarity and top-K compare it with other entries of that shape); a dense rebuild may also take '
-      + `${MAX_REBUILD_WORK_PER_VALUE} per value of the array. A train that would hold more values in the engine's split `
-      + 'than the payload limit allows for cores is a 413. What is stored is the cores '
-      + 'as given: serve target cores returns them, serve dense rebuilds the array bit for bit from them.',
+    description:
+      `Checked from the cores' .npy headers before their data is read: ranks above ${MAX_RANK} are a 400 naming the ` +
+      `core (\`core\`). So is a train whose work in one engine call would pass ${MAX_TRAIN_WORK.toExponential(2)} multiply-adds ` +
+      "(about a tenth of a second): its norm sum_k n_k r_k r_k+1 (r_k + r_k+1), or bringing it into the engine's mode split " +
+      'of the shape (where similarity and top-K compare it with other entries of that shape); a dense rebuild may also take ' +
+      `${MAX_REBUILD_WORK_PER_VALUE} per value of the array. A train that would hold more values in the engine's split ` +
+      'than the payload limit allows for cores is a 413. What is stored is the cores ' +
+      'as given: serve target cores returns them, serve dense rebuilds the array bit for bit from them.',
     body: { json: putCoresBody, limit: 'payload', required: true },
     answers: { 200: { description: 'Stored as a new version (verdict exact).', schema: putResponse } },
     problems: ENTRY_ERRORS,
   },
   put_cores_batch: {
-    id: 'put_cores_batch', method: 'post', path: '/v1/put_cores_batch', tag: STORAGE, auth: 'tenant', operations: ['put_cores_batch'],
+    id: 'put_cores_batch',
+    method: 'post',
+    path: '/v1/put_cores_batch',
+    tag: STORAGE,
+    auth: 'tenant',
+    operations: ['put_cores_batch'],
     summary: `Store up to ${MAX_BATCH_ENTRIES} trains at once, all or nothing`,
-    description: 'The first invalid entry gives 400 with `index`; every entry as put_cores, and the norms of all entries '
-      + `together at most ${MAX_TRAIN_WORK.toExponential(2)} multiply-adds. The bytes of all the cores are checked against the `
-      + 'storage quota at once (402 storage_quota_exceeded stores none). A large batch is written in pieces that stay '
-      + 'invisible until one final step makes every entry visible together.',
+    description:
+      'The first invalid entry gives 400 with `index`; every entry as put_cores, and the norms of all entries ' +
+      `together at most ${MAX_TRAIN_WORK.toExponential(2)} multiply-adds. The bytes of all the cores are checked against the ` +
+      'storage quota at once (402 storage_quota_exceeded stores none). A large batch is written in pieces that stay ' +
+      'invisible until one final step makes every entry visible together.',
     body: { json: putCoresBatchBody, limit: 'payload', required: true },
     answers: {
       200: {
@@ -124,54 +188,93 @@ export const STORAGE_ENDPOINTS = {
     problems: ENTRY_ERRORS,
   },
   get: {
-    id: 'get', method: 'get', path: '/v1/get/{namespace}/{key}', tag: STORAGE, auth: 'tenant', operations: ['get'],
+    id: 'get',
+    method: 'get',
+    path: '/v1/get/{namespace}/{key}',
+    tag: STORAGE,
+    auth: 'tenant',
+    operations: ['get'],
     summary: 'Fingerprint and metadata of an entry, without reconstructing it',
     description: 'Always an ETag; If-None-Match gives 304 (free). With ?version= the answer is immutable and cacheable.',
     pathParams: { namespace: pathNamespace, key: pathKey },
     query: versionQuery,
     answers: {
-      200: { description: 'The entry.', schema: getResponse, headers: { ETag: 'Validator of this version.', 'Cache-Control': 'immutable with ?version=' } },
+      200: {
+        description: 'The entry.',
+        schema: getResponse,
+        headers: { ETag: 'Validator of this version.', 'Cache-Control': 'immutable with ?version=' },
+      },
       304: { description: 'Not modified (If-None-Match matched).' },
     },
     problems: [400, 402, 403, 404],
   },
   serve: {
-    id: 'serve', method: 'post', path: '/v1/serve', tag: STORAGE, auth: 'tenant', operations: ['serve_dense', 'serve_cores', 'serve_gpu'], engine: true,
+    id: 'serve',
+    method: 'post',
+    path: '/v1/serve',
+    tag: STORAGE,
+    auth: 'tenant',
+    operations: ['serve_dense', 'serve_cores', 'serve_gpu'],
+    engine: true,
     summary: 'Reconstruct an entry (dense), hand out its cores, or place them on a GPU',
-    description: 'target dense answers JSON with data_b64 (an .npy, or the bytes of a blob); with Accept: application/x-npy '
-      + '(or application/octet-stream for a blob) the body is the bytes themselves, the facts in X-Ttstore-* headers.',
+    description:
+      'target dense answers JSON with data_b64 (an .npy, or the bytes of a blob); with Accept: application/x-npy ' +
+      '(or application/octet-stream for a blob) the body is the bytes themselves, the facts in X-Ttstore-* headers.',
     body: { json: serveBody, limit: 'small', required: true },
     answers: {
       200: {
-        description: 'dense: {key, namespace, version, target, kind, dtype, shape, layout, verdict, fingerprint, data_b64}; '
-          + 'cores: {key, namespace, version, target, dtype, shape, layout, ranks, cores: [{shape, data_b64}]}; '
-          + 'gpu: {key, namespace, version, target, device, placed, resident_before, gpu_core_bytes, n_cores, ranks}.',
-        schema: s.object({
-          key: s.string(), namespace: s.string(), version: s.integer(1, Number.MAX_SAFE_INTEGER),
-          target: s.enum(['dense', 'gpu', 'cores']), kind: s.enum(['array', 'blob']), dtype: dtypeSchema, shape: shapeSchema,
-          layout: layoutSchema, verdict: verdictSchema, fingerprint: s.json(), data_b64: s.base64(),
-          ranks: s.array(s.integer(1, MAX_RANK)),
-          cores: s.array(s.object({ shape: shapeSchema, data_b64: s.base64() })),
-          device: s.string(), placed: s.boolean(), resident_before: s.boolean(), gpu_core_bytes: s.integer(0, Number.MAX_SAFE_INTEGER),
-          n_cores: s.integer(0, MAX_CORES),
-        }, { title: 'ServeResponse' }),
+        description:
+          'dense: {key, namespace, version, target, kind, dtype, shape, layout, verdict, fingerprint, data_b64}; ' +
+          'cores: {key, namespace, version, target, dtype, shape, layout, ranks, cores: [{shape, data_b64}]}; ' +
+          'gpu: {key, namespace, version, target, device, placed, resident_before, gpu_core_bytes, n_cores, ranks}.',
+        schema: s.object(
+          {
+            key: s.string(),
+            namespace: s.string(),
+            version: s.integer(1, Number.MAX_SAFE_INTEGER),
+            target: s.enum(['dense', 'gpu', 'cores']),
+            kind: s.enum(['array', 'blob']),
+            dtype: dtypeSchema,
+            shape: shapeSchema,
+            layout: layoutSchema,
+            verdict: verdictSchema,
+            fingerprint: s.json(),
+            data_b64: s.base64(),
+            ranks: s.array(s.integer(1, MAX_RANK)),
+            cores: s.array(s.object({ shape: shapeSchema, data_b64: s.base64() })),
+            device: s.string(),
+            placed: s.boolean(),
+            resident_before: s.boolean(),
+            gpu_core_bytes: s.integer(0, Number.MAX_SAFE_INTEGER),
+            n_cores: s.integer(0, MAX_CORES),
+          },
+          { title: 'ServeResponse' },
+        ),
         content: {
           'application/x-npy': { description: 'The array as an .npy file (C order).' },
-          'application/octet-stream': { description: 'The bytes of a blob (or an array\'s raw data).' },
+          'application/octet-stream': { description: "The bytes of a blob (or an array's raw data)." },
         },
       },
     },
     problems: [400, 402, 403, 404, 409, 415, 501, 503],
   },
   delete: {
-    id: 'delete', method: 'delete', path: '/v1/delete/{namespace}/{key}', tag: STORAGE, auth: 'tenant', operations: ['delete'],
+    id: 'delete',
+    method: 'delete',
+    path: '/v1/delete/{namespace}/{key}',
+    tag: STORAGE,
+    auth: 'tenant',
+    operations: ['delete'],
     summary: 'Soft-delete every version of a key',
     pathParams: { namespace: pathNamespace, key: pathKey },
     answers: {
       200: {
         description: 'Deleted; purged after the retention period.',
         schema: s.object({
-          key: s.string(), namespace: s.string(), deleted: s.boolean(), versions: s.integer(1, Number.MAX_SAFE_INTEGER),
+          key: s.string(),
+          namespace: s.string(),
+          deleted: s.boolean(),
+          versions: s.integer(1, Number.MAX_SAFE_INTEGER),
           purge_after: s.number({ description: 'Unix seconds.' }),
         }),
       },
@@ -179,7 +282,12 @@ export const STORAGE_ENDPOINTS = {
     problems: [400, 402, 403, 404],
   },
   list: {
-    id: 'list', method: 'get', path: '/v1/list/{namespace}', tag: STORAGE, auth: 'tenant', operations: ['list'],
+    id: 'list',
+    method: 'get',
+    path: '/v1/list/{namespace}',
+    tag: STORAGE,
+    auth: 'tenant',
+    operations: ['list'],
     summary: 'Latest versions of the keys of a namespace, in ascending byte order',
     pathParams: { namespace: pathNamespace },
     query: listQuery,
@@ -187,13 +295,23 @@ export const STORAGE_ENDPOINTS = {
       200: {
         description: 'One page of keys.',
         schema: s.object({
-          namespace: s.string(), prefix: s.string(),
-          keys: s.array(s.object({
-            key: s.string(), version: s.integer(1, Number.MAX_SAFE_INTEGER), created_at: s.number(), verdict: verdictSchema,
-            compressed: s.boolean(), original_bytes: s.integer(0, Number.MAX_SAFE_INTEGER), stored_core_bytes: s.integer(0, Number.MAX_SAFE_INTEGER),
-          })),
-          count: s.integer(0, LIST_MAX_LIMIT), total: s.integer(0, Number.MAX_SAFE_INTEGER),
-          limit: s.integer(1, LIST_MAX_LIMIT), offset: s.integer(0, Number.MAX_SAFE_INTEGER),
+          namespace: s.string(),
+          prefix: s.string(),
+          keys: s.array(
+            s.object({
+              key: s.string(),
+              version: s.integer(1, Number.MAX_SAFE_INTEGER),
+              created_at: s.number(),
+              verdict: verdictSchema,
+              compressed: s.boolean(),
+              original_bytes: s.integer(0, Number.MAX_SAFE_INTEGER),
+              stored_core_bytes: s.integer(0, Number.MAX_SAFE_INTEGER),
+            }),
+          ),
+          count: s.integer(0, LIST_MAX_LIMIT),
+          total: s.integer(0, Number.MAX_SAFE_INTEGER),
+          limit: s.integer(1, LIST_MAX_LIMIT),
+          offset: s.integer(0, Number.MAX_SAFE_INTEGER),
         }),
       },
     },

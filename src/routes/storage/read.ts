@@ -44,8 +44,11 @@ const etags = new WeakMap<EntryRow, string>();
 export function etagOf(row: EntryRow): string {
   let etag = etags.get(row);
   if (etag === undefined) {
-    const h = hash('sha256', `${row.tenant_id}\u0000${row.namespace}\u0000${row.key}\u0000${row.version}\u0000${row.id}\u0000${row.created_at}`, 'base64url')
-      .slice(0, 27);
+    const h = hash(
+      'sha256',
+      `${row.tenant_id}\u0000${row.namespace}\u0000${row.key}\u0000${row.version}\u0000${row.id}\u0000${row.created_at}`,
+      'base64url',
+    ).slice(0, 27);
     etag = `"${h}-v${row.version}"`;
     etags.set(row, etag);
   }
@@ -117,7 +120,11 @@ export function serveHandler(deps: StorageDeps): Middleware {
 
     if (target === 'cores') {
       if (!row.compressed) {
-        throw new ProblemError(409, 'not_compressed', `entry ${JSON.stringify(key)} version ${row.version} is stored uncompressed (passthrough) and has no cores`);
+        throw new ProblemError(
+          409,
+          'not_compressed',
+          `entry ${JSON.stringify(key)} version ${row.version} is stored uncompressed (passthrough) and has no cores`,
+        );
       }
       await hold.grow(row.stored_core_bytes + streamHeldBytes(base64Length(row.stored_core_bytes)), turn.signal);
       const tt = await deps.entries.readCores(row);
@@ -126,9 +133,23 @@ export function serveHandler(deps: StorageDeps): Middleware {
         const shape = [tt.ranks[k]!, tt.modes[k]!, tt.ranks[k + 1]!];
         return withBase64({ shape }, 'data_b64', [encodeNpyHeader(coreDtype, shape), new Uint8Array(c.buffer, c.byteOffset, c.byteLength)]);
       });
-      sendJsonPieces(ctx, withList({
-        key, namespace, version: row.version, target, dtype: row.dtype, shape: shapeOf(row), layout: row.layout, ranks: ranksOf(row),
-      }, 'cores', cores));
+      sendJsonPieces(
+        ctx,
+        withList(
+          {
+            key,
+            namespace,
+            version: row.version,
+            target,
+            dtype: row.dtype,
+            shape: shapeOf(row),
+            layout: row.layout,
+            ranks: ranksOf(row),
+          },
+          'cores',
+          cores,
+        ),
+      );
       return;
     }
 
@@ -168,10 +189,25 @@ export function serveHandler(deps: StorageDeps): Middleware {
       ctx.length = bodyBytes;
       return;
     }
-    sendJsonPieces(ctx, withBase64({
-      key, namespace, version: row.version, target, kind: row.kind, dtype: row.dtype, shape, layout: row.layout,
-      verdict: row.verdict, fingerprint: fingerprintOf(row),
-    }, 'data_b64', parts(data)));
+    sendJsonPieces(
+      ctx,
+      withBase64(
+        {
+          key,
+          namespace,
+          version: row.version,
+          target,
+          kind: row.kind,
+          dtype: row.dtype,
+          shape,
+          layout: row.layout,
+          verdict: row.verdict,
+          fingerprint: fingerprintOf(row),
+        },
+        'data_b64',
+        parts(data),
+      ),
+    );
   };
 }
 
@@ -196,19 +232,33 @@ async function serveGpu(deps: StorageDeps, row: EntryRow, device: string): Promi
   const info = deps.engine.info();
   const gpu = deps.engine.gpu;
   if (!info.cudaCompiled || !gpu) {
-    throw new ProblemError(501, 'gpu_unsupported', `this build has no CUDA backend, so ${device} cannot be used; serve with target dense or cores`);
+    throw new ProblemError(
+      501,
+      'gpu_unsupported',
+      `this build has no CUDA backend, so ${device} cannot be used; serve with target dense or cores`,
+    );
   }
   if (info.backend !== 'cuda' || info.cudaDevices === 0) {
-    throw new ProblemError(503, 'gpu_unavailable', info.cudaDevices === 0
-      ? `no usable CUDA device on this server, so ${device} cannot be used; serve with target dense or cores`
-      : `the engine runs on the CPU backend (SVC_GATE_ENGINE_BACKEND=cpu), so ${device} cannot be used`);
+    throw new ProblemError(
+      503,
+      'gpu_unavailable',
+      info.cudaDevices === 0
+        ? `no usable CUDA device on this server, so ${device} cannot be used; serve with target dense or cores`
+        : `the engine runs on the CPU backend (SVC_GATE_ENGINE_BACKEND=cpu), so ${device} cannot be used`,
+    );
   }
   const index = Number(device.slice('cuda:'.length));
   if (index >= info.cudaDevices) {
-    throw badRequest(`device ${device} does not exist: this server has ${info.cudaDevices} CUDA device${info.cudaDevices === 1 ? '' : 's'} (cuda:0${info.cudaDevices > 1 ? `..cuda:${info.cudaDevices - 1}` : ''})`);
+    throw badRequest(
+      `device ${device} does not exist: this server has ${info.cudaDevices} CUDA device${info.cudaDevices === 1 ? '' : 's'} (cuda:0${info.cudaDevices > 1 ? `..cuda:${info.cudaDevices - 1}` : ''})`,
+    );
   }
   if (!row.compressed) {
-    throw new ProblemError(409, 'not_compressed', `entry ${JSON.stringify(row.key)} version ${row.version} is stored uncompressed (passthrough) and has no cores to place`);
+    throw new ProblemError(
+      409,
+      'not_compressed',
+      `entry ${JSON.stringify(row.key)} version ${row.version} is stored uncompressed (passthrough) and has no cores to place`,
+    );
   }
   const tt = await deps.entries.readCores(row);
   let placed;
@@ -223,8 +273,16 @@ async function serveGpu(deps: StorageDeps, row: EntryRow, device: string): Promi
     throw err;
   }
   return {
-    key: row.key, namespace: row.namespace, version: row.version, target: 'gpu', device, placed: true,
-    resident_before: placed.residentBefore, gpu_core_bytes: placed.bytes, n_cores: tt.modes.length, ranks: ranksOf(row),
+    key: row.key,
+    namespace: row.namespace,
+    version: row.version,
+    target: 'gpu',
+    device,
+    placed: true,
+    resident_before: placed.residentBefore,
+    gpu_core_bytes: placed.bytes,
+    n_cores: tt.modes.length,
+    ranks: ranksOf(row),
   };
 }
 

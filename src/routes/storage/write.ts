@@ -3,7 +3,6 @@
 // CONTRACT.md section 4's order of checks.
 import type { Context, Middleware } from 'koa';
 import { payloadTooLarge } from '../../http/errors.js';
-import type { Base64Data } from '../../codec/base64.js';
 import { decodePayload, payloadBytes, type Payload } from '../../codec/payload.js';
 import { NpyGather, type Widen } from '../../codec/npy-gather.js';
 import { gateOf } from '../../gate/context.js';
@@ -56,7 +55,11 @@ export function putHandler(deps: StorageDeps): Middleware {
       await deps.admission.holdBody(ctx, limit);
       if (!blob && Number.isSafeInteger(length) && length > 0 && length <= limit) {
         gather = new NpyGather({
-          pool: deps.buffers, widen, budget: admission.hold, total: length, maxElements: max,
+          pool: deps.buffers,
+          widen,
+          budget: admission.hold,
+          total: length,
+          maxElements: max,
           minBytes: deps.config.compressionThresholdBytes,
         });
       }

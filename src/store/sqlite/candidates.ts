@@ -6,15 +6,21 @@ import type { CandidateRow, Comparable, SearchRow, StorageRef } from '../entries
 import { filterPairs, type Filters } from '../filters.js';
 
 /** SQL of CandidateRow.bytes for the entry `e`. */
-const OPERAND_BYTES = `CASE WHEN e.blob_kind = 'cores' THEN e.stored_core_bytes ELSE e.original_bytes * CASE e.dtype `
-  + `${DTYPES.map((d) => `WHEN '${d}' THEN ${8 / ITEM_SIZE[d]}`).join(' ')} ELSE 8 END END`;
+const OPERAND_BYTES =
+  `CASE WHEN e.blob_kind = 'cores' THEN e.stored_core_bytes ELSE e.original_bytes * CASE e.dtype ` +
+  `${DTYPES.map((d) => `WHEN '${d}' THEN ${8 / ITEM_SIZE[d]}`).join(' ')} ELSE 8 END END`;
 
 /**
  * Latest live entries of (tenant, namespace) comparable with `like`, holding finite values, other
  * than `excludeKey`, matching `filters`; in ascending key (byte) order, so an index is a key rank.
  */
 export function listCandidates(
-  db: Database, tenantId: string, namespace: string, like: Comparable, excludeKey: string | null, filters: Filters,
+  db: Database,
+  tenantId: string,
+  namespace: string,
+  like: Comparable,
+  excludeKey: string | null,
+  filters: Filters,
 ): Promise<CandidateRow[]> {
   const match = matchCondition(filterPairs(filters), 'e.id');
   return db.all<CandidateRow>(
@@ -23,7 +29,8 @@ export function listCandidates(
      WHERE k.tenant_id = ? AND k.namespace = ? AND e.shape = ? AND e.layout = ?
        AND e.norm IS NOT NULL AND k.key IS NOT ? AND ${match.sql}
      ORDER BY k.key`,
-    [tenantId, namespace, like.shape, like.layout, excludeKey, ...match.params]);
+    [tenantId, namespace, like.shape, like.layout, excludeKey, ...match.params],
+  );
 }
 
 /** Chunk of ids per statement (below SQLite's default limit of bound parameters). */
@@ -34,9 +41,13 @@ export async function storageRefs(db: Database, tenantId: string, ids: number[])
   const out: StorageRef[] = [];
   for (let i = 0; i < ids.length; i += REF_CHUNK) {
     const chunk = ids.slice(i, i + REF_CHUNK);
-    out.push(...await db.all<StorageRef>(
-      `SELECT id, key, blob_id, blob_kind, checksum, original_bytes, shape, layout, dtype, modes
-       FROM entries WHERE tenant_id = ? AND id IN (${chunk.map(() => '?').join(',')})`, [tenantId, ...chunk]));
+    out.push(
+      ...(await db.all<StorageRef>(
+        `SELECT id, key, blob_id, blob_kind, checksum, original_bytes, shape, layout, dtype, modes
+       FROM entries WHERE tenant_id = ? AND id IN (${chunk.map(() => '?').join(',')})`,
+        [tenantId, ...chunk],
+      )),
+    );
   }
   return out;
 }
@@ -48,7 +59,12 @@ export async function storageRefs(db: Database, tenantId: string, ids: number[])
  * the namespace's size; the page is chosen on (id, key) alone and only its rows' metadata is read.
  */
 export async function searchMetadata(
-  db: Database, tenantId: string, namespace: string, filters: Filters, limit: number, offset: number,
+  db: Database,
+  tenantId: string,
+  namespace: string,
+  filters: Filters,
+  limit: number,
+  offset: number,
 ): Promise<{ rows: SearchRow[]; total: number }> {
   const pairs = filterPairs(filters);
   let matches: string;
@@ -72,7 +88,8 @@ export async function searchMetadata(
       `SELECT e.key, e.version, e.metadata
        FROM (${matches} ORDER BY match_key LIMIT ? OFFSET ?) page JOIN entries e ON e.id = page.id
        ORDER BY page.match_key`,
-      [...params, limit, offset]),
+      [...params, limit, offset],
+    ),
     db.get<{ total: number }>(`SELECT COUNT(*) AS total FROM (${matches})`, params),
   ]);
   return { rows, total: count?.total ?? 0 };

@@ -203,8 +203,11 @@ export class Database {
       progress = false;
       for (const [lane, q] of [...this.lanes]) {
         const job = q[0]!;
-        if (out.length > 0 && (job.cost > SHARED_JOB_COST || out[0]!.cost > SHARED_JOB_COST
-          || cost + job.cost > WRITE_COST_BUDGET || out.length >= MAX_BATCH)) continue;
+        if (
+          out.length > 0 &&
+          (job.cost > SHARED_JOB_COST || out[0]!.cost > SHARED_JOB_COST || cost + job.cost > WRITE_COST_BUDGET || out.length >= MAX_BATCH)
+        )
+          continue;
         q.shift();
         out.push(job);
         cost += job.cost;
@@ -301,8 +304,9 @@ async function migrate(w: ReturnType<typeof connectionApi>, migrations: Migratio
     component TEXT NOT NULL, version INTEGER NOT NULL, applied_at REAL NOT NULL,
     PRIMARY KEY (component, version))`);
   const done = new Set(
-    (await w.all<{ component: string; version: number }>('SELECT component, version FROM schema_migrations'))
-      .map((r) => `${r.component}@${r.version}`),
+    (await w.all<{ component: string; version: number }>('SELECT component, version FROM schema_migrations')).map(
+      (r) => `${r.component}@${r.version}`,
+    ),
   );
   const pending = migrations
     .filter((m) => !done.has(`${m.component}@${m.version}`))
@@ -311,8 +315,11 @@ async function migrate(w: ReturnType<typeof connectionApi>, migrations: Migratio
     await w.exec('BEGIN IMMEDIATE');
     try {
       await w.exec(m.sql);
-      await w.run('INSERT INTO schema_migrations (component, version, applied_at) VALUES (?, ?, ?)',
-        [m.component, m.version, Date.now() / 1000]);
+      await w.run('INSERT INTO schema_migrations (component, version, applied_at) VALUES (?, ?, ?)', [
+        m.component,
+        m.version,
+        Date.now() / 1000,
+      ]);
       await w.exec('COMMIT');
     } catch (err) {
       await w.exec('ROLLBACK').catch(() => undefined);

@@ -14,7 +14,17 @@ export class SqliteJobStore implements JobStore {
       await tx.run(
         `INSERT INTO sim_jobs (job_id, tenant_id, solver, namespace, output_key_prefix, params, status, steps_total, created_at)
          VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?)`,
-        [job.jobId, job.tenantId, job.solver, job.namespace, job.outputKeyPrefix, JSON.stringify(job.params), job.stepsTotal, job.createdAt]);
+        [
+          job.jobId,
+          job.tenantId,
+          job.solver,
+          job.namespace,
+          job.outputKeyPrefix,
+          JSON.stringify(job.params),
+          job.stepsTotal,
+          job.createdAt,
+        ],
+      );
       return (await tx.get<JobRow>('SELECT * FROM sim_jobs WHERE job_id = ?', [job.jobId]))!;
     });
   }
@@ -45,26 +55,36 @@ export class SqliteJobStore implements JobStore {
    * in FIFO order.
    */
   async recover(): Promise<JobRow[]> {
-    await this.db.write((tx) => tx.run(
-      `UPDATE sim_jobs SET status = 'queued', started_at = NULL, steps_completed = 0, elapsed_s = 0
-       WHERE status = 'running' OR (status = 'queued' AND started_at IS NOT NULL)`));
+    await this.db.write((tx) =>
+      tx.run(
+        `UPDATE sim_jobs SET status = 'queued', started_at = NULL, steps_completed = 0, elapsed_s = 0
+       WHERE status = 'running' OR (status = 'queued' AND started_at IS NOT NULL)`,
+      ),
+    );
     return this.db.all<JobRow>(`SELECT * FROM sim_jobs WHERE status IN ('queued', 'running') ORDER BY seq`);
   }
 
   /** queued -> running, a first start; false when the job is no longer queued. */
   async markRunning(jobId: string, startedAt: number): Promise<boolean> {
-    const { changes } = await this.db.write((tx) => tx.run(
-      `UPDATE sim_jobs SET status = 'running', started_at = ?, attempts = attempts + 1, steps_completed = 0, elapsed_s = 0
-       WHERE job_id = ? AND status = 'queued'`, [startedAt, jobId]));
+    const { changes } = await this.db.write((tx) =>
+      tx.run(
+        `UPDATE sim_jobs SET status = 'running', started_at = ?, attempts = attempts + 1, steps_completed = 0, elapsed_s = 0
+       WHERE job_id = ? AND status = 'queued'`,
+        [startedAt, jobId],
+      ),
+    );
     return changes === 1;
   }
 
   /** running -> queued, time-sliced: its progress (and started_at) kept. */
   async markPaused(jobId: string, progress: Progress): Promise<void> {
-    await this.db.write((tx) => tx.run(
-      `UPDATE sim_jobs SET status = 'queued', steps_completed = ?, steps_total = ?, elapsed_s = ?
+    await this.db.write((tx) =>
+      tx.run(
+        `UPDATE sim_jobs SET status = 'queued', steps_completed = ?, steps_total = ?, elapsed_s = ?
        WHERE job_id = ? AND status = 'running'`,
-      [progress.steps_completed, progress.steps_total, progress.elapsed_s, jobId]));
+        [progress.steps_completed, progress.steps_total, progress.elapsed_s, jobId],
+      ),
+    );
   }
 
   /** queued -> running, a paused job's next turn. */
@@ -78,8 +98,16 @@ export class SqliteJobStore implements JobStore {
       `UPDATE sim_jobs SET status = 'completed', finished_at = ?, steps_completed = ?, steps_total = ?, elapsed_s = ?,
          outputs = ?, stats = ?, error = NULL
        WHERE job_id = ? AND status = 'running'`,
-      [at.finishedAt, at.progress.steps_completed, at.progress.steps_total, at.progress.elapsed_s,
-        JSON.stringify(at.outputs), JSON.stringify(at.stats), jobId]);
+      [
+        at.finishedAt,
+        at.progress.steps_completed,
+        at.progress.steps_total,
+        at.progress.elapsed_s,
+        JSON.stringify(at.outputs),
+        JSON.stringify(at.stats),
+        jobId,
+      ],
+    );
   }
 
   /**
@@ -87,21 +115,34 @@ export class SqliteJobStore implements JobStore {
    * snapshots it keeps, `outputs`) or a write of its own.
    */
   async markFailed(jobId: string, at: FailedAt, tx?: Transaction): Promise<void> {
-    const update = (t: Tx) => t.run(
-      `UPDATE sim_jobs SET status = 'failed', finished_at = ?, steps_completed = ?, steps_total = ?, elapsed_s = ?, error = ?,
+    const update = (t: Tx) =>
+      t.run(
+        `UPDATE sim_jobs SET status = 'failed', finished_at = ?, steps_completed = ?, steps_total = ?, elapsed_s = ?, error = ?,
          outputs = ?
        WHERE job_id = ? AND status IN ('queued', 'running')`,
-      [at.finishedAt, at.progress.steps_completed, at.progress.steps_total, at.progress.elapsed_s, JSON.stringify(at.error),
-        at.outputs && at.outputs.length > 0 ? JSON.stringify(at.outputs) : null, jobId]);
+        [
+          at.finishedAt,
+          at.progress.steps_completed,
+          at.progress.steps_total,
+          at.progress.elapsed_s,
+          JSON.stringify(at.error),
+          at.outputs && at.outputs.length > 0 ? JSON.stringify(at.outputs) : null,
+          jobId,
+        ],
+      );
     if (tx) await update(asTx(tx));
     else await this.db.write(update);
   }
 
   /** running or paused -> queued from the start (cancelled by a shutdown; it runs again at the next start). */
   async requeue(jobId: string): Promise<void> {
-    await this.db.write((tx) => tx.run(
-      `UPDATE sim_jobs SET status = 'queued', started_at = NULL, steps_completed = 0, elapsed_s = 0
-       WHERE job_id = ? AND status IN ('queued', 'running')`, [jobId]));
+    await this.db.write((tx) =>
+      tx.run(
+        `UPDATE sim_jobs SET status = 'queued', started_at = NULL, steps_completed = 0, elapsed_s = 0
+       WHERE job_id = ? AND status IN ('queued', 'running')`,
+        [jobId],
+      ),
+    );
   }
 
   /** Remove every job of a tenant (after its retention period; its outputs go with its entries). */

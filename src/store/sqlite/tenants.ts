@@ -1,6 +1,13 @@
 // Tenants over SQLite (gate_tenants). Every change is one write transaction that reads the row back,
 // so the registry installs exactly what committed.
-import { TENANT_PATCH_COLUMNS, type NewTenantRow, type TenantChange, type TenantPatch, type TenantRow, type TenantStore } from '../tenants.js';
+import {
+  TENANT_PATCH_COLUMNS,
+  type NewTenantRow,
+  type TenantChange,
+  type TenantPatch,
+  type TenantRow,
+  type TenantStore,
+} from '../tenants.js';
 import type { Database, SqlValue, Tx } from './db.js';
 
 const SELECT = `SELECT tenant_id, plan, namespaces, email, active, key_hash, rate_limit_requests,
@@ -32,8 +39,18 @@ export class SqliteTenantStore implements TenantStore {
         await tx.run(
           `INSERT INTO gate_tenants (tenant_id, plan, namespaces, email, active, key_hash, rate_limit_requests,
              rate_limit_window_s, monthly_quota, storage_quota_bytes, created_at) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)`,
-          [row.tenant_id, row.plan, row.namespaces, row.email, row.key_hash, row.rate_limit_requests, row.rate_limit_window_s,
-            row.monthly_quota, row.storage_quota_bytes, row.created_at],
+          [
+            row.tenant_id,
+            row.plan,
+            row.namespaces,
+            row.email,
+            row.key_hash,
+            row.rate_limit_requests,
+            row.rate_limit_window_s,
+            row.monthly_quota,
+            row.storage_quota_bytes,
+            row.created_at,
+          ],
         );
         return (await readRow(tx, row.tenant_id))!;
       });
@@ -50,8 +67,10 @@ export class SqliteTenantStore implements TenantStore {
       if (current.active === 0) return { inactive: true };
       const set = Object.entries(patch(current) ?? {}).filter(([col]) => PATCHABLE.has(col));
       if (set.length > 0) {
-        await tx.run(`UPDATE gate_tenants SET ${set.map(([col]) => `${col} = ?`).join(', ')} WHERE tenant_id = ?`,
-          [...set.map(([, v]) => v as SqlValue), tenantId]);
+        await tx.run(`UPDATE gate_tenants SET ${set.map(([col]) => `${col} = ?`).join(', ')} WHERE tenant_id = ?`, [
+          ...set.map(([, v]) => v as SqlValue),
+          tenantId,
+        ]);
       }
       return { row: (await readRow(tx, tenantId))! };
     });
@@ -62,7 +81,11 @@ export class SqliteTenantStore implements TenantStore {
       const current = await readRow(tx, tenantId);
       if (!current) return undefined;
       if (current.active !== 0) {
-        await tx.run('UPDATE gate_tenants SET active = 0, deactivated_at = ?, purge_after = ? WHERE tenant_id = ?', [at, purgeAfter, tenantId]);
+        await tx.run('UPDATE gate_tenants SET active = 0, deactivated_at = ?, purge_after = ? WHERE tenant_id = ?', [
+          at,
+          purgeAfter,
+          tenantId,
+        ]);
       }
       return readRow(tx, tenantId);
     });
@@ -70,7 +93,9 @@ export class SqliteTenantStore implements TenantStore {
 
   async duePurges(at: number): Promise<string[]> {
     const rows = await this.db.all<{ tenant_id: string }>(
-      'SELECT tenant_id FROM gate_tenants WHERE active = 0 AND purge_after <= ? AND purged_at IS NULL ORDER BY tenant_id', [at]);
+      'SELECT tenant_id FROM gate_tenants WHERE active = 0 AND purge_after <= ? AND purged_at IS NULL ORDER BY tenant_id',
+      [at],
+    );
     return rows.map((r) => r.tenant_id);
   }
 

@@ -63,7 +63,10 @@ export interface Piece {
  * A generator: each piece's canonical JSON is computed as it is taken, so a writer that awaits its
  * transactions between pieces never holds the event loop for a whole batch's metadata.
  */
-export function* piecesOf(items: ReadonlyArray<{ metadata: Record<string, unknown>; metadataText: string }>, budget = WRITE_COST_BUDGET): Generator<Piece> {
+export function* piecesOf(
+  items: ReadonlyArray<{ metadata: Record<string, unknown>; metadataText: string }>,
+  budget = WRITE_COST_BUDGET,
+): Generator<Piece> {
   for (const [index, item] of items.entries()) {
     let piece: Piece = { index, first: true, values: {}, cost: rowCost(Buffer.byteLength(item.metadataText)) };
     let names = 0; // in `piece`
