@@ -375,7 +375,7 @@ const std::vector<ParamSpec>& params() {
   static const std::vector<ParamSpec> table = [] {
     std::vector<ParamSpec> t = {
         detail::required_integer("n_bits", 9, 13, "log2 of the cells per axis: 9 (512) to 13 (8192)."),
-        detail::choice_param("problem", kProblems, "The initial data (SPEC.md's definitions)."),
+        detail::choice_param("problem", kProblems, "The initial data (docs/simulations.md describes each)."),
         detail::number_param("t_end", 0, true, kMaxTEnd, false, std::nullopt,
                              "End time (default 1, sod_x 0.2, riemann_config3 0.3); give t_end or steps, not both."),
         detail::integer_param("steps", 1, static_cast<double>(kMaxSteps), std::nullopt,

@@ -144,7 +144,7 @@ const std::vector<ParamSpec>& params() {
                                 "SSP-RK3 stable for every Fourier mode of the advection-diffusion at the initial "
                                 "speeds and reynolds, at 80% of that limit."),
         detail::integer_param("max_rank", 1, kMaxRank, 64.0, "Rank cap of the QTT fields."),
-        detail::choice_param("initial", kInitial, "The initial velocity (SPEC.md's definitions)."),
+        detail::choice_param("initial", kInitial, "The initial velocity (docs/simulations.md describes each)."),
     };
     detail::add_common_params(t);
     return t;
