@@ -30,6 +30,7 @@ import { topKIndices } from '../src/query/topk.js';
 import { http, startServer, type TestServer } from '../test/helpers/server.js';
 import { createTenant } from '../test/helpers/tenants.js';
 import { sinusoids } from './fields.js';
+import { testEntryService } from '../test/helpers/entries.js';
 
 const N = 1 << 16;
 const ENTRIES = Number(process.env.BENCH_QUERY_ENTRIES ?? 10000);
@@ -40,7 +41,6 @@ const REPS = 9;
 const PYTHON = '/usr/bin/python3'; // Debian's numpy; the python3 on PATH has none
 const DENSE_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../bench/query_dense.py');
 const ENV = { SVC_GATE_DEFAULT_RATE_LIMIT_REQUESTS: '10000000' };
-const silent = { info() {}, warn() {}, error() {} };
 
 const keyOf = (j: number) => `f${String(j).padStart(5, '0')}`;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -72,14 +72,7 @@ const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
 async function openEntries(dir: string): Promise<{ db: Database; entries: EntryService }> {
   const db = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS);
   const blobs = await BlobStore.open(path.join(dir, 'blobs'));
-  const entries = new EntryService({
-    store: new SqliteEntryStore(db),
-    blobs,
-    engine,
-    compressionThresholdBytes: 4096,
-    retentionDays: 30,
-    log: silent,
-  });
+  const entries = testEntryService(db, blobs);
   return { db, entries };
 }
 

@@ -4,14 +4,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Database } from '../src/store/sqlite/db.js';
-import { SqliteEntryStore } from '../src/store/sqlite/entries.js';
 import { BlobStore } from '../src/store/blobs.js';
-import { EntryService } from '../src/entries/service.js';
 import { ENTRY_MIGRATIONS } from '../src/store/sqlite/migrations/entries.js';
 import { resolveTarget } from '../src/entries/oracle.js';
 import { engine } from '../src/engine/index.js';
 import { releaseGpuCoresOnRemoval } from '../src/routes/storage/read.js';
 import { requireGpu, smoothField } from './helpers.js';
+import { testEntryService } from '../test/helpers/entries.js';
 
 describe('GPU cores released on delete', function () {
   before(function () {
@@ -23,15 +22,7 @@ describe('GPU cores released on delete', function () {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'ttstore-gpu-release-'));
     const db = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS);
     const blobs = await BlobStore.open(path.join(dir, 'blobs'));
-    const silent = { info() {}, warn() {}, error() {} };
-    const svc = new EntryService({
-      store: new SqliteEntryStore(db),
-      blobs,
-      engine,
-      compressionThresholdBytes: 4096,
-      retentionDays: 30,
-      log: silent,
-    });
+    const svc = testEntryService(db, blobs);
     const rows: Array<{ id: number }> = [];
     try {
       releaseGpuCoresOnRemoval(svc, engine.gpu);

@@ -19,7 +19,7 @@ export interface NpyArray {
   data: Buffer;
 }
 
-const DESCR_OF: Record<DType, string> = {
+export const DESCR_OF: Readonly<Record<DType, string>> = {
   float64: '<f8',
   float32: '<f4',
   float16: '<f2',

@@ -8,16 +8,15 @@ import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { engine } from '../../src/engine/index.js';
 import { ENTRY_MIGRATIONS } from '../../src/store/sqlite/migrations/entries.js';
 import { resolveTarget } from '../../src/entries/oracle.js';
 import { EntryService, type CoresInput } from '../../src/entries/service.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { Database, WRITE_COST_BUDGET } from '../../src/store/sqlite/db.js';
-import { SqliteEntryStore } from '../../src/store/sqlite/entries.js';
 import { http, type TestServer } from '../helpers/server.js';
 import { tenantHeaders, type CreatedTenant } from '../helpers/tenants.js';
 import { arena, booksOf, underAttack, VICTIM_WORST_MS, watchMemory, worstBatchEntries, worstMetadata } from './harness.js';
+import { testEntryService } from '../helpers/entries.js';
 
 /** Blob files under a blob directory (one level of fan-out folders). */
 async function countBlobs(dir: string): Promise<number> {
@@ -125,7 +124,6 @@ describe('abuse: the database writer under the worst legal put_cores_batch', fun
 
 describe('abuse: writes in pieces stay all or nothing (entries service, no HTTP)', function () {
   this.timeout(60_000);
-  const silent = { info() {}, warn() {}, error() {} };
   const TENANT = 't1';
   let dir: string;
   let db: Database;
@@ -136,15 +134,7 @@ describe('abuse: writes in pieces stay all or nothing (entries service, no HTTP)
   const open = async () => {
     db = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS);
     blobs = await BlobStore.open(path.join(dir, 'blobs'));
-    svc = new EntryService({
-      store: new SqliteEntryStore(db),
-      blobs,
-      engine,
-      compressionThresholdBytes: 4096,
-      retentionDays: 30,
-      log: silent,
-      storageQuota: () => 1_000_000,
-    });
+    svc = testEntryService(db, blobs, { storageQuota: () => 1_000_000 });
     await svc.start();
     realWrite = db.write.bind(db);
   };

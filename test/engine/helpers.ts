@@ -1,7 +1,8 @@
 // Independent JS references for the engine tests: the layout of CONTRACT.md section 3, dense
 // reconstruction of a TT from its cores, the fingerprint, dtype casts, and deterministic data.
 // Nothing here calls the engine, so agreement with it is evidence, not tautology.
-import type { DType, LayoutName, TensorTrain } from '../../src/engine/index.js';
+import { ITEM_SIZE, type DType, type LayoutName, type TensorTrain } from '../../src/engine/index.js';
+import { halfToFloat } from '../../src/entries/norm.js';
 import { rng } from '../helpers/prng.js';
 
 /** Mode sizes and, per mode, how far one unit of its digit moves in the C-order flattening. */
@@ -131,14 +132,7 @@ export function relDiff(a: number, b: number, tiny = 1e-300): number {
 const F16_BUF = new DataView(new ArrayBuffer(4));
 
 /** IEEE half bits -> number. */
-export function halfToNumber(h: number): number {
-  const s = h & 0x8000 ? -1 : 1;
-  const e = (h >> 10) & 0x1f;
-  const f = h & 0x3ff;
-  if (e === 0) return s * f * 2 ** -24;
-  if (e === 31) return f ? NaN : s * Infinity;
-  return s * (1 + f / 1024) * 2 ** (e - 15);
-}
+export const halfToNumber = halfToFloat;
 
 /** number -> IEEE half bits (round to nearest even; enough for test data in range). */
 export function numberToHalf(x: number): number {
@@ -298,20 +292,7 @@ export function roundHalfEven(x: number): number {
   return f % 2 === 0 ? f : f + 1;
 }
 
-const ITEM: Record<DType, number> = {
-  float64: 8,
-  float32: 4,
-  float16: 2,
-  int64: 8,
-  int32: 4,
-  int16: 2,
-  int8: 1,
-  uint64: 8,
-  uint32: 4,
-  uint16: 2,
-  uint8: 1,
-  bool: 1,
-};
+const ITEM = ITEM_SIZE;
 
 // ---- the event loop ------------------------------------------------------------------------------
 

@@ -13,8 +13,7 @@ import { resolveTarget } from '../../src/entries/oracle.js';
 import { engine } from '../../src/engine/index.js';
 import { QueryService } from '../../src/query/service.js';
 import { smooth } from './helpers.js';
-
-const silent = { info() {}, warn() {}, error() {} };
+import { testEntryService } from '../helpers/entries.js';
 
 describe('query: candidate lists', function () {
   this.timeout(60000);
@@ -46,14 +45,7 @@ describe('query: candidate lists', function () {
       return all(sql, params as never);
     }) as Database['all'];
     const blobs = await BlobStore.open(path.join(dir, 'blobs'));
-    entries = new EntryService({
-      store: new SqliteEntryStore(db),
-      blobs,
-      engine,
-      compressionThresholdBytes: 4096,
-      retentionDays: 30,
-      log: silent,
-    });
+    entries = testEntryService(db, blobs);
   });
   afterEach(async () => {
     await db.close();

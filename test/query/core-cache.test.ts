@@ -13,8 +13,8 @@ import { resolveTarget } from '../../src/entries/oracle.js';
 import { engine } from '../../src/engine/index.js';
 import { QueryService } from '../../src/query/service.js';
 import { smooth } from './helpers.js';
+import { testEntryService } from '../helpers/entries.js';
 
-const silent = { info() {}, warn() {}, error() {} };
 const SHAPE = [64, 64];
 
 describe('query: core cache', function () {
@@ -33,14 +33,7 @@ describe('query: core cache', function () {
       reads++;
       return read(...args);
     };
-    entries = new EntryService({
-      store: new SqliteEntryStore(db),
-      blobs,
-      engine,
-      compressionThresholdBytes: 4096,
-      retentionDays: 30,
-      log: silent,
-    });
+    entries = testEntryService(db, blobs);
     return new QueryService({ entries, search: new SqliteEntryStore(db), engine, coreCacheBytes: budget, groupBytes });
   };
   const put = (key: string, seed: number, tenantId = 't1') =>

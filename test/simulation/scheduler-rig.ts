@@ -3,16 +3,15 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Database } from '../../src/store/sqlite/db.js';
-import { SqliteEntryStore } from '../../src/store/sqlite/entries.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { EntryService } from '../../src/entries/service.js';
 import { ENTRY_MIGRATIONS } from '../../src/store/sqlite/migrations/entries.js';
-import { engine } from '../../src/engine/index.js';
 import { JOB_MIGRATIONS } from '../../src/store/sqlite/migrations/jobs.js';
 import { SqliteJobStore as JobStore } from '../../src/store/sqlite/jobs.js';
 import { JobScheduler, type JobSchedulerOptions } from '../../src/jobs/scheduler.js';
 import type { OutputStore } from '../../src/jobs/outputs.js';
 import { FakeRunner } from './fake-runner.js';
+import { testEntryService } from '../helpers/entries.js';
 
 export const silent = { info() {}, warn() {}, error() {} };
 
@@ -34,14 +33,7 @@ export type RigOptions = Partial<Omit<JobSchedulerOptions, 'store' | 'runner' | 
 export async function openScheduler(dir: string, opts: RigOptions = {}): Promise<SchedulerRig> {
   const db = await Database.open(path.join(dir, 'ttstore.db'), [...ENTRY_MIGRATIONS, ...JOB_MIGRATIONS]);
   const blobs = await BlobStore.open(path.join(dir, 'blobs'));
-  const entries = new EntryService({
-    store: new SqliteEntryStore(db),
-    blobs,
-    engine,
-    compressionThresholdBytes: 4096,
-    retentionDays: 30,
-    log: silent,
-  });
+  const entries = testEntryService(db, blobs);
   await entries.start();
   const store = new JobStore(db);
   const runner = new FakeRunner();

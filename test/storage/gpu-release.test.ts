@@ -6,16 +6,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Database } from '../../src/store/sqlite/db.js';
-import { SqliteEntryStore } from '../../src/store/sqlite/entries.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { EntryService } from '../../src/entries/service.js';
 import { ENTRY_MIGRATIONS } from '../../src/store/sqlite/migrations/entries.js';
 import { resolveTarget } from '../../src/entries/oracle.js';
-import { engine } from '../../src/engine/index.js';
 import type { GpuPlacement } from '../../src/engine/gpu.js';
 import { releaseGpuCoresOnRemoval } from '../../src/routes/storage/read.js';
-
-const silent = { info() {}, warn() {}, error() {} };
+import { testEntryService } from '../helpers/entries.js';
 
 describe('GPU cores released on delete and purge', () => {
   let dir: string;
@@ -46,14 +43,7 @@ describe('GPU cores released on delete and purge', () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'ttstore-gpu-release-'));
     db = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS);
     const blobs = await BlobStore.open(path.join(dir, 'blobs'));
-    svc = new EntryService({
-      store: new SqliteEntryStore(db),
-      blobs,
-      engine,
-      compressionThresholdBytes: 4096,
-      retentionDays: 30,
-      log: silent,
-    });
+    svc = testEntryService(db, blobs);
     evicted.length = 0;
     releaseGpuCoresOnRemoval(svc, gpu);
   });

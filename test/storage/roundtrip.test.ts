@@ -1,24 +1,11 @@
 import { expect } from 'chai';
-import { decodeNpy } from '../../src/codec/npy.js';
+import { decodeNpy, DESCR_OF } from '../../src/codec/npy.js';
 import { ITEM_SIZE, type DType } from '../../src/engine/types.js';
 import type { TestServer } from '../helpers/server.js';
 import { fill, fillFortran, npyFile, NPY_MAX_ELEMENTS } from './npy-fixtures.js';
 import { b64, rng, startStorageServer, tenantClient, type Client } from './helpers.js';
 
-const DESCR: Record<DType, string> = {
-  float64: '<f8',
-  float32: '<f4',
-  float16: '<f2',
-  int64: '<i8',
-  int32: '<i4',
-  int16: '<i2',
-  int8: '|i1',
-  uint64: '<u8',
-  uint32: '<u4',
-  uint16: '<u2',
-  uint8: '|u1',
-  bool: '|b1',
-};
+const DESCR = DESCR_OF;
 
 /** Element writer for a dtype: smooth-ish values in range, the same for C and Fortran fills. */
 function writer(dtype: DType): (buf: Buffer, o: number, idx: number[]) => void {

@@ -5,15 +5,14 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Database } from '../../src/store/sqlite/db.js';
-import { globPrefix, SqliteEntryStore } from '../../src/store/sqlite/entries.js';
+import { globPrefix } from '../../src/store/sqlite/entries.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { EntryService } from '../../src/entries/service.js';
 import { ENTRY_MIGRATIONS } from '../../src/store/sqlite/migrations/entries.js';
 import { resolveTarget } from '../../src/entries/oracle.js';
-import { engine } from '../../src/engine/index.js';
 import { ProblemError } from '../../src/http/errors.js';
+import { testEntryService } from '../helpers/entries.js';
 
-const silent = { info() {}, warn() {}, error() {} };
 const DAY = 86400;
 
 async function countBlobs(dir: string): Promise<number> {
@@ -32,15 +31,7 @@ describe('entries service (no HTTP)', () => {
   const open = async () => {
     db = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS);
     blobs = await BlobStore.open(path.join(dir, 'blobs'));
-    svc = new EntryService({
-      store: new SqliteEntryStore(db),
-      blobs,
-      engine,
-      compressionThresholdBytes: 4096,
-      retentionDays: 30,
-      log: silent,
-      now: () => clock,
-    });
+    svc = testEntryService(db, blobs, { now: () => clock });
   };
   const put = (key: string, text: string, tenantId = 't1', namespace = 'default') =>
     svc.put({
