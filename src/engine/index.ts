@@ -83,14 +83,7 @@ export const engine: Engine = {
    * Dense array of `dtype` as bytes (numel * item size): written into `out` when given (a reused
    * buffer spares the page faults of a fresh one), else a fresh buffer; O(numel * r^2), off-thread.
    */
-  reconstruct(
-    tt: TensorTrain,
-    shape: number[],
-    layout: LayoutName,
-    dtype: DType,
-    reference?: ArrayBytes,
-    out?: Uint8Array,
-  ): Promise<{ data: Uint8Array; fingerprint?: Fingerprint }> {
+  reconstruct(tt, shape, layout, dtype, reference, out) {
     return settle(() => native().reconstruct(tt, shape, layout, dtype, reference, out));
   },
 

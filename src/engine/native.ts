@@ -2,10 +2,11 @@
 // goes through `engine` (index.ts), which adds the types and turns synchronous throws into rejections.
 import type {
   ArrayBytes,
+  CompressOptions,
   CompressResult,
   DType,
+  Engine,
   EngineInfo,
-  Fingerprint,
   LayoutName,
   OperandPool,
   SimField,
@@ -17,7 +18,10 @@ import type {
 } from './types.js';
 import type { BackendChoice, BackendSelection, GpuPlaced, GpuRefusal, GpuStats } from './gpu.js';
 
-export interface NativeAddon {
+/** The addon's array and train calls, as the typed engine gives them on (index.ts adds no types there). */
+type TrainCalls = Pick<Engine, 'widen' | 'reconstruct' | 'fingerprint' | 'dot' | 'norm' | 'distance' | 'dotBatch' | 'round'>;
+
+export interface NativeAddon extends TrainCalls {
   info(): EngineInfo;
   layoutFor(shape: number[], layout?: LayoutName): { layout: LayoutName; modes: number[] };
   trainWork(modes: number[], ranks: number[], target: number[]): TrainWork;
@@ -25,27 +29,7 @@ export interface NativeAddon {
   limits: { maxRank: number; maxTrainWork: number; maxRebuildWorkPerValue: number; maxTurnWork: number; lightTurnWork: number };
   setThreads(n: number): void;
   retainFreedMemory(trimThresholdBytes: number, mmapThresholdBytes: number): boolean;
-  compress(
-    data: ArrayBytes,
-    dtype: DType,
-    shape: number[],
-    opts: { tolerance: number; maxRank?: number; layout?: LayoutName; gathered?: Float64Array; gatheredSumSquares?: number },
-  ): Promise<CompressResult>;
-  widen(src: ArrayBytes, dtype: DType, dst: Float64Array, dstOffset: number, lanes?: Float64Array): Promise<void>;
-  reconstruct(
-    tt: TensorTrain,
-    shape: number[],
-    layout: LayoutName,
-    dtype: DType,
-    reference?: ArrayBytes,
-    out?: Uint8Array,
-  ): Promise<{ data: Uint8Array; fingerprint?: Fingerprint }>;
-  fingerprint(tt: TensorTrain, shape: number[], layout: LayoutName, reference: ArrayBytes, dtype: DType): Promise<Fingerprint>;
-  dot(a: TensorTrain, b: TensorTrain): Promise<number>;
-  norm(a: TensorTrain): Promise<number>;
-  distance(a: TensorTrain, b: TensorTrain): Promise<number>;
-  dotBatch(q: TensorTrain, candidates: TensorTrain[]): Promise<Float64Array>;
-  round(tt: TensorTrain, opts: { tolerance: number; maxRank?: number }): Promise<TensorTrain>;
+  compress(data: ArrayBytes, dtype: DType, shape: number[], opts: CompressOptions): Promise<CompressResult>;
   solvers(): string[];
   /** Throws synchronously (code ERR_TTS_INVALID) on bad arguments; the hooks run on the main thread. */
   simulate(

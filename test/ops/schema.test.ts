@@ -1,19 +1,9 @@
 // The request-schema layer: one description validates at the edge and becomes JSON Schema.
 import { expect } from 'chai';
-import { ProblemError } from '../../src/http/errors.js';
 import { toJsonSchema } from '../../src/http/schema/json-schema.js';
 import { s } from '../../src/http/schema/types.js';
 import { parseBody, parseParams } from '../../src/http/schema/validate.js';
-
-function problemOf(fn: () => unknown): ProblemError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ProblemError) return err;
-    throw err;
-  }
-  throw new Error('expected a problem');
-}
+import { problemOf } from '../helpers/problems.js';
 
 const body = s.object(
   {

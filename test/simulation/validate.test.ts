@@ -1,19 +1,9 @@
 // Validation of simulation requests at the edge: defaults filled in, every bad field a 400 problem
 // that names it, grid bounds per solver with their own codes.
 import { expect } from 'chai';
-import { ProblemError } from '../../src/http/errors.js';
 import { MAX_N_BITS, MAX_PREFIX_BYTES, SOLVERS } from '../../src/routes/simulation/endpoints.js';
 import { parseListQuery, parseSubmit } from '../../src/routes/simulation/routes.js';
-
-function problemOf(fn: () => unknown): ProblemError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ProblemError) return err;
-    throw err;
-  }
-  throw new Error('expected a problem');
-}
+import { problemOf } from '../helpers/problems.js';
 
 const MINIMAL: Record<string, Record<string, unknown>> = {
   poisson_2d: { n_bits: 9 },
