@@ -5,7 +5,8 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Database } from '../../src/store/sqlite/db.js';
-import { globPrefix } from '../../src/store/sqlite/entries.js';
+import { globPrefix, SqliteEntryStore } from '../../src/store/sqlite/entries.js';
+import { storedBytesOf } from '../../src/entries/storage-quota.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { EntryService } from '../../src/entries/service.js';
 import { ENTRY_MIGRATIONS } from '../../src/store/sqlite/migrations/entries.js';
@@ -52,6 +53,36 @@ describe('entries service (no HTTP)', () => {
     svc.stop();
     await db.close();
     await rm(dir, { recursive: true, force: true });
+  });
+
+  it('the bytes the store sums per tenant are those storedBytesOf counts, version by version, hidden ones included', async () => {
+    // The quota ledger counts writes with storedBytesOf and loads its totals at start from the store's
+    // SQL sum: the two must agree on every kind of row, or a restart moves a tenant's stored_bytes.
+    const n = 4096;
+    const smooth = Buffer.alloc(n * 8);
+    for (let i = 0; i < n; i++) smooth.writeDoubleLE(Math.sin(i / 200), i * 8);
+    const array = { kind: 'array' as const, dtype: 'float64' as const, shape: [n], data: smooth };
+    await svc.put({
+      tenantId: 't1',
+      namespace: 'default',
+      key: 'field',
+      metadata: {},
+      payload: array,
+      target: resolveTarget(undefined, undefined, undefined),
+    });
+    await put('note', 'a few bytes, kept as they are');
+    await put('gone', 'hidden but not purged', 't2');
+    await svc.delete('t2', 'default', 'gone');
+    const rows = await db.all<{ tenant_id: string; blob_kind: 'cores' | 'raw'; stored_core_bytes: number; original_bytes: number }>(
+      'SELECT tenant_id, blob_kind, stored_core_bytes, original_bytes FROM entries',
+    );
+    expect(rows.map((r) => r.blob_kind).sort()).to.deep.equal(['cores', 'raw', 'raw']);
+    const cores = rows.find((r) => r.blob_kind === 'cores')!;
+    expect(cores.stored_core_bytes).to.be.below(cores.original_bytes);
+    const counted = new Map<string, number>();
+    for (const r of rows) counted.set(r.tenant_id, (counted.get(r.tenant_id) ?? 0) + storedBytesOf(r));
+    const summed = await new SqliteEntryStore(db).storedBytesByTenant();
+    expect(new Map(summed.map((t) => [t.tenantId, t.bytes]))).to.deep.equal(counted);
   });
 
   it('numbers versions per (tenant, namespace, key) and never reuses one across delete and purge', async () => {
