@@ -90,11 +90,11 @@ class DeviceBuffer {
   int64_t n_ = 0;
 };
 
-// Page-locked host memory (fast, asynchronous copies).
+// Page-locked host memory (fast, asynchronous copies), pinned for every device.
 class PinnedBuffer {
  public:
   explicit PinnedBuffer(std::size_t bytes) {
-    TTS_CUDA(cudaMallocHost(&p_, bytes));
+    TTS_CUDA(cudaHostAlloc(&p_, bytes, cudaHostAllocPortable));
     n_ = bytes;
   }
   ~PinnedBuffer() {
@@ -134,6 +134,7 @@ class Event {
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
   void record(cudaStream_t s) { TTS_CUDA(cudaEventRecord(e_, s)); }
+  void wait() const { TTS_CUDA(cudaEventSynchronize(e_)); }
   // Seconds from `start` to this event (both recorded and complete).
   double since(const Event& start) const {
     TTS_CUDA(cudaEventSynchronize(e_));

@@ -7,7 +7,9 @@
 
 #include "cuda_raii.hpp"
 #include "kernels.hpp"
+#include "staging.hpp"
 #include "sweep.hpp"
+#include "trace.hpp"
 #include "ttstore/internal/linalg.hpp"
 #include "ttstore/internal/qtt_svd_run.hpp"
 #include "ttstore/internal/tt_checks.hpp"
@@ -59,8 +61,11 @@ class DeviceOps final : public SweepOps {
     if (device_input) {
       input_ = device_input;
     } else {
+      Trace trace("upload");
       raw_.reset(bytes);
-      TTS_CUDA(cudaMemcpyAsync(raw_.get(), a.data, bytes, cudaMemcpyHostToDevice, s_));
+      trace.mark("allocate");
+      upload_pageable(raw_.get(), a.data, bytes, s_);
+      trace.mark("copy");
       input_ = raw_.get();
     }
     hi_ = upload(T_.hi.data(), T_.n_hi, s_);
@@ -70,17 +75,17 @@ class DeviceOps final : public SweepOps {
 
   double load(int64_t* first_bad) override {
     if (W_.size() < a_.numel) W_.reset(a_.numel);
-    const double sumsq = launch_load(input_, a_.dtype, hi_.get(), lo_.get(), T_.n_hi, T_.n_lo, W_.get(), s_);
+    const double sumsq = launch_load(input_, a_.dtype, hi_.get(), lo_.get(), T_.n_hi, T_.n_lo, W_.get(), scratch_, s_);
     *first_bad =
         std::isfinite(sumsq) ? -1 : launch_first_bad(input_, a_.dtype, hi_.get(), lo_.get(), T_.n_hi, T_.n_lo, s_);
     return sumsq;
   }
-  double max_abs(int64_t n) override { return launch_max_abs(W_.get(), n, s_); }
+  double max_abs(int64_t n) override { return launch_max_abs(W_.get(), n, scratch_, s_); }
   void scale(int64_t n, double f) override { launch_scale(W_.get(), n, f, s_); }
-  void gram(int64_t m, int64_t K, double* G) override { launch_gram(W_.get(), m, K, G, s_); }
+  void gram(int64_t m, int64_t K, double* G) override { launch_gram(W_.get(), m, K, G, scratch_, s_); }
   void project(int64_t m, int64_t K, const double* Ut, int64_t r, double* energy) override {
     if (W2_.size() < r * K) W2_.reset(a_.numel);
-    launch_project(W_.get(), m, K, Ut, r, W2_.get(), energy, s_);
+    launch_project(W_.get(), m, K, Ut, r, W2_.get(), energy, scratch_, s_);
     W_.swap(W2_);
   }
   void download(int64_t n, double* host) override {
@@ -106,6 +111,7 @@ class DeviceOps final : public SweepOps {
   const void* input_ = nullptr;
   DeviceBuffer<int64_t> hi_, lo_;
   DeviceBuffer<double> W_, W2_;
+  Scratch scratch_;
   bool keep_work_ = false;
 };
 
@@ -151,7 +157,7 @@ Fingerprint reconstruct(const TensorTrain& tt, const QttLayout& layout, const Mu
   detail::Stream stream;
   const int64_t bytes = N * static_cast<int64_t>(dtype_size(dt));
   detail::DeviceBuffer<unsigned char> dout(out.data ? bytes : 0), dref(ref.data ? bytes : 0);
-  if (ref.data) TTS_CUDA(cudaMemcpyAsync(dref.get(), ref.data, bytes, cudaMemcpyHostToDevice, stream.get()));
+  if (ref.data) detail::upload_pageable(dref.get(), ref.data, bytes, stream.get());
   const detail::DeviceSums s = detail::fused_on_device(tt, layout, dt, dout.get(), dref.get(), stream.get());
   if (out.data) {
     TTS_CUDA(cudaMemcpyAsync(out.data, dout.get(), bytes, cudaMemcpyDeviceToHost, stream.get()));
@@ -186,6 +192,10 @@ TimedSvd timed_qtt_svd(const float* host, const QttLayout& layout, const SvdOpti
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     r.relative_error = ops.fingerprint(r.tt).relative_error;
   } else {
+    {  // warm-up run (pinned staging buffers, module load), then the timed one
+      detail::DeviceOps ops(a, layout, nullptr, stream.get());
+      (void)detail::sweep(ops, a, layout, opt, 0, out);
+    }
     const auto t0 = std::chrono::steady_clock::now();
     detail::DeviceOps ops(a, layout, nullptr, stream.get());
     r.tt = detail::sweep(ops, a, layout, opt, 0, out);

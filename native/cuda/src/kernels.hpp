@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cuda_raii.hpp"
 #include "ttstore/types.hpp"
 
 #ifdef __CUDACC__
@@ -20,21 +21,35 @@
 namespace tts::cuda::detail {
 
 // ---- QTT-SVD steps (kernels_svd.cu) ------------------------------------------------------------
+// Buffers the sweep's launchers reuse from step to step: a cudaMalloc and cudaFree per launch cost
+// more than a late step's kernels, and every cudaFree waits for the whole device.
+struct Scratch {
+  DeviceBuffer<double> partial, small;
+  std::vector<double> host;
+  static double* at_least(DeviceBuffer<double>& b, int64_t n) {
+    if (b.size() < n) b.reset(n);
+    return b.get();
+  }
+  double* host_at_least(int64_t n) {
+    if (static_cast<int64_t>(host.size()) < n) host.resize(static_cast<std::size_t>(n));
+    return host.data();
+  }
+};
 // W[h*n_lo + j] = src[hi[h] + lo[j]] as float64 (src of `dtype`, device); returns the sum of squares
 // (twin: HostOps::load). Block partial sums are added on the host in a fixed order.
 double launch_load(const void* src, DType dtype, const int64_t* hi, const int64_t* lo, int64_t n_hi, int64_t n_lo,
-                   double* W, cudaStream_t stream);
+                   double* W, Scratch& scratch, cudaStream_t stream);
 // Smallest offset hi[h] + lo[j] whose value is not finite, or -1.
 int64_t launch_first_bad(const void* src, DType dtype, const int64_t* hi, const int64_t* lo, int64_t n_hi, int64_t n_lo,
                          cudaStream_t stream);
-double launch_max_abs(const double* W, int64_t n, cudaStream_t stream);
+double launch_max_abs(const double* W, int64_t n, Scratch& scratch, cudaStream_t stream);
 void launch_scale(double* W, int64_t n, double f, cudaStream_t stream);
 // G = C C^T (m x m, full, host), C = m x K row-major on the device, float64 (twin: gram_ref).
-void launch_gram(const double* C, int64_t m, int64_t K, double* G_host, cudaStream_t stream);
+void launch_gram(const double* C, int64_t m, int64_t K, double* G_host, Scratch& scratch, cudaStream_t stream);
 // out = Ut C (r x K), Ut r x m on the host; energy (host, r entries, may be null) = squared row norms
 // (twin: project_ref). `out` must not overlap C.
 void launch_project(const double* C, int64_t m, int64_t K, const double* Ut_host, int64_t r, double* out,
-                    double* energy_host, cudaStream_t stream);
+                    double* energy_host, Scratch& scratch, cudaStream_t stream);
 
 // ---- fused reconstruction and fingerprint (kernels_reconstruct.cu) ----------------------------
 // y = L R (L nL x rp, R rp x nR, device), cast to dtype, stored at out[hi[i] + lo[j]] (out may be

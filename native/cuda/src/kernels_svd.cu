@@ -45,13 +45,19 @@ int grid_for(int64_t work, int per_block = kThreads, int cap = 4096) {
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(cap, (work + per_block - 1) / per_block)));
 }
 
-// Adds the per-block partials in block order (the same order every run).
-double host_sum(const DeviceBuffer<double>& partial, int n, cudaStream_t stream) {
-  std::vector<double> h(static_cast<std::size_t>(n));
-  TTS_CUDA(cudaMemcpyAsync(h.data(), partial.get(), sizeof(double) * n, cudaMemcpyDeviceToHost, stream));
+// Copies n partials back (after the stream's work so far) into the scratch's host buffer.
+const double* partials_to_host(const double* partial, int64_t n, Scratch& scratch, cudaStream_t stream) {
+  double* h = scratch.host_at_least(n);
+  TTS_CUDA(cudaMemcpyAsync(h, partial, sizeof(double) * n, cudaMemcpyDeviceToHost, stream));
   TTS_CUDA(cudaStreamSynchronize(stream));
+  return h;
+}
+
+// Adds the per-block partials in block order (the same order every run).
+double host_sum(const double* partial, int n, Scratch& scratch, cudaStream_t stream) {
+  const double* h = partials_to_host(partial, n, scratch, stream);
   double s = 0;
-  for (double v : h) s += v;
+  for (int i = 0; i < n; ++i) s += h[i];
   return s;
 }
 
@@ -98,54 +104,86 @@ __global__ void scale_kernel(double* W, int64_t n, double f) {
   for (int64_t i = blockIdx.x * int64_t{kThreads} + threadIdx.x; i < n; i += int64_t{gridDim.x} * kThreads) W[i] *= f;
 }
 
-// ---- Gram, few rows (m <= kSmallRows): one thread per (pair, lane) --------------------------------
-// A block stages a tile of kTile columns of all m rows in shared memory; thread t owns pair
-// p = t % P (P = m(m+1)/2 pairs a <= b) and sums the columns lane, lane + lanes, ... of the tile
-// (lane = t / P). At the end the lanes are summed and the block writes its P partial sums.
-constexpr int kSmallRows = 22;  // P = 253 <= kThreads
-constexpr int kTile = 128;
+// ---- Gram, few rows (m <= kSmallRows): 4 x 4 register blocks over column tiles -------------------
+// A block stages a tile of W columns of all m rows in shared memory, the rows padded with zeros to
+// mp = 4q (q = ceil(m / 4)). The upper triangle of the mp x mp Gram is nb = q(q + 1)/2 blocks of
+// 4 x 4; thread t sums block t / L (L = kThreads / nb lanes) over the tile's columns lane, lane + L,
+// ... in 16 registers, so a product costs half a shared-memory read (one thread per pair, as
+// before, cost two and left most threads idle from m = 16 up). The lanes are summed at the end and
+// the block writes its m(m + 1)/2 partial sums, pair (a, b) at a m - a(a - 1)/2 + b - a.
+constexpr int kSmallRows = 22;        // q <= 6: nb <= 21 blocks, at least 12 lanes each
+constexpr int kTileElems = 24 * 128;  // doubles of the shared tile (24 KiB)
+
+__host__ __device__ inline int gram_tile_columns(int m) { return kTileElems / (4 * ((m + 3) / 4)); }
 
 __global__ void gram_small_kernel(const double* C, int m, int64_t K, double* partial) {
-  __shared__ double tile[kSmallRows * kTile];
+  __shared__ double tile[kTileElems];
   __shared__ double red[kThreads];
-  __shared__ int pa[kThreads], pb[kThreads];
-  const int P = m * (m + 1) / 2;
-  const int lanes = kThreads / P;
-  const int p = threadIdx.x % P, lane = threadIdx.x / P;
-  if (threadIdx.x < P) {  // pair index -> (a, b)
-    int a = 0, rest = threadIdx.x;
-    while (rest >= m - a) {
-      rest -= m - a;
-      ++a;
+  const int q = (m + 3) / 4, mp = 4 * q, nb = q * (q + 1) / 2;
+  const int W = gram_tile_columns(m), L = kThreads / nb;
+  const int blk = threadIdx.x / L, lane = threadIdx.x % L;
+  const bool active = blk < nb;
+  int bi = 0, bj = 0;  // this thread's block of the upper triangle, bi <= bj
+  if (active) {
+    int rest = blk;
+    while (rest >= q - bi) {
+      rest -= q - bi;
+      ++bi;
     }
-    pa[threadIdx.x] = a;
-    pb[threadIdx.x] = a + rest;
+    bj = bi + rest;
   }
-  __syncthreads();
-  const int a = pa[p], b = pb[p];
-  const bool active = lane < lanes;
-  double s = 0;
-  for (int64_t c0 = blockIdx.x * int64_t{kTile}; c0 < K; c0 += int64_t{gridDim.x} * kTile) {
-    const int w = K - c0 < kTile ? static_cast<int>(K - c0) : kTile;
-    for (int idx = threadIdx.x; idx < m * kTile; idx += kThreads) {
-      const int row = idx / kTile, col = idx % kTile;
+  for (int idx = m * W + threadIdx.x; idx < mp * W; idx += kThreads) tile[idx] = 0.0;  // padding rows
+  double acc[4][4] = {};
+  for (int64_t c0 = blockIdx.x * int64_t{W}; c0 < K; c0 += int64_t{gridDim.x} * W) {
+    const int w = K - c0 < W ? static_cast<int>(K - c0) : W;
+    for (int idx = threadIdx.x; idx < m * W; idx += kThreads) {
+      const int row = idx / W, col = idx - row * W;
       tile[idx] = col < w ? C[row * K + c0 + col] : 0.0;
     }
     __syncthreads();
     if (active) {
-      const double* x = tile + a * kTile;
-      const double* y = tile + b * kTile;
-      for (int c = lane; c < kTile; c += lanes) s += x[c] * y[c];
+      const double* A = tile + 4 * bi * W;
+      const double* B = tile + 4 * bj * W;
+      for (int c = lane; c < w; c += L) {
+        double a[4], b[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          a[u] = A[u * W + c];
+          b[u] = B[u * W + c];
+        }
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+#pragma unroll
+          for (int v = 0; v < 4; ++v) acc[u][v] += a[u] * b[v];
+        }
+      }
     }
     __syncthreads();
   }
-  red[threadIdx.x] = active ? s : 0.0;
-  __syncthreads();
-  if (threadIdx.x < P) {
-    double t = 0;
-    for (int l = 0; l < lanes; ++l) t += red[l * P + threadIdx.x];
-    partial[blockIdx.x * int64_t{P} + threadIdx.x] = t;
+  const int P = m * (m + 1) / 2;
+#pragma unroll
+  for (int e = 0; e < 16; ++e) {
+    red[threadIdx.x] = active ? acc[e / 4][e % 4] : 0.0;
+    __syncthreads();
+    if (active && lane == 0) {
+      double s = 0;
+      for (int l = 0; l < L; ++l) s += red[blk * L + l];
+      const int a = 4 * bi + e / 4, b = 4 * bj + e % 4;
+      if (a <= b && b < m) partial[blockIdx.x * int64_t{P} + a * m - a * (a - 1) / 2 + (b - a)] = s;
+    }
+    __syncthreads();
   }
+}
+
+// out[p] = sum over g < grid of partial[g * P + p], in the same order every run: the per-block
+// partials of a mid-sweep Gram (2048 blocks x up to 253 pairs) are megabytes, slower to copy to the
+// host than to add here.
+__global__ void sum_partials_kernel(const double* partial, int grid, int P, double* out) {
+  __shared__ double sh[kThreads / 32];
+  double s = 0;
+  for (int g = threadIdx.x; g < grid; g += kThreads) s += partial[int64_t{g} * P + blockIdx.x];
+  s = block_sum(s, sh);
+  if (threadIdx.x == 0) out[blockIdx.x] = s;
 }
 
 // ---- Gram, many rows: 32 x 32 tiles of the upper triangle, split over K, atomics into G ------------
@@ -277,14 +315,14 @@ __global__ void project_tiled_kernel(const double* C, int m, int64_t K, const do
 }  // namespace
 
 double launch_load(const void* src, DType dtype, const int64_t* hi, const int64_t* lo, int64_t n_hi, int64_t n_lo,
-                   double* W, cudaStream_t stream) {
+                   double* W, Scratch& scratch, cudaStream_t stream) {
   const int grid = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(n_hi, 4096)));
-  DeviceBuffer<double> partial(grid);
+  double* partial = Scratch::at_least(scratch.partial, grid);
   dev_dispatch(dtype, [&](auto e) {
-    load_kernel<decltype(e)><<<grid, kThreads, 0, stream>>>(src, hi, lo, n_hi, n_lo, W, partial.get());
+    load_kernel<decltype(e)><<<grid, kThreads, 0, stream>>>(src, hi, lo, n_hi, n_lo, W, partial);
   });
   TTS_CUDA(cudaGetLastError());
-  return host_sum(partial, grid, stream);
+  return host_sum(partial, grid, scratch, stream);
 }
 
 int64_t launch_first_bad(const void* src, DType dtype, const int64_t* hi, const int64_t* lo, int64_t n_hi, int64_t n_lo,
@@ -303,15 +341,13 @@ int64_t launch_first_bad(const void* src, DType dtype, const int64_t* hi, const 
   return h == none ? -1 : static_cast<int64_t>(h);
 }
 
-double launch_max_abs(const double* W, int64_t n, cudaStream_t stream) {
+double launch_max_abs(const double* W, int64_t n, Scratch& scratch, cudaStream_t stream) {
   const int grid = grid_for(n);
-  DeviceBuffer<double> partial(grid);
-  max_abs_kernel<<<grid, kThreads, 0, stream>>>(W, n, partial.get());
+  double* partial = Scratch::at_least(scratch.partial, grid);
+  max_abs_kernel<<<grid, kThreads, 0, stream>>>(W, n, partial);
   TTS_CUDA(cudaGetLastError());
-  std::vector<double> h(static_cast<std::size_t>(grid));
-  TTS_CUDA(cudaMemcpyAsync(h.data(), partial.get(), sizeof(double) * grid, cudaMemcpyDeviceToHost, stream));
-  TTS_CUDA(cudaStreamSynchronize(stream));
-  return *std::max_element(h.begin(), h.end());
+  const double* h = partials_to_host(partial, grid, scratch, stream);
+  return *std::max_element(h, h + grid);
 }
 
 void launch_scale(double* W, int64_t n, double f, cudaStream_t stream) {
@@ -319,19 +355,19 @@ void launch_scale(double* W, int64_t n, double f, cudaStream_t stream) {
   TTS_CUDA(cudaGetLastError());
 }
 
-void launch_gram(const double* C, int64_t m, int64_t K, double* G_host, cudaStream_t stream) {
+void launch_gram(const double* C, int64_t m, int64_t K, double* G_host, Scratch& scratch, cudaStream_t stream) {
   if (m <= kSmallRows) {
     const int P = static_cast<int>(m * (m + 1) / 2);
-    const int grid = grid_for(K, kTile, 2048);
-    DeviceBuffer<double> partial(int64_t{grid} * P);
-    gram_small_kernel<<<grid, kThreads, 0, stream>>>(C, static_cast<int>(m), K, partial.get());
+    const int grid = grid_for(K, gram_tile_columns(static_cast<int>(m)), 2048);
+    double* partial = Scratch::at_least(scratch.partial, int64_t{grid} * P + P);
+    double* sums = partial + int64_t{grid} * P;
+    gram_small_kernel<<<grid, kThreads, 0, stream>>>(C, static_cast<int>(m), K, partial);
     TTS_CUDA(cudaGetLastError());
-    std::vector<double> h(static_cast<std::size_t>(grid) * P);
-    TTS_CUDA(cudaMemcpyAsync(h.data(), partial.get(), sizeof(double) * h.size(), cudaMemcpyDeviceToHost, stream));
-    TTS_CUDA(cudaStreamSynchronize(stream));
+    sum_partials_kernel<<<P, kThreads, 0, stream>>>(partial, grid, P, sums);
+    TTS_CUDA(cudaGetLastError());
+    const double* h = partials_to_host(sums, P, scratch, stream);
     for (int p = 0, a = 0, b = 0; p < P; ++p) {
-      double s = 0;
-      for (int g = 0; g < grid; ++g) s += h[static_cast<std::size_t>(g) * P + p];
+      const double s = h[p];
       G_host[a * m + b] = G_host[b * m + a] = s;
       if (++b == m) b = ++a;
     }
@@ -343,12 +379,12 @@ void launch_gram(const double* C, int64_t m, int64_t K, double* G_host, cudaStre
   const int64_t splits =
       std::max<int64_t>(1, std::min<int64_t>({(K + 4095) / 4096, std::max<int64_t>(1, 2048 / upper), 65535}));
   const int64_t per = (K + splits - 1) / splits;
-  DeviceBuffer<double> G(m * m);
-  TTS_CUDA(cudaMemsetAsync(G.get(), 0, sizeof(double) * m * m, stream));
+  double* G = Scratch::at_least(scratch.partial, m * m);
+  TTS_CUDA(cudaMemsetAsync(G, 0, sizeof(double) * m * m, stream));
   gram_tiled_kernel<<<dim3(tiles, tiles, static_cast<unsigned>(splits)), 256, 0, stream>>>(C, static_cast<int>(m), K,
-                                                                                           per, G.get());
+                                                                                           per, G);
   TTS_CUDA(cudaGetLastError());
-  TTS_CUDA(cudaMemcpyAsync(G_host, G.get(), sizeof(double) * m * m, cudaMemcpyDeviceToHost, stream));
+  TTS_CUDA(cudaMemcpyAsync(G_host, G, sizeof(double) * m * m, cudaMemcpyDeviceToHost, stream));
   TTS_CUDA(cudaStreamSynchronize(stream));
   for (int64_t a = 0; a < m; ++a) {
     for (int64_t b = 0; b < a; ++b) G_host[a * m + b] = G_host[b * m + a];
@@ -356,40 +392,39 @@ void launch_gram(const double* C, int64_t m, int64_t K, double* G_host, cudaStre
 }
 
 void launch_project(const double* C, int64_t m, int64_t K, const double* Ut_host, int64_t r, double* out,
-                    double* energy_host, cudaStream_t stream) {
-  DeviceBuffer<double> Ut(r * m);
-  TTS_CUDA(cudaMemcpyAsync(Ut.get(), Ut_host, sizeof(double) * r * m, cudaMemcpyHostToDevice, stream));
+                    double* energy_host, Scratch& scratch, cudaStream_t stream) {
+  // Ut and, after it, the energy sums share one scratch buffer; the host copy of Ut is pageable, so
+  // the copy has left it when cudaMemcpyAsync returns.
+  const int small_grid = grid_for(K, kThreads, 2048);
+  double* Ut = Scratch::at_least(scratch.small, r * m + std::max<int64_t>(r, int64_t{small_grid} * r) + r);
+  double* sums = Ut + r * m;
+  TTS_CUDA(cudaMemcpyAsync(Ut, Ut_host, sizeof(double) * r * m, cudaMemcpyHostToDevice, stream));
   if (m <= kSmallRows && r <= kSmallRows) {
-    const int grid = grid_for(K, kThreads, 2048);
-    DeviceBuffer<double> partial(energy_host ? int64_t{grid} * r : 0);
-    project_small_kernel<<<grid, kThreads, 0, stream>>>(C, static_cast<int>(m), K, Ut.get(), static_cast<int>(r), out,
-                                                        energy_host ? partial.get() : nullptr);
+    const int grid = small_grid;
+    project_small_kernel<<<grid, kThreads, 0, stream>>>(C, static_cast<int>(m), K, Ut, static_cast<int>(r), out,
+                                                        energy_host ? sums : nullptr);
     TTS_CUDA(cudaGetLastError());
     if (energy_host) {
-      std::vector<double> h(static_cast<std::size_t>(grid) * r);
-      TTS_CUDA(cudaMemcpyAsync(h.data(), partial.get(), sizeof(double) * h.size(), cudaMemcpyDeviceToHost, stream));
-      TTS_CUDA(cudaStreamSynchronize(stream));
-      for (int64_t i = 0; i < r; ++i) {
-        double s = 0;
-        for (int g = 0; g < grid; ++g) s += h[static_cast<std::size_t>(g) * r + i];
-        energy_host[i] = s;
-      }
+      double* total = sums + int64_t{grid} * r;
+      sum_partials_kernel<<<static_cast<int>(r), kThreads, 0, stream>>>(sums, grid, static_cast<int>(r), total);
+      TTS_CUDA(cudaGetLastError());
+      const double* h = partials_to_host(total, r, scratch, stream);
+      std::copy(h, h + r, energy_host);
     } else {
-      TTS_CUDA(cudaStreamSynchronize(stream));  // Ut must outlive the kernel
+      TTS_CUDA(cudaStreamSynchronize(stream));  // the next step's Ut reuses the scratch
     }
     return;
   }
-  DeviceBuffer<double> energy(energy_host ? r : 0);
-  if (energy_host) TTS_CUDA(cudaMemsetAsync(energy.get(), 0, sizeof(double) * r, stream));
+  double* energy = sums;
+  if (energy_host) TTS_CUDA(cudaMemsetAsync(energy, 0, sizeof(double) * r, stream));
   const int64_t col_tiles = (K + kG - 1) / kG;
   const int64_t row_tiles = (r + kG - 1) / kG;
   if (col_tiles > 0x7fffffffLL || row_tiles > 65535)
     throw InvalidArgument("unfolding too large for the projection kernel");
   project_tiled_kernel<<<dim3(static_cast<unsigned>(col_tiles), static_cast<unsigned>(row_tiles)), 256, 0, stream>>>(
-      C, static_cast<int>(m), K, Ut.get(), static_cast<int>(r), out, energy_host ? energy.get() : nullptr);
+      C, static_cast<int>(m), K, Ut, static_cast<int>(r), out, energy_host ? energy : nullptr);
   TTS_CUDA(cudaGetLastError());
-  if (energy_host)
-    TTS_CUDA(cudaMemcpyAsync(energy_host, energy.get(), sizeof(double) * r, cudaMemcpyDeviceToHost, stream));
+  if (energy_host) TTS_CUDA(cudaMemcpyAsync(energy_host, energy, sizeof(double) * r, cudaMemcpyDeviceToHost, stream));
   TTS_CUDA(cudaStreamSynchronize(stream));
 }
 

@@ -15,6 +15,7 @@
 #include "cuda_raii.hpp"
 #include "kernels.hpp"
 #include "lru_budget.hpp"
+#include "trace.hpp"
 
 namespace tts::cuda {
 namespace {
@@ -159,22 +160,42 @@ ResidencyStats Residency::stats(int device) const {
 std::vector<double> Residency::dots(int device, const Operand& q, const std::vector<int64_t>& ids) {
   std::vector<double> out(ids.size(), std::numeric_limits<double>::quiet_NaN());
   if (!q.is_train() || q.max_rank() > kMaxDotRank || ids.empty()) return out;
+  detail::Trace trace("dots");
   std::vector<ResidentPtr> picked;
   std::vector<int64_t> where;
+  std::vector<detail::CandidateDesc> descs;
+  int max_c = 1;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     auto it = impl_->devices.find(device);
     if (it == impl_->devices.end()) return out;
-    for (std::size_t j = 0; j < ids.size(); ++j) {
-      auto h = it->second.held.find(ids[j]);
-      if (h == it->second.held.end()) continue;
+    PerDevice& dev = it->second;
+    // The lookups, checks and touches run on the engine's threads (each id its own map node, its own
+    // stamp; nothing inserts or removes while the lock is held); the picked ids are then gathered in
+    // order. One host thread walking 100,000 ids took longer than the kernel.
+    const int64_t n_ids = static_cast<int64_t>(ids.size());
+    std::vector<ResidentPtr> hit(ids.size());
+    std::vector<detail::CandidateDesc> desc_at(ids.size());
+    const uint64_t stamp = dev.lru.next_stamp();
+#pragma omp parallel for schedule(static) reduction(max : max_c) if (n_ids >= 4096)
+    for (int64_t j = 0; j < n_ids; ++j) {
+      auto h = dev.held.find(ids[j]);
+      if (h == dev.held.end()) continue;
       const Resident& r = *h->second;
       if (r.modes != q.modes() || r.max_rank > kMaxDotRank) continue;
-      it->second.lru.touch(ids[j]);
-      picked.push_back(h->second);
-      where.push_back(static_cast<int64_t>(j));
+      dev.lru.touch_at(ids[j], stamp);
+      hit[j] = h->second;
+      desc_at[j] = {r.block.get(), r.f32 ? 1 : 0, 0};
+      max_c = std::max<int>(max_c, static_cast<int>(r.max_rank));
+    }
+    for (int64_t j = 0; j < n_ids; ++j) {
+      if (!hit[j]) continue;
+      picked.push_back(std::move(hit[j]));
+      descs.push_back(desc_at[j]);
+      where.push_back(j);
     }
   }
+  trace.mark("select");
   if (picked.empty()) return out;
   detail::require_device(device);
   detail::DeviceScope scope(device);
@@ -189,30 +210,44 @@ std::vector<double> Residency::dots(int device, const Operand& q, const std::vec
   } else {
     std::copy(q.f64_data(), q.f64_data() + q.elements(), q_cores.begin());
   }
-  std::vector<detail::CandidateDesc> descs(static_cast<std::size_t>(n));
-  int max_c = 1;
-  for (int64_t j = 0; j < n; ++j) {
-    descs[j] = {picked[j]->block.get(), picked[j]->f32 ? 1 : 0, 0};
-    max_c = std::max<int>(max_c, static_cast<int>(picked[j]->max_rank));
-  }
-  auto up = [&](const auto& v) {
-    using T = typename std::decay_t<decltype(v)>::value_type;
-    detail::DeviceBuffer<T> b(static_cast<int64_t>(v.size()));
-    TTS_CUDA(cudaMemcpyAsync(b.get(), v.data(), sizeof(T) * v.size(), cudaMemcpyHostToDevice, stream.get()));
-    return b;
+  // The query, its tables and the candidates' descriptors go in one copy to one allocation (a
+  // cudaMalloc and cudaFree per array cost more than the copies).
+  std::vector<unsigned char> packed;
+  auto pack = [&](const auto& v) {
+    const std::size_t at = (packed.size() + 15) / 16 * 16;
+    const std::size_t bytes = sizeof(typename std::decay_t<decltype(v)>::value_type) * v.size();
+    packed.resize(at + bytes);
+    std::memcpy(packed.data() + at, v.data(), bytes);
+    return at;
   };
-  auto d_modes = up(modes);
-  auto d_qr = up(q_ranks);
-  auto d_qoff = up(q_off);
-  auto d_q = up(q_cores);
-  auto d_desc = up(descs);
+  const std::size_t at_modes = pack(modes), at_qr = pack(q_ranks), at_qoff = pack(q_off), at_q = pack(q_cores),
+                    at_desc = pack(descs);
+  detail::DeviceBuffer<unsigned char> d_packed(static_cast<int64_t>(packed.size()));
+  TTS_CUDA(cudaMemcpyAsync(d_packed.get(), packed.data(), packed.size(), cudaMemcpyHostToDevice, stream.get()));
+  auto on_device = [&](std::size_t at, auto* type) { return reinterpret_cast<decltype(type)>(d_packed.get() + at); };
+  const int32_t* d_modes = on_device(at_modes, static_cast<int32_t*>(nullptr));
+  const int32_t* d_qr = on_device(at_qr, static_cast<int32_t*>(nullptr));
+  const int64_t* d_qoff = on_device(at_qoff, static_cast<int64_t*>(nullptr));
+  const double* d_q = on_device(at_q, static_cast<double*>(nullptr));
+  const detail::CandidateDesc* d_desc = on_device(at_desc, static_cast<detail::CandidateDesc*>(nullptr));
   detail::DeviceBuffer<double> d_dots(n);
-  detail::launch_dot_batch(d_modes.get(), d, d_q.get(), d_qoff.get(), d_qr.get(), d_desc.get(), n,
-                           static_cast<int>(q.max_rank()), max_c, d_dots.get(), stream.get());
+  if (trace.on()) {
+    stream.sync();
+    trace.mark("upload");
+    trace.note(std::to_string(n) + " candidates, max rank " + std::to_string(max_c) + ", query max rank " +
+               std::to_string(q.max_rank()));
+  }
+  detail::launch_dot_batch(d_modes, d, d_q, d_qoff, d_qr, d_desc, n, static_cast<int>(q.max_rank()), max_c,
+                           d_dots.get(), stream.get());
+  if (trace.on()) {
+    stream.sync();
+    trace.mark("kernel");
+  }
   std::vector<double> dots(static_cast<std::size_t>(n));
   TTS_CUDA(cudaMemcpyAsync(dots.data(), d_dots.get(), sizeof(double) * n, cudaMemcpyDeviceToHost, stream.get()));
   stream.sync();
   for (int64_t j = 0; j < n; ++j) out[where[j]] = dots[j];
+  trace.mark("download");
   return out;
 }
 

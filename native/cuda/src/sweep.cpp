@@ -13,8 +13,10 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
+#include "trace.hpp"
 #include "ttstore/internal/dtype_io.hpp"
 #include "ttstore/internal/linalg.hpp"
 #include "ttstore/internal/qtt_svd_run.hpp"
@@ -73,8 +75,10 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
   tt.modes = layout.modes;
   tt.ranks.assign(1, 1);
 
+  Trace trace("sweep");
   int64_t bad = -1;
   double sumsq = ops.load(&bad);
+  trace.mark("load");
   if (bad >= 0) throw InvalidArgument(non_finite_message(a, layout, bad));
   if (sumsq == 0) {
     tt.ranks.assign(d + 1, 1);
@@ -88,6 +92,7 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
     scale = std::ldexp(1.0, -std::ilogb(maxabs));
     ops.scale(N, scale);
     ops.gram(1, N, &sumsq);
+    trace.mark("rescale");
   }
   out.norm = std::sqrt(sumsq) / scale;
   const double delta_sq = tts::detail::step_threshold_sq(opt, d, sumsq);
@@ -118,6 +123,8 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
     if (!on_host && m < K && m <= kMaxOpsRows) {
       std::vector<double> G(static_cast<std::size_t>(m * m));
       ops.gram(m, K, G.data());
+      const double gram_ms = trace.mark("gram");
+      double project_ms = 0;
       const double noise = static_cast<double>(m) * DBL_EPSILON * sumsq;
       const Route route = delta_sq >= 1e3 * noise             ? Route::Gram
                           : delta_sq >= kMeasuredGram * noise ? Route::MeasuredGram
@@ -127,6 +134,7 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
       // absolute errors of eps ||G|| undo it; test_cuda_sweep showed ranks blowing up at 1e-9).
       if (route != Route::Tsqr) {
         Eig f = eig_of_gram(std::move(G), m);
+        trace.mark("eig");
         ++out.device_steps;
         // Even the smallest sigma^2 alone, less the Gram's rounding noise, exceeds the budget: the
         // step keeps full rank on any route, so the identity core passes C on without a projection
@@ -149,6 +157,7 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
               for (int64_t i = 0; i < c.r; ++i) core[j * c.r + i] = Ut[i * m + j] = f.U[j * m + i];
             }
             ops.project(m, K, Ut.data(), c.r, nullptr);
+            project_ms = trace.mark("project");
             take(std::move(core), c.r, c, m, K);
           }
         } else {  // MeasuredGram: rotate all m rows, choose the rank from their measured energies
@@ -157,6 +166,7 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
             for (int64_t i = 0; i < m; ++i) Ut[i * m + j] = f.U[j * m + i];
           }
           ops.project(m, K, Ut.data(), m, energy.data());
+          project_ms = trace.mark("project");
           std::vector<double> sig(static_cast<std::size_t>(m));
           for (int64_t i = 0; i < m; ++i) sig[i] = std::sqrt(energy[i]);
           const auto c = choose_rank(sig.data(), m, delta_sq, opt.max_rank);
@@ -166,6 +176,13 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
           }
           take(std::move(core), c.r, c, m, K);  // rows 0..r-1 of W are U_r^T C already
         }
+        if (trace.on()) {
+          char b[96];
+          std::snprintf(b, sizeof b, "[%d: %lldx%lld g %.3f p %.3f]", k, static_cast<long long>(m),
+                        static_cast<long long>(K), gram_ms, project_ms);
+          trace.note(b);
+        }
+        trace.mark("host");
         if (hopeless(k + 1)) out.aborted = true;
         continue;
       }
@@ -175,6 +192,7 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
       ops.download(m * K, H.data());
       ops.release_work();
       on_host = true;
+      trace.mark("download");
     }
     std::function<bool(int64_t)> would_outweigh;
     if (abort_core_bytes > 0 && untruncated) {
@@ -186,6 +204,7 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
     tts::detail::StepResult s = tts::detail::factor_unfolding(H.data(), m, K, delta_sq, sumsq, opt.max_rank,
                                                               Route::Auto, nullptr, would_outweigh);
     ++out.host_steps;
+    trace.mark("host steps");
     if (s.aborted) {
       out.aborted = true;
       break;
@@ -199,6 +218,7 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
       std::copy(H.begin(), H.begin() + r * P, last.begin());
     } else {
       ops.download(r * P, last.data());
+      trace.mark("download");
     }
     tt.cores.push_back(std::move(last));
     tt.ranks.push_back(1);

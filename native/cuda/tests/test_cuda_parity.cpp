@@ -58,6 +58,8 @@ TEST(gram_kernel_matches_twin) {
   for (auto [m, K] : {std::pair<int64_t, int64_t>{1, 100000},
                       {2, 1 << 20},
                       {7, 33333},
+                      {13, 100003},
+                      {16, 1 << 20},
                       {22, 4097},
                       {23, 5000},
                       {100, 20000},
@@ -66,7 +68,8 @@ TEST(gram_kernel_matches_twin) {
     auto dC = up(C);
     std::vector<double> G(m * m), R(m * m);
     const auto t0 = std::chrono::steady_clock::now();
-    cd::launch_gram(dC.get(), m, K, G.data(), s.get());
+    cd::Scratch scratch;
+    cd::launch_gram(dC.get(), m, K, G.data(), scratch, s.get());
     const double t = seconds_since(t0);
     cd::gram_ref(C.data(), m, K, R.data());
     double worst = 0;
@@ -93,7 +96,8 @@ TEST(project_kernel_matches_twin) {
     cd::DeviceBuffer<double> dOut(r * K);
     std::vector<double> e(r), e_ref(r), ref(r * K);
     const auto t0 = std::chrono::steady_clock::now();
-    cd::launch_project(dC.get(), m, K, Ut.data(), r, dOut.get(), e.data(), s.get());
+    cd::Scratch scratch;
+    cd::launch_project(dC.get(), m, K, Ut.data(), r, dOut.get(), e.data(), scratch, s.get());
     const double t = seconds_since(t0);
     const std::vector<double> got = down(dOut, r * K);
     cd::project_ref(C.data(), m, K, Ut.data(), r, ref.data(), e_ref.data());
