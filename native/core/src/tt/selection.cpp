@@ -1,0 +1,458 @@
+// Selections read from the cores: each value is a product of one core slice per mode, and values
+// whose leading digits agree share that product. A sweep from the first core keeps one row vector per
+// distinct digit prefix (a trie level), so a region pays about its size times r^2 and a point d r^2.
+// Coarse levels contract an axis's finest bits with [1/2, 1/2] (block averages) before the sweep.
+#include "ttstore/selection.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "ttstore/internal/dtype_io.hpp"
+#include "ttstore/internal/linalg.hpp"
+#include "ttstore/internal/threads.hpp"
+#include "ttstore/internal/tt_checks.hpp"
+#include "ttstore/limits.hpp"
+
+namespace tts {
+
+int64_t AxisSlice::count() const {
+  if (step > 0) return stop > start ? (stop - start + step - 1) / step : 0;
+  if (step < 0) return start > stop ? (start - stop - step - 1) / (-step) : 0;
+  return 0;
+}
+
+namespace {
+
+int power_of_two_factor(int64_t n) {
+  int b = 0;
+  while (n > 0 && (n & 1) == 0) {
+    n >>= 1;
+    ++b;
+  }
+  return b;
+}
+
+std::vector<int> levels_of(const std::vector<int64_t>& shape, const Selection& s) {
+  const std::size_t na = shape.size();
+  if (s.level.empty()) return std::vector<int>(na, 0);
+  if (s.level.size() != na) {
+    throw InvalidArgument("level has " + std::to_string(s.level.size()) + " entries for " + std::to_string(na) +
+                          " axes");
+  }
+  for (std::size_t a = 0; a < na; ++a) {
+    const int bits = power_of_two_factor(shape[a]);
+    if (s.level[a] < 0 || s.level[a] > bits) {
+      throw InvalidArgument("axis " + std::to_string(a) + " (size " + std::to_string(shape[a]) + ") can be coarsened " +
+                            std::to_string(bits) + " level" + (bits == 1 ? "" : "s") + " at most, not " +
+                            std::to_string(s.level[a]));
+    }
+  }
+  return s.level;
+}
+
+double product(const std::vector<int64_t>& v) {
+  double p = 1;
+  for (int64_t x : v) p *= static_cast<double>(x);
+  return p;
+}
+
+// How each mode's digit is read from a query: digit = (coord[source] / div) % radix; source < 0: the
+// digit is always 0 (a mode of size 1, or one averaged away).
+struct ModeDigit {
+  int source = -1;
+  int64_t div = 1, radix = 1;
+};
+
+// The sweep's plan for one layout and level. A layout of the engine's own (row_major or interleaved
+// over the shape's digits) reads coarse axis coordinates and averages in the cores; a row_major train
+// over a caller's split reads the fine cell's C-order offset, and a level there averages fine cells.
+struct Plan {
+  std::vector<ModeDigit> digits;
+  std::vector<bool> averaged;          // mode k contracted with [1/2, 1/2]
+  int coords = 0;                      // coordinates a query carries
+  bool flat = false;                   // the one coordinate is the fine C-order offset
+  int expand_bits = 0;                 // flat with a level: log2 of the fine cells each value averages
+  std::vector<int> level;              // per axis
+  std::vector<int64_t> shape, coarse;  // fine and coarse grids
+};
+
+Plan make_plan(const QttLayout& layout, const Selection& s) {
+  Plan P;
+  P.shape = layout.shape;
+  P.level = levels_of(layout.shape, s);
+  const int na = static_cast<int>(P.shape.size());
+  P.coarse = P.shape;
+  for (int a = 0; a < na; ++a) P.coarse[a] >>= P.level[a];
+  const int d = static_cast<int>(layout.modes.size());
+  P.digits.assign(d, ModeDigit{});
+  P.averaged.assign(d, false);
+  const bool own =
+      layout.kind == LayoutKind::Interleaved || layout.modes == make_layout(layout.shape, layout.kind).modes;
+  if (!own) {
+    P.flat = true;
+    P.coords = 1;
+    for (int a = 0; a < na; ++a) P.expand_bits += P.level[a];
+    for (int k = 0; k < d; ++k) {
+      if (layout.modes[k] > 1) P.digits[k] = ModeDigit{0, layout.weights[k], layout.modes[k]};
+    }
+    return P;
+  }
+  P.coords = na;
+  std::vector<int64_t> cstride(na, 1);
+  for (int a = na - 2; a >= 0; --a) cstride[a] = cstride[a + 1] * P.shape[a + 1];
+  for (int k = 0; k < d; ++k) {
+    const int64_t n = layout.modes[k], w = layout.weights[k];
+    if (n == 1) continue;
+    int a = na - 1;
+    while (a > 0 && (P.shape[a] == 1 || w >= cstride[a] * P.shape[a])) --a;
+    const int64_t place = w / cstride[a];  // one unit of this digit, in cells of axis a
+    if (place < (int64_t{1} << P.level[a])) {
+      P.averaged[k] = true;
+    } else {
+      P.digits[k] = ModeDigit{a, place >> P.level[a], n};
+    }
+  }
+  return P;
+}
+
+// Modes and ranks after the averaging: averaged modes have size 1.
+std::vector<int64_t> effective_modes(const Plan& P, const std::vector<int64_t>& modes) {
+  std::vector<int64_t> m = modes;
+  for (std::size_t k = 0; k < m.size(); ++k) {
+    if (P.averaged[k]) m[k] = 1;
+  }
+  return m;
+}
+
+TensorTrain averaged_train(const Plan& P, const TensorTrain& tt) {
+  TensorTrain t;
+  t.modes = effective_modes(P, tt.modes);
+  t.ranks = tt.ranks;
+  t.cores.resize(tt.cores.size());
+  for (int k = 0; k < tt.d(); ++k) {
+    if (!P.averaged[k]) {
+      t.cores[k] = tt.cores[k];
+      continue;
+    }
+    const int64_t r0 = tt.ranks[k], r1 = tt.ranks[k + 1];
+    std::vector<double>& c = t.cores[k];
+    c.assign(static_cast<std::size_t>(r0 * r1), 0.0);
+    for (int64_t a = 0; a < r0; ++a) {
+      for (int64_t b = 0; b < r1; ++b)
+        c[a * r1 + b] = 0.5 * (tt.cores[k][(a * 2) * r1 + b] + tt.cores[k][(a * 2 + 1) * r1 + b]);
+    }
+  }
+  return t;
+}
+
+int64_t tile_queries(const std::vector<int64_t>& ranks) {
+  const int64_t rmax = *std::max_element(ranks.begin(), ranks.end());
+  return std::max<int64_t>(1, kSelectionStateValues / rmax);
+}
+
+// The values of `nq` queries (coords each, row after row) on the train `t` (averaging already in its
+// cores). One row vector per distinct digit prefix; each mode's new prefixes are grouped by digit so
+// that a digit's rows are one GEMM with that digit's slice of the core.
+void evaluate_queries(const TensorTrain& t, const Plan& P, const int64_t* q, int64_t nq, double* values) {
+  const int d = t.d();
+  const int C = P.coords;
+  std::vector<int64_t> cls(static_cast<std::size_t>(nq), 0), key(static_cast<std::size_t>(nq));
+  std::vector<double> S{1.0}, next, gathered;
+  std::vector<int64_t> table, uniq;
+  int64_t ns = 1;
+  for (int k = 0; k < d; ++k) {
+    const int64_t r0 = t.ranks[k], n = t.modes[k], r1 = t.ranks[k + 1];
+    const double* G = t.cores[k].data();
+    const ModeDigit md = P.digits[k];
+    if (md.source < 0 || n == 1) {
+      next.assign(static_cast<std::size_t>(ns * r1), 0.0);
+      detail::gemm_in_pieces(CblasNoTrans, ns, r1, r0, S.data(), r0, G, n * r1, next.data(), r1);
+      S.swap(next);
+      continue;
+    }
+#pragma omp parallel for num_threads(detail::threads()) schedule(static) if (nq > 65536)
+    for (int64_t p = 0; p < nq; ++p) key[p] = ((q[p * C + md.source] / md.div) % md.radix) * ns + cls[p];
+    // The distinct (digit, prefix) pairs in order: through a table when it is small, else by sorting.
+    const bool dense = n * ns <= 4 * nq + 4096;
+    if (dense) {
+      table.assign(static_cast<std::size_t>(n * ns), -1);
+      for (int64_t p = 0; p < nq; ++p) table[key[p]] = 0;
+      uniq.clear();
+      for (int64_t x = 0; x < n * ns; ++x) {
+        if (table[x] == 0) {
+          table[x] = static_cast<int64_t>(uniq.size());
+          uniq.push_back(x);
+        }
+      }
+      for (int64_t p = 0; p < nq; ++p) cls[p] = table[key[p]];
+    } else {
+      uniq = key;
+      std::sort(uniq.begin(), uniq.end());
+      uniq.erase(std::unique(uniq.begin(), uniq.end()), uniq.end());
+#pragma omp parallel for num_threads(detail::threads()) schedule(static) if (nq > 65536)
+      for (int64_t p = 0; p < nq; ++p) cls[p] = std::lower_bound(uniq.begin(), uniq.end(), key[p]) - uniq.begin();
+    }
+    const int64_t nn = static_cast<int64_t>(uniq.size());
+    next.assign(static_cast<std::size_t>(nn * r1), 0.0);
+    for (int64_t first = 0; first < nn;) {
+      const int64_t digit = uniq[first] / ns;
+      int64_t last = first;
+      while (last < nn && uniq[last] / ns == digit) ++last;
+      const int64_t cnt = last - first;
+      const double* rows = S.data();
+      if (cnt != ns) {  // not every prefix goes on with this digit: gather those that do
+        gathered.resize(static_cast<std::size_t>(cnt * r0));
+        for (int64_t i = 0; i < cnt; ++i) {
+          const double* src = S.data() + (uniq[first + i] % ns) * r0;
+          std::copy(src, src + r0, gathered.data() + i * r0);
+        }
+        rows = gathered.data();
+      }
+      detail::gemm_in_pieces(CblasNoTrans, cnt, r1, r0, rows, r0, G + digit * r1, n * r1, next.data() + first * r1, r1);
+      first = last;
+    }
+    S.swap(next);
+    ns = nn;
+  }
+  for (int64_t p = 0; p < nq; ++p) values[p] = S[cls[p]];
+}
+
+// The queries of outputs [o0, o1): the coarse coordinates of each selected value (its fine C-order
+// offset with a caller's split, once per fine cell it averages).
+void make_queries(const Plan& P, const Selection& s, const std::vector<int64_t>& out_shape, int64_t o0, int64_t o1,
+                  std::vector<int64_t>& q) {
+  const int na = static_cast<int>(P.shape.size());
+  const int64_t expand = int64_t{1} << P.expand_bits;
+  q.assign(static_cast<std::size_t>((o1 - o0) * expand * P.coords), 0);
+  std::vector<int64_t> c(na), fine(na);
+  for (int64_t o = o0; o < o1; ++o) {
+    if (s.by_points) {
+      for (int a = 0; a < na; ++a) c[a] = s.points[o * na + a];
+    } else {
+      int64_t rest = o;
+      for (int a = na - 1; a >= 0; --a) {
+        const int64_t i = rest % out_shape[a];
+        rest /= out_shape[a];
+        c[a] = s.region[a].start + i * s.region[a].step;
+      }
+    }
+    int64_t* dst = q.data() + (o - o0) * expand * P.coords;
+    if (!P.flat) {
+      std::copy(c.begin(), c.end(), dst);
+      continue;
+    }
+    for (int64_t t = 0; t < expand; ++t) {  // the block's cells, axis by axis from the last
+      int64_t rest = t, off = 0;
+      for (int a = na - 1; a >= 0; --a) {
+        const int64_t side = int64_t{1} << P.level[a];
+        fine[a] = c[a] * side + rest % side;
+        rest /= side;
+      }
+      for (int a = 0; a < na; ++a) off = off * P.shape[a] + fine[a];
+      dst[t] = off;
+    }
+  }
+}
+
+void store_values(const double* v, int64_t n, const MutableArrayView& out, int64_t first) {
+  const std::size_t sz = dtype_size(out.dtype);
+  unsigned char* dst = static_cast<unsigned char*>(out.data) + static_cast<std::size_t>(first) * sz;
+  detail::dispatch(out.dtype, [&](auto e) {
+    using E = decltype(e);
+    for (int64_t i = 0; i < n; ++i) E::store(dst + static_cast<std::size_t>(i) * sz, v[i]);
+    return 0;
+  });
+}
+
+void check_out(const MutableArrayView& out, const std::vector<int64_t>& out_shape) {
+  const double n = product(out_shape);
+  if (!out.data && n > 0) throw InvalidArgument("a selection needs an output");
+  if (static_cast<double>(out.numel) != n) {
+    throw InvalidArgument("output has " + std::to_string(out.numel) + " elements, the selection " +
+                          std::to_string(static_cast<int64_t>(n)));
+  }
+}
+
+}  // namespace
+
+std::vector<int64_t> coarse_shape(const std::vector<int64_t>& shape, const Selection& s) {
+  const std::vector<int> level = levels_of(shape, s);
+  std::vector<int64_t> c = shape;
+  for (std::size_t a = 0; a < c.size(); ++a) c[a] >>= level[a];
+  return c;
+}
+
+std::vector<int64_t> selection_shape(const std::vector<int64_t>& shape, const Selection& s) {
+  const std::vector<int64_t> coarse = coarse_shape(shape, s);
+  const std::size_t na = coarse.size();
+  if (s.by_points) {
+    if (na == 0) throw InvalidArgument("a 0-d array has no points to select");
+    if (s.points.size() % na != 0) {
+      throw InvalidArgument("points must have " + std::to_string(na) + " indices each");
+    }
+    const std::size_t n = s.points.size() / na;
+    for (std::size_t p = 0; p < n; ++p) {
+      for (std::size_t a = 0; a < na; ++a) {
+        const int64_t i = s.points[p * na + a];
+        if (i < 0 || i >= coarse[a]) {
+          throw InvalidArgument("point " + std::to_string(p) + ": index " + std::to_string(i) +
+                                " is out of range for axis " + std::to_string(a) + " of size " +
+                                std::to_string(coarse[a]));
+        }
+      }
+    }
+    return {static_cast<int64_t>(n)};
+  }
+  if (s.region.size() != na) {
+    throw InvalidArgument("region has " + std::to_string(s.region.size()) + " slices for " + std::to_string(na) +
+                          " axes");
+  }
+  std::vector<int64_t> out(na);
+  for (std::size_t a = 0; a < na; ++a) {
+    const AxisSlice& r = s.region[a];
+    if (r.step == 0) throw InvalidArgument("axis " + std::to_string(a) + ": slice step cannot be zero");
+    const int64_t n = r.count();
+    const int64_t last = r.start + (n - 1) * r.step;
+    if (n > 0 && (r.start < 0 || r.start >= coarse[a] || last < 0 || last >= coarse[a])) {
+      throw InvalidArgument("axis " + std::to_string(a) + ": slice [" + std::to_string(r.start) + ", " +
+                            std::to_string(r.stop) + ", " + std::to_string(r.step) + "] leaves the axis of size " +
+                            std::to_string(coarse[a]));
+    }
+    out[a] = n;
+  }
+  return out;
+}
+
+double selection_work(const std::vector<int64_t>& modes, const std::vector<int64_t>& ranks, const QttLayout& layout,
+                      const Selection& s) {
+  if (modes != layout.modes || ranks.size() != modes.size() + 1) {
+    throw InvalidArgument("the train's modes and ranks do not match its layout");
+  }
+  const Plan P = make_plan(layout, s);
+  const std::vector<int64_t> out_shape = selection_shape(layout.shape, s);
+  const double values = product(out_shape);
+  const double nq = values * std::ldexp(1.0, P.expand_bits);
+  const int d = static_cast<int>(modes.size());
+  double work = 0;
+  for (int k = 0; k < d; ++k) {
+    if (P.averaged[k]) work += 2.0 * static_cast<double>(ranks[k] * ranks[k + 1]);
+  }
+  if (nq == 0) return work;
+  const double tile = std::min(nq, static_cast<double>(tile_queries(ranks)));
+  const double tiles = std::ceil(nq / tile);
+  // Distinct prefixes after mode k: at most the tile's queries, and for a region at most the product
+  // over axes of the distinct leading digits each axis can have by then.
+  const int na = static_cast<int>(layout.shape.size());
+  std::vector<double> seen(static_cast<std::size_t>(std::max(na, 1)), 1.0);
+  double prefixes_all = 1;
+  for (int k = 0; k < d; ++k) {
+    const ModeDigit md = P.digits[k];
+    double prefixes = tile;
+    if (md.source >= 0) prefixes_all *= static_cast<double>(md.radix);
+    if (!s.by_points && !P.flat) {
+      if (md.source >= 0) seen[md.source] *= static_cast<double>(md.radix);
+      double bound = 1;
+      for (int a = 0; a < na; ++a) bound *= std::min(seen[a], static_cast<double>(out_shape[a]));
+      prefixes = std::min(prefixes, bound);
+    } else {
+      prefixes = std::min(prefixes, prefixes_all);
+    }
+    work += tiles * (prefixes * static_cast<double>(ranks[k] * ranks[k + 1]) + tile);
+  }
+  return work;
+}
+
+double dense_selection_work(const std::vector<int64_t>& shape, const Selection& s) {
+  const std::vector<int> level = levels_of(shape, s);
+  double cells = 1;
+  for (int l : level) cells *= std::ldexp(1.0, l);
+  return product(selection_shape(shape, s)) * cells;
+}
+
+void reconstruct_selection(const TensorTrain& tt, const QttLayout& layout, const Selection& s,
+                           const MutableArrayView& out) {
+  detail::check_structure(tt, "tensor train");
+  if (tt.modes != layout.modes) throw InvalidArgument("the tensor train's modes do not match the layout's");
+  const Plan P = make_plan(layout, s);
+  const std::vector<int64_t> out_shape = selection_shape(layout.shape, s);
+  check_out(out, out_shape);
+  const int64_t total = out.numel;
+  if (total == 0) return;
+  const TensorTrain t = averaged_train(P, tt);
+  const int64_t expand = int64_t{1} << P.expand_bits;
+  const int64_t per_tile = std::max<int64_t>(1, tile_queries(t.ranks) / expand);
+  std::vector<int64_t> q;
+  std::vector<double> v, mean;
+  for (int64_t o0 = 0; o0 < total; o0 += per_tile) {
+    const int64_t o1 = std::min(total, o0 + per_tile);
+    make_queries(P, s, out_shape, o0, o1, q);
+    v.resize(static_cast<std::size_t>((o1 - o0) * expand));
+    evaluate_queries(t, P, q.data(), static_cast<int64_t>(v.size()), v.data());
+    if (expand > 1) {
+      mean.assign(static_cast<std::size_t>(o1 - o0), 0.0);
+      for (int64_t o = 0; o < o1 - o0; ++o) {
+        double sum = 0;
+        for (int64_t c = 0; c < expand; ++c) sum += v[o * expand + c];
+        mean[o] = sum / static_cast<double>(expand);
+      }
+      v.swap(mean);
+    }
+    store_values(v.data(), o1 - o0, out, o0);
+  }
+}
+
+void select_dense(const ArrayView& a, const std::vector<int64_t>& shape, const Selection& s,
+                  const MutableArrayView& out) {
+  const std::vector<int> level = levels_of(shape, s);
+  const std::vector<int64_t> out_shape = selection_shape(shape, s);
+  check_out(out, out_shape);
+  if (static_cast<double>(a.numel) != product(shape) || (!a.data && a.numel > 0)) {
+    throw InvalidArgument("the array does not have the shape's " +
+                          std::to_string(static_cast<int64_t>(product(shape))) + " elements");
+  }
+  const int na = static_cast<int>(shape.size());
+  int bits = 0;
+  for (int l : level) bits += l;
+  const int64_t cells = int64_t{1} << bits;
+  const std::size_t isz = dtype_size(a.dtype), osz = dtype_size(out.dtype);
+  const unsigned char* src = static_cast<const unsigned char*>(a.data);
+  unsigned char* dst = static_cast<unsigned char*>(out.data);
+  detail::dispatch(a.dtype, [&](auto ein) {
+    using In = decltype(ein);
+    detail::dispatch(out.dtype, [&](auto eout) {
+      using Out = decltype(eout);
+#pragma omp parallel for num_threads(detail::threads()) schedule(static) if (out.numel * cells > 65536)
+      for (int64_t o = 0; o < out.numel; ++o) {
+        std::vector<int64_t> c(static_cast<std::size_t>(na));
+        if (s.by_points) {
+          for (int j = 0; j < na; ++j) c[j] = s.points[o * na + j];
+        } else {
+          int64_t rest = o;
+          for (int j = na - 1; j >= 0; --j) {
+            c[j] = s.region[j].start + (rest % out_shape[j]) * s.region[j].step;
+            rest /= out_shape[j];
+          }
+        }
+        double sum = 0;
+        for (int64_t t = 0; t < cells; ++t) {
+          int64_t rest = t, off = 0, mult = 1;
+          for (int j = na - 1; j >= 0; --j) {
+            const int64_t side = int64_t{1} << level[j];
+            off += (c[j] * side + rest % side) * mult;
+            rest /= side;
+            mult *= shape[j];
+          }
+          sum += In::load(src + static_cast<std::size_t>(off) * isz);
+        }
+        Out::store(dst + static_cast<std::size_t>(o) * osz, sum / static_cast<double>(cells));
+      }
+      return 0;
+    });
+    return 0;
+  });
+}
+
+}  // namespace tts
