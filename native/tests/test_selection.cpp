@@ -190,6 +190,35 @@ TEST(trains_over_a_callers_split_select_the_same_values) {
   for (const auto& c : cases) run_case(c, seed++);
 }
 
+// Ranks of 64 make a selection of 2^18 values larger than one tile (kSelectionStateValues / 64): it is
+// read in pieces, and they join up.
+TEST(a_selection_larger_than_a_tile_is_read_in_tiles) {
+  const std::vector<int64_t> shape = {512, 512};
+  for (LayoutKind kind : {LayoutKind::RowMajor, LayoutKind::Interleaved}) {
+    const QttLayout L = make_layout(shape, kind);
+    std::vector<int64_t> ranks(L.modes.size() + 1, 64);
+    for (std::size_t k = 0; k < 6; ++k) ranks[k] = ranks[ranks.size() - 1 - k] = int64_t{1} << k;
+    const TensorTrain tt = ttt::random_tt(L.modes, ranks, 77);
+    const std::vector<double> full = ttt::to_dense(tt, L);
+    Selection whole;
+    whole.region = {AxisSlice{0, 512, 1}, AxisSlice{0, 512, 1}};
+    std::vector<double> got(full.size());
+    reconstruct_selection(tt, L, whole, MutableArrayView{got.data(), DType::F64, static_cast<int64_t>(got.size())});
+    expect_close(got, full, max_abs(full), std::string("whole region, ") + layout_name(kind));
+    Selection pts;
+    pts.by_points = true;
+    std::vector<double> want;
+    for (int64_t p = 0; p < 100000; ++p) {
+      const int64_t i = (p * 7919) % 512, j = (p * 104729 + 3) % 512;
+      pts.points.insert(pts.points.end(), {i, j});
+      want.push_back(full[i * 512 + j]);
+    }
+    std::vector<double> pv(want.size());
+    reconstruct_selection(tt, L, pts, MutableArrayView{pv.data(), DType::F64, static_cast<int64_t>(pv.size())});
+    expect_close(pv, want, max_abs(full), std::string("100000 points, ") + layout_name(kind));
+  }
+}
+
 TEST(a_float32_selection_is_cast_as_serve_casts) {
   const QttLayout L = make_layout({16, 16}, LayoutKind::RowMajor);
   std::vector<int64_t> ranks(L.modes.size() + 1, 2);

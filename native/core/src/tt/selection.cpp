@@ -148,6 +148,50 @@ TensorTrain averaged_train(const Plan& P, const TensorTrain& tt) {
   return t;
 }
 
+// C (m x r1, rows ldc apart) = A (m x r0, rows lda apart) times B (r0 x r1, rows ldb apart). Plain
+// loops for the small ranks most trains have (a BLAS call per few rows costs more than its work).
+void rows_times(int64_t m, int64_t r0, int64_t r1, const double* A, int64_t lda, const double* B, int64_t ldb,
+                double* C, int64_t ldc) {
+  if (r0 * r1 > 256) {
+    detail::gemm_in_pieces(CblasNoTrans, m, r1, r0, A, lda, B, ldb, C, ldc);
+    return;
+  }
+  for (int64_t i = 0; i < m; ++i) {
+    const double* a = A + i * lda;
+    double* c = C + i * ldc;
+    for (int64_t b = 0; b < r1; ++b) c[b] = 0;
+    for (int64_t x = 0; x < r0; ++x) {
+      const double ax = a[x];
+      const double* g = B + x * ldb;
+      for (int64_t b = 0; b < r1; ++b) c[b] += ax * g[b];
+    }
+  }
+}
+
+// The distinct values of key[0, m) (each below `range`) in increasing order into `uniq`, and each
+// key's rank among them into `cls`: through a table when the range is small, else by sorting.
+void classify(const std::vector<int64_t>& key, int64_t m, int64_t range, std::vector<int64_t>& table,
+              std::vector<int64_t>& uniq, int64_t* cls) {
+  uniq.clear();
+  if (range <= 4 * m + 4096) {
+    table.assign(static_cast<std::size_t>(range), -1);
+    for (int64_t p = 0; p < m; ++p) table[key[p]] = 0;
+    for (int64_t x = 0; x < range; ++x) {
+      if (table[x] == 0) {
+        table[x] = static_cast<int64_t>(uniq.size());
+        uniq.push_back(x);
+      }
+    }
+    for (int64_t p = 0; p < m; ++p) cls[p] = table[key[p]];
+    return;
+  }
+  uniq.assign(key.begin(), key.begin() + m);
+  std::sort(uniq.begin(), uniq.end());
+  uniq.erase(std::unique(uniq.begin(), uniq.end()), uniq.end());
+#pragma omp parallel for num_threads(detail::threads()) schedule(static) if (m > 65536)
+  for (int64_t p = 0; p < m; ++p) cls[p] = std::lower_bound(uniq.begin(), uniq.end(), key[p]) - uniq.begin();
+}
+
 int64_t tile_queries(const std::vector<int64_t>& ranks) {
   const int64_t rmax = *std::max_element(ranks.begin(), ranks.end());
   return std::max<int64_t>(1, kSelectionStateValues / rmax);
@@ -169,32 +213,14 @@ void evaluate_queries(const TensorTrain& t, const Plan& P, const int64_t* q, int
     const ModeDigit md = P.digits[k];
     if (md.source < 0 || n == 1) {
       next.assign(static_cast<std::size_t>(ns * r1), 0.0);
-      detail::gemm_in_pieces(CblasNoTrans, ns, r1, r0, S.data(), r0, G, n * r1, next.data(), r1);
+      rows_times(ns, r0, r1, S.data(), r0, G, n * r1, next.data(), r1);
       S.swap(next);
       continue;
     }
 #pragma omp parallel for num_threads(detail::threads()) schedule(static) if (nq > 65536)
     for (int64_t p = 0; p < nq; ++p) key[p] = ((q[p * C + md.source] / md.div) % md.radix) * ns + cls[p];
-    // The distinct (digit, prefix) pairs in order: through a table when it is small, else by sorting.
-    const bool dense = n * ns <= 4 * nq + 4096;
-    if (dense) {
-      table.assign(static_cast<std::size_t>(n * ns), -1);
-      for (int64_t p = 0; p < nq; ++p) table[key[p]] = 0;
-      uniq.clear();
-      for (int64_t x = 0; x < n * ns; ++x) {
-        if (table[x] == 0) {
-          table[x] = static_cast<int64_t>(uniq.size());
-          uniq.push_back(x);
-        }
-      }
-      for (int64_t p = 0; p < nq; ++p) cls[p] = table[key[p]];
-    } else {
-      uniq = key;
-      std::sort(uniq.begin(), uniq.end());
-      uniq.erase(std::unique(uniq.begin(), uniq.end()), uniq.end());
-#pragma omp parallel for num_threads(detail::threads()) schedule(static) if (nq > 65536)
-      for (int64_t p = 0; p < nq; ++p) cls[p] = std::lower_bound(uniq.begin(), uniq.end(), key[p]) - uniq.begin();
-    }
+    // The distinct (digit, prefix) pairs in order, grouped by digit.
+    classify(key, nq, n * ns, table, uniq, cls.data());
     const int64_t nn = static_cast<int64_t>(uniq.size());
     next.assign(static_cast<std::size_t>(nn * r1), 0.0);
     for (int64_t first = 0; first < nn;) {
@@ -211,13 +237,134 @@ void evaluate_queries(const TensorTrain& t, const Plan& P, const int64_t* q, int
         }
         rows = gathered.data();
       }
-      detail::gemm_in_pieces(CblasNoTrans, cnt, r1, r0, rows, r0, G + digit * r1, n * r1, next.data() + first * r1, r1);
+      rows_times(cnt, r0, r1, rows, r0, G + digit * r1, n * r1, next.data() + first * r1, r1);
       first = last;
     }
     S.swap(next);
     ns = nn;
   }
   for (int64_t p = 0; p < nq; ++p) values[p] = S[cls[p]];
+}
+
+void store_values(const double* v, int64_t n, const MutableArrayView& out, int64_t first) {
+  const std::size_t sz = dtype_size(out.dtype);
+  unsigned char* dst = static_cast<unsigned char*>(out.data) + static_cast<std::size_t>(first) * sz;
+  detail::dispatch(out.dtype, [&](auto e) {
+    using E = decltype(e);
+    for (int64_t i = 0; i < n; ++i) E::store(dst + static_cast<std::size_t>(i) * sz, v[i]);
+    return 0;
+  });
+}
+
+// The values of a box (one list of coarse indices per axis; C order over the lists) on the train `t`
+// of an own layout. A box is a product, so its distinct digit prefixes are too: each axis keeps the
+// classes of its indices (equal digits so far), and the row vectors form a tensor over the axes'
+// classes. A mode of axis a refines a's classes only, a GEMM per new class over the other axes.
+void evaluate_box(const TensorTrain& t, const Plan& P, const std::vector<std::vector<int64_t>>& box, double* values) {
+  const int na = static_cast<int>(box.size());
+  std::vector<std::vector<int64_t>> cls(na);
+  std::vector<int64_t> count(na, 1);
+  for (int a = 0; a < na; ++a) cls[a].assign(box[a].size(), 0);
+  std::vector<double> S{1.0}, next;
+  std::vector<int64_t> key, table, uniq;
+  for (int k = 0; k < t.d(); ++k) {
+    const int64_t r0 = t.ranks[k], n = t.modes[k], r1 = t.ranks[k + 1];
+    const double* G = t.cores[k].data();
+    const ModeDigit md = P.digits[k];
+    int64_t states = 1;
+    for (int64_t c : count) states *= c;
+    if (md.source < 0 || n == 1) {
+      next.assign(static_cast<std::size_t>(states * r1), 0.0);
+      rows_times(states, r0, r1, S.data(), r0, G, n * r1, next.data(), r1);
+      S.swap(next);
+      continue;
+    }
+    const int a = md.source;
+    const int64_t m = static_cast<int64_t>(box[a].size()), c_old = count[a];
+    key.resize(static_cast<std::size_t>(m));
+    for (int64_t i = 0; i < m; ++i) key[i] = ((box[a][i] / md.div) % md.radix) * c_old + cls[a][i];
+    classify(key, m, n * c_old, table, uniq, cls[a].data());
+    const int64_t c_new = static_cast<int64_t>(uniq.size());
+    int64_t outer = 1, inner = 1;
+    for (int b = 0; b < a; ++b) outer *= count[b];
+    for (int b = a + 1; b < na; ++b) inner *= count[b];
+    next.assign(static_cast<std::size_t>(outer * c_new * inner * r1), 0.0);
+    // new[o, j, i, :] = old[o, parent(j), i, :] G[:, digit(j), :]: rows over i (contiguous) or over o
+    // (strided), whichever is longer.
+    for (int64_t j = 0; j < c_new; ++j) {
+      const int64_t parent = uniq[j] % c_old, digit = uniq[j] / c_old;
+      const double* B = G + digit * r1;
+      if (inner >= outer) {
+        for (int64_t o = 0; o < outer; ++o) {
+          rows_times(inner, r0, r1, S.data() + (o * c_old + parent) * inner * r0, r0, B, n * r1,
+                     next.data() + (o * c_new + j) * inner * r1, r1);
+        }
+      } else {
+        for (int64_t i = 0; i < inner; ++i) {
+          rows_times(outer, r0, r1, S.data() + (parent * inner + i) * r0, c_old * inner * r0, B, n * r1,
+                     next.data() + (j * inner + i) * r1, c_new * inner * r1);
+        }
+      }
+    }
+    S.swap(next);
+    count[a] = c_new;
+  }
+  // Scatter: the value of (i_0 .. i_{A-1}) sits at the classes of its indices.
+  int64_t total = 1;
+  for (const auto& l : box) total *= static_cast<int64_t>(l.size());
+#pragma omp parallel for num_threads(detail::threads()) schedule(static) if (total > 65536)
+  for (int64_t o = 0; o < total; ++o) {
+    int64_t rest = o, off = 0, mult = 1;
+    for (int a = na - 1; a >= 0; --a) {
+      const int64_t m = static_cast<int64_t>(box[a].size());
+      off += cls[a][rest % m] * mult;
+      rest /= m;
+      mult *= count[a];
+    }
+    values[o] = S[off];
+  }
+}
+
+// A region of an own layout in boxes of at most tile_queries values: the leading axes one index at a
+// time and one axis in chunks, so that each box is a contiguous run of the output.
+void reconstruct_region(const TensorTrain& t, const Plan& P, const Selection& s, const std::vector<int64_t>& out_shape,
+                        const MutableArrayView& out) {
+  const int na = static_cast<int>(out_shape.size());
+  const int64_t budget = tile_queries(t.ranks);
+  int split = na;  // axes [split, na) whole in every box
+  int64_t tail = 1;
+  while (split > 0 && tail * out_shape[split - 1] <= budget) tail *= out_shape[--split];
+  const int64_t chunk = split > 0 ? std::max<int64_t>(1, budget / tail) : 1;
+  const int64_t lead_axis = split > 0 ? split - 1 : -1;
+  auto index_of = [&](int a, int64_t i) { return s.region[a].start + i * s.region[a].step; };
+  std::vector<std::vector<int64_t>> box(na);
+  for (int a = split; a < na; ++a) {
+    for (int64_t i = 0; i < out_shape[a]; ++i) box[a].push_back(index_of(a, i));
+  }
+  int64_t heads = 1;  // index combinations of the axes before lead_axis
+  for (int a = 0; a < lead_axis; ++a) heads *= out_shape[a];
+  const int64_t lead_n = lead_axis >= 0 ? out_shape[lead_axis] : 1;
+  std::vector<double> v;
+  int64_t written = 0;
+  for (int64_t h = 0; h < heads; ++h) {
+    int64_t rest = h;
+    for (int a = static_cast<int>(lead_axis) - 1; a >= 0; --a) {
+      box[a].assign(1, index_of(a, rest % out_shape[a]));
+      rest /= out_shape[a];
+    }
+    for (int64_t c0 = 0; c0 < lead_n; c0 += chunk) {
+      if (lead_axis >= 0) {
+        box[lead_axis].clear();
+        for (int64_t i = c0; i < std::min(lead_n, c0 + chunk); ++i) box[lead_axis].push_back(index_of(lead_axis, i));
+      }
+      int64_t n = 1;
+      for (const auto& l : box) n *= static_cast<int64_t>(l.size());
+      v.resize(static_cast<std::size_t>(n));
+      evaluate_box(t, P, box, v.data());
+      store_values(v.data(), n, out, written);
+      written += n;
+    }
+  }
 }
 
 // The queries of outputs [o0, o1): the coarse coordinates of each selected value (its fine C-order
@@ -255,16 +402,6 @@ void make_queries(const Plan& P, const Selection& s, const std::vector<int64_t>&
       dst[t] = off;
     }
   }
-}
-
-void store_values(const double* v, int64_t n, const MutableArrayView& out, int64_t first) {
-  const std::size_t sz = dtype_size(out.dtype);
-  unsigned char* dst = static_cast<unsigned char*>(out.data) + static_cast<std::size_t>(first) * sz;
-  detail::dispatch(out.dtype, [&](auto e) {
-    using E = decltype(e);
-    for (int64_t i = 0; i < n; ++i) E::store(dst + static_cast<std::size_t>(i) * sz, v[i]);
-    return 0;
-  });
 }
 
 void check_out(const MutableArrayView& out, const std::vector<int64_t>& out_shape) {
@@ -382,6 +519,10 @@ void reconstruct_selection(const TensorTrain& tt, const QttLayout& layout, const
   const int64_t total = out.numel;
   if (total == 0) return;
   const TensorTrain t = averaged_train(P, tt);
+  if (!s.by_points && !P.flat) {
+    reconstruct_region(t, P, s, out_shape, out);
+    return;
+  }
   const int64_t expand = int64_t{1} << P.expand_bits;
   const int64_t per_tile = std::max<int64_t>(1, tile_queries(t.ranks) / expand);
   std::vector<int64_t> q;
