@@ -307,6 +307,24 @@ TEST(a_4096_cubed_train_is_read_in_parts) {
   CHECK(selection_work(tt.modes, tt.ranks, L, pts) < 1e7);
 }
 
+TEST(a_single_element_and_a_fully_averaged_array_select_their_one_value) {
+  const TensorTrain one = ttt::random_tt({1}, {1, 1}, 3);
+  Selection none;
+  double v = 0;
+  reconstruct_selection(one, make_layout({}, LayoutKind::RowMajor), none, MutableArrayView{&v, DType::F64, 1});
+  CHECK(v == one.cores[0][0]);
+  const QttLayout L = make_layout({8, 4}, LayoutKind::Interleaved);
+  const TensorTrain tt = ttt::random_tt(L.modes, {1, 2, 3, 2, 2, 1}, 4);
+  const std::vector<double> full = ttt::to_dense(tt, L);
+  Selection all;
+  all.level = {3, 2};
+  all.region = {AxisSlice{0, 1, 1}, AxisSlice{0, 1, 1}};
+  reconstruct_selection(tt, L, all, MutableArrayView{&v, DType::F64, 1});
+  double mean = 0;
+  for (double x : full) mean += x / 32;
+  CHECK(std::fabs(v - mean) <= 1e-12 * max_abs(full));
+}
+
 TEST(bad_selections_are_refused_before_any_work) {
   const std::vector<int64_t> shape = {12, 8};
   auto refused = [&](const Selection& s) {

@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import { decodeNpy } from '../../src/codec/npy.js';
 import { admin } from '../helpers/tenants.js';
+import { CUBE_SHAPE, cubeValue as f, linearCubeCores } from '../helpers/linear-cube.js';
 import { expectProblem, putArray, noise, served, smooth } from '../query/helpers.js';
 import { b64, npyOf, rng, storageSuite, type Client } from './helpers.js';
 
@@ -77,31 +78,6 @@ function expectClose(got: ArrayLike<number>, want: ArrayLike<number>, what: stri
   let scale = 0;
   for (let i = 0; i < want.length; i++) scale = Math.max(scale, Math.abs(want[i]!));
   for (let i = 0; i < want.length; i++) expect(Math.abs(got[i]! - want[i]!), `${what}[${i}]`).to.be.at.most(rel * scale);
-}
-
-/** The rank-2 train of f(i, j, k) = i + 2 j + 3 k on a 4096^3 grid, row_major: 36 float32 cores of size 2. */
-function linearCube(): Array<{ data_b64: string }> {
-  const d = 36;
-  return Array.from({ length: d }, (_, k) => {
-    const c = (Math.floor(k / 12) + 1) * 2 ** (11 - (k % 12));
-    const [r0, r1] = [k === 0 ? 1 : 2, k === d - 1 ? 1 : 2];
-    const core = new Float32Array(r0 * 2 * r1);
-    const at = (a: number, digit: number, b: number) => (a * 2 + digit) * r1 + b;
-    for (const digit of [0, 1]) {
-      if (k === 0) {
-        core[at(0, digit, 0)] = 1;
-        core[at(0, digit, 1)] = c * digit;
-      } else if (k === d - 1) {
-        core[at(0, digit, 0)] = c * digit;
-        core[at(1, digit, 0)] = 1;
-      } else {
-        core[at(0, digit, 0)] = 1;
-        core[at(0, digit, 1)] = c * digit;
-        core[at(1, digit, 1)] = 1;
-      }
-    }
-    return { data_b64: b64(npyOf('float32', [r0, 2, r1], core)) };
-  });
 }
 
 describe('storage: serve reads parts of an entry (region, level, points)', function () {
@@ -313,10 +289,9 @@ describe('storage: serve reads parts of an entry (region, level, points)', funct
   });
 
   describe('an entry of shape [4096, 4096, 4096] put as a rank-2 train (256 GiB dense as float32)', () => {
-    const f = (i: number, j: number, k: number) => i + 2 * j + 3 * k;
     before(async () => {
       const r = await c.call('POST', '/v1/put_cores', {
-        json: { key: 'cube', shape: [4096, 4096, 4096], dtype: 'float32', cores: linearCube() },
+        json: { key: 'cube', shape: CUBE_SHAPE, dtype: 'float32', cores: linearCubeCores() },
       });
       expect(r.status, r.text).to.equal(200);
       expect(r.body).to.include({ verdict: 'exact', original_bytes: 4 * 4096 ** 3 });

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "ttstore/internal/dtype_io.hpp"
@@ -197,22 +198,110 @@ int64_t tile_queries(const std::vector<int64_t>& ranks) {
   return std::max<int64_t>(1, kSelectionStateValues / rmax);
 }
 
+// The sweep from the right over modes [p, d) for m items whose digit at mode k is digit_of(k, i):
+// R gets one row (r_p wide) per distinct suffix of digits, rcls[i] the row of item i.
+template <class DigitOf>
+void sweep_right(const TensorTrain& t, const Plan& P, int p, int64_t m, const DigitOf& digit_of, std::vector<double>& R,
+                 std::vector<int64_t>& rcls) {
+  std::vector<double> next;
+  std::vector<int64_t> key(static_cast<std::size_t>(m)), table, uniq;
+  R.assign(1, 1.0);
+  rcls.assign(static_cast<std::size_t>(m), 0);
+  int64_t nr = 1;
+  for (int k = t.d() - 1; k >= p; --k) {
+    const int64_t r0 = t.ranks[k], n = t.modes[k], r1 = t.ranks[k + 1];
+    const double* G = t.cores[k].data();
+    const bool fixed = P.digits[k].source < 0 || n == 1;
+    if (!fixed) {
+      for (int64_t i = 0; i < m; ++i) key[i] = digit_of(k, i) * nr + rcls[i];
+      classify(key, m, n * nr, table, uniq, rcls.data());
+    }
+    const int64_t nn = fixed ? nr : static_cast<int64_t>(uniq.size());
+    next.resize(static_cast<std::size_t>(nn * r0));
+#pragma omp parallel for num_threads(detail::threads()) schedule(static) if (nn * r0 * r1 > 1048576)
+    for (int64_t x = 0; x < nn; ++x) {  // next[x, a] = sum_b G[a, digit, b] R[parent, b]
+      const int64_t parent = fixed ? x : uniq[x] % nr, digit = fixed ? 0 : uniq[x] / nr;
+      const double* rv = R.data() + parent * r1;
+      for (int64_t a = 0; a < r0; ++a) {
+        const double* g = G + (a * n + digit) * r1;
+        double acc = 0;
+        for (int64_t b = 0; b < r1; ++b) acc += g[b] * rv[b];
+        next[x * r0 + a] = acc;
+      }
+    }
+    R.swap(next);
+    nr = nn;
+  }
+}
+
+double dot_at(const double* a, const double* b, int64_t n) {
+  double acc = 0;
+  for (int64_t x = 0; x < n; ++x) acc += a[x] * b[x];
+  return acc;
+}
+
+// Where a sweep over nq queries meets from both sides, and the multiply-adds it then costs: the bond
+// that minimises the rows both sweeps compute (at most nq distinct prefixes or suffixes a mode, and at
+// most the digits' combinations) plus one dot product a query there.
+struct Meeting {
+  int bond = 0;
+  double work = 0;
+};
+Meeting meeting_bond(const std::vector<int64_t>& modes, const std::vector<int64_t>& ranks, const Plan& P, double nq) {
+  const int d = static_cast<int>(modes.size());
+  std::vector<double> left(d + 1, 0), right(d + 1, 0);
+  double prefixes = 1, suffixes = 1;
+  for (int k = 0; k < d; ++k) {
+    if (P.digits[k].source >= 0) prefixes = std::min(nq, prefixes * static_cast<double>(modes[k]));
+    left[k + 1] = left[k] + prefixes * static_cast<double>(ranks[k] * ranks[k + 1]);
+  }
+  for (int k = d - 1; k >= 0; --k) {
+    if (P.digits[k].source >= 0) suffixes = std::min(nq, suffixes * static_cast<double>(modes[k]));
+    right[k] = right[k + 1] + suffixes * static_cast<double>(ranks[k] * ranks[k + 1]);
+  }
+  Meeting best{d, std::numeric_limits<double>::infinity()};
+  for (int p = 0; p <= d; ++p) {
+    const double work = left[p] + right[p] + nq * static_cast<double>(ranks[p]);
+    if (work < best.work) best = Meeting{p, work};
+  }
+  return best;
+}
+
+// A box's split: modes [p, d) read no axis but `last` (its finest digits); last = -1 (and p = d) when
+// no mode reads an axis at all.
+struct BoxSplit {
+  int last = -1, p = 0;
+};
+BoxSplit box_split(const std::vector<int64_t>& modes, const Plan& P) {
+  const int d = static_cast<int>(modes.size());
+  BoxSplit b{-1, d};
+  for (int k = d - 1; k >= 0; --k) {
+    const int src = modes[k] > 1 ? P.digits[k].source : -1;
+    if (src >= 0 && b.last >= 0 && src != b.last) break;
+    if (src >= 0) b.last = src;
+    b.p = k;
+  }
+  if (b.last < 0) b.p = d;
+  return b;
+}
+
 // The values of `nq` queries (coords each, row after row) on the train `t` (averaging already in its
-// cores). One row vector per distinct digit prefix; each mode's new prefixes are grouped by digit so
-// that a digit's rows are one GEMM with that digit's slice of the core.
+// cores). From the left, one row vector per distinct digit prefix (each mode's new prefixes grouped by
+// digit, so that a digit's rows are one GEMM with that digit's slice of the core); from the right, one
+// per distinct suffix; each value is the dot product of its two at the bond where they meet.
 void evaluate_queries(const TensorTrain& t, const Plan& P, const int64_t* q, int64_t nq, double* values) {
-  const int d = t.d();
   const int C = P.coords;
   std::vector<int64_t> cls(static_cast<std::size_t>(nq), 0), key(static_cast<std::size_t>(nq));
   std::vector<double> S{1.0}, next, gathered;
   std::vector<int64_t> table, uniq;
   int64_t ns = 1;
-  for (int k = 0; k < d; ++k) {
+  const int bond = meeting_bond(t.modes, t.ranks, P, static_cast<double>(nq)).bond;
+  for (int k = 0; k < bond; ++k) {
     const int64_t r0 = t.ranks[k], n = t.modes[k], r1 = t.ranks[k + 1];
     const double* G = t.cores[k].data();
     const ModeDigit md = P.digits[k];
     if (md.source < 0 || n == 1) {
-      next.assign(static_cast<std::size_t>(ns * r1), 0.0);
+      next.resize(static_cast<std::size_t>(ns * r1));
       rows_times(ns, r0, r1, S.data(), r0, G, n * r1, next.data(), r1);
       S.swap(next);
       continue;
@@ -222,7 +311,17 @@ void evaluate_queries(const TensorTrain& t, const Plan& P, const int64_t* q, int
     // The distinct (digit, prefix) pairs in order, grouped by digit.
     classify(key, nq, n * ns, table, uniq, cls.data());
     const int64_t nn = static_cast<int64_t>(uniq.size());
-    next.assign(static_cast<std::size_t>(nn * r1), 0.0);
+    next.resize(static_cast<std::size_t>(nn * r1));
+    if (r0 * r1 <= 256) {  // small ranks: each new prefix's row from its parent's, in order
+#pragma omp parallel for num_threads(detail::threads()) schedule(static) if (nn > 65536)
+      for (int64_t x = 0; x < nn; ++x) {
+        rows_times(1, r0, r1, S.data() + (uniq[x] % ns) * r0, r0, G + (uniq[x] / ns) * r1, n * r1, next.data() + x * r1,
+                   r1);
+      }
+      S.swap(next);
+      ns = nn;
+      continue;
+    }
     for (int64_t first = 0; first < nn;) {
       const int64_t digit = uniq[first] / ns;
       int64_t last = first;
@@ -243,7 +342,18 @@ void evaluate_queries(const TensorTrain& t, const Plan& P, const int64_t* q, int
     S.swap(next);
     ns = nn;
   }
-  for (int64_t p = 0; p < nq; ++p) values[p] = S[cls[p]];
+  std::vector<double> R;
+  std::vector<int64_t> rcls;
+  sweep_right(
+      t, P, bond, nq,
+      [&](int k, int64_t i) {
+        const ModeDigit& md = P.digits[k];
+        return (q[i * C + md.source] / md.div) % md.radix;
+      },
+      R, rcls);
+  const int64_t rp = t.ranks[bond];
+#pragma omp parallel for num_threads(detail::threads()) schedule(static) if (nq > 65536)
+  for (int64_t i = 0; i < nq; ++i) values[i] = dot_at(S.data() + cls[i] * rp, R.data() + rcls[i] * rp, rp);
 }
 
 void store_values(const double* v, int64_t n, const MutableArrayView& out, int64_t first) {
@@ -259,22 +369,27 @@ void store_values(const double* v, int64_t n, const MutableArrayView& out, int64
 // The values of a box (one list of coarse indices per axis; C order over the lists) on the train `t`
 // of an own layout. A box is a product, so its distinct digit prefixes are too: each axis keeps the
 // classes of its indices (equal digits so far), and the row vectors form a tensor over the axes'
-// classes. A mode of axis a refines a's classes only, a GEMM per new class over the other axes.
+// classes; a mode of axis a refines a's classes only. The trailing modes that read one axis alone
+// (its finest digits, in either layout) are swept from the right instead, one vector per distinct
+// suffix, so each value ends as one dot product of the two sides at their bond, as reconstruct's
+// left and right interfaces do.
 void evaluate_box(const TensorTrain& t, const Plan& P, const std::vector<std::vector<int64_t>>& box, double* values) {
   const int na = static_cast<int>(box.size());
+  const BoxSplit split = box_split(t.modes, P);
+  const int last = split.last, p = split.p;
   std::vector<std::vector<int64_t>> cls(na);
   std::vector<int64_t> count(na, 1);
   for (int a = 0; a < na; ++a) cls[a].assign(box[a].size(), 0);
   std::vector<double> S{1.0}, next;
   std::vector<int64_t> key, table, uniq;
-  for (int k = 0; k < t.d(); ++k) {
+  for (int k = 0; k < p; ++k) {
     const int64_t r0 = t.ranks[k], n = t.modes[k], r1 = t.ranks[k + 1];
     const double* G = t.cores[k].data();
     const ModeDigit md = P.digits[k];
     int64_t states = 1;
     for (int64_t c : count) states *= c;
     if (md.source < 0 || n == 1) {
-      next.assign(static_cast<std::size_t>(states * r1), 0.0);
+      next.resize(static_cast<std::size_t>(states * r1));
       rows_times(states, r0, r1, S.data(), r0, G, n * r1, next.data(), r1);
       S.swap(next);
       continue;
@@ -288,40 +403,47 @@ void evaluate_box(const TensorTrain& t, const Plan& P, const std::vector<std::ve
     int64_t outer = 1, inner = 1;
     for (int b = 0; b < a; ++b) outer *= count[b];
     for (int b = a + 1; b < na; ++b) inner *= count[b];
-    next.assign(static_cast<std::size_t>(outer * c_new * inner * r1), 0.0);
-    // new[o, j, i, :] = old[o, parent(j), i, :] G[:, digit(j), :]: rows over i (contiguous) or over o
-    // (strided), whichever is longer.
-    for (int64_t j = 0; j < c_new; ++j) {
-      const int64_t parent = uniq[j] % c_old, digit = uniq[j] / c_old;
-      const double* B = G + digit * r1;
-      if (inner >= outer) {
-        for (int64_t o = 0; o < outer; ++o) {
-          rows_times(inner, r0, r1, S.data() + (o * c_old + parent) * inner * r0, r0, B, n * r1,
-                     next.data() + (o * c_new + j) * inner * r1, r1);
-        }
-      } else {
-        for (int64_t i = 0; i < inner; ++i) {
-          rows_times(outer, r0, r1, S.data() + (parent * inner + i) * r0, c_old * inner * r0, B, n * r1,
-                     next.data() + (j * inner + i) * r1, c_new * inner * r1);
-        }
+    // new[o, j, i, :] = old[o, parent(j), i, :] G[:, digit(j), :], written in order.
+    next.resize(static_cast<std::size_t>(outer * c_new * inner * r1));
+#pragma omp parallel for num_threads(detail::threads()) \
+    schedule(static) if (r0 * r1 <= 256 && outer * c_new * inner > 65536)
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t j = 0; j < c_new; ++j) {
+        const int64_t parent = uniq[j] % c_old, digit = uniq[j] / c_old;
+        rows_times(inner, r0, r1, S.data() + (o * c_old + parent) * inner * r0, r0, G + digit * r1, n * r1,
+                   next.data() + (o * c_new + j) * inner * r1, r1);
       }
     }
     S.swap(next);
     count[a] = c_new;
   }
-  // Scatter: the value of (i_0 .. i_{A-1}) sits at the classes of its indices.
-  int64_t total = 1;
-  for (const auto& l : box) total *= static_cast<int64_t>(l.size());
-#pragma omp parallel for num_threads(detail::threads()) schedule(static) if (total > 65536)
-  for (int64_t o = 0; o < total; ++o) {
-    int64_t rest = o, off = 0, mult = 1;
-    for (int a = na - 1; a >= 0; --a) {
-      const int64_t m = static_cast<int64_t>(box[a].size());
-      off += cls[a][rest % m] * mult;
+  // The right sweep over modes [p, d): one row per distinct suffix of `last`'s digits.
+  const int64_t rp = t.ranks[p];
+  std::vector<double> R;
+  std::vector<int64_t> rcls;
+  sweep_right(
+      t, P, p, last >= 0 ? static_cast<int64_t>(box[last].size()) : 0,
+      [&](int k, int64_t i) { return (box[last][i] / P.digits[k].div) % P.digits[k].radix; }, R, rcls);
+  // Each value: its left state (the classes of its indices) against its right suffix, at bond p.
+  std::vector<int64_t> stride(na, 1);
+  for (int a = na - 2; a >= 0; --a) stride[a] = stride[a + 1] * count[a + 1];
+  const int64_t lastn = na > 0 ? static_cast<int64_t>(box[na - 1].size()) : 1;
+  int64_t rows = 1;
+  for (int a = 0; a + 1 < na; ++a) rows *= static_cast<int64_t>(box[a].size());
+#pragma omp parallel for num_threads(detail::threads()) schedule(static) if (rows * lastn > 65536)
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t rest = row, base = 0, rrow = 0;
+    for (int a = na - 2; a >= 0; --a) {
+      const int64_t m = static_cast<int64_t>(box[a].size()), i = rest % m;
       rest /= m;
-      mult *= count[a];
+      base += cls[a][i] * stride[a];
+      if (a == last) rrow = rcls[i];
     }
-    values[o] = S[off];
+    for (int64_t i = 0; i < lastn; ++i) {
+      const int64_t off = base + (na > 0 ? cls[na - 1][i] : 0);
+      const int64_t rc = last >= 0 && last == na - 1 ? rcls[i] : rrow;
+      values[row * lastn + i] = dot_at(S.data() + off * rp, R.data() + rc * rp, rp);
+    }
   }
 }
 
@@ -480,26 +602,28 @@ double selection_work(const std::vector<int64_t>& modes, const std::vector<int64
   if (nq == 0) return work;
   const double tile = std::min(nq, static_cast<double>(tile_queries(ranks)));
   const double tiles = std::ceil(nq / tile);
-  // Distinct prefixes after mode k: at most the tile's queries, and for a region at most the product
-  // over axes of the distinct leading digits each axis can have by then.
+  work += tiles * tile * static_cast<double>(d);  // reading each query's digits
+  if (s.by_points || P.flat) return work + tiles * meeting_bond(modes, ranks, P, tile).work;
+  // A region: from the left, at most the product over axes of the distinct leading digits each axis
+  // has by then (and the tile's values); from the right, at most the last axis's selected indices.
+  const BoxSplit split = box_split(modes, P);
   const int na = static_cast<int>(layout.shape.size());
   std::vector<double> seen(static_cast<std::size_t>(std::max(na, 1)), 1.0);
-  double prefixes_all = 1;
-  for (int k = 0; k < d; ++k) {
+  for (int k = 0; k < split.p; ++k) {
     const ModeDigit md = P.digits[k];
-    double prefixes = tile;
-    if (md.source >= 0) prefixes_all *= static_cast<double>(md.radix);
-    if (!s.by_points && !P.flat) {
-      if (md.source >= 0) seen[md.source] *= static_cast<double>(md.radix);
-      double bound = 1;
-      for (int a = 0; a < na; ++a) bound *= std::min(seen[a], static_cast<double>(out_shape[a]));
-      prefixes = std::min(prefixes, bound);
-    } else {
-      prefixes = std::min(prefixes, prefixes_all);
-    }
-    work += tiles * (prefixes * static_cast<double>(ranks[k] * ranks[k + 1]) + tile);
+    if (md.source >= 0) seen[md.source] *= static_cast<double>(md.radix);
+    double bound = 1;
+    for (int a = 0; a < na; ++a) bound *= std::min(seen[a], static_cast<double>(out_shape[a]));
+    const double prefixes = std::min(tile, bound);
+    work += tiles * prefixes * static_cast<double>(ranks[k] * ranks[k + 1]);
   }
-  return work;
+  double suffixes = 1;
+  for (int k = d - 1; k >= split.p; --k) {
+    if (P.digits[k].source >= 0) suffixes *= static_cast<double>(P.digits[k].radix);
+    const double rows = std::min(suffixes, static_cast<double>(out_shape[split.last]));
+    work += tiles * rows * static_cast<double>(ranks[k] * ranks[k + 1]);
+  }
+  return work + nq * static_cast<double>(ranks[split.p]);
 }
 
 double dense_selection_work(const std::vector<int64_t>& shape, const Selection& s) {
