@@ -57,12 +57,13 @@ export function toSelection(shape: number[], req: SelectionRequest): Selection {
   const coarse = shape.map((n, a) => Math.floor(n / 2 ** (level?.[a] ?? 0)));
   if (req.points !== undefined) {
     const points = new Float64Array(req.points.length * axes);
-    req.points.forEach((p, i) => {
+    for (let i = 0; i < req.points.length; i++) {
+      const p = req.points[i]!;
       if (p.length !== axes) {
         throw badRequest(`points[${i}] has ${p.length} indices; the array has ${axes} axes`, { field: `points[${i}]` });
       }
-      p.forEach((x, a) => (points[i * axes + a] = x < 0 ? x + coarse[a]! : x));
-    });
+      for (let a = 0; a < axes; a++) points[i * axes + a] = p[a]! < 0 ? p[a]! + coarse[a]! : p[a]!;
+    }
     return { level, points };
   }
   const region = req.region ?? [];

@@ -98,6 +98,7 @@ const typed =
     s.any(o) as ReturnType<typeof s.any> & { '~value'?: T };
 const isIndex = (x: unknown): x is number => Number.isSafeInteger(x);
 const badLevel = () => badRequest('level must be an integer >= 0, or a list of them (one per axis)', { field: 'level' });
+const badPoints = (field: string) => badRequest('points must be a non-empty list of index tuples (one integer per axis)', { field });
 const badRegion = (field: string) =>
   badRequest('region must be a list of [start, stop, step] per axis (integers or null; null for a whole axis)', { field });
 
@@ -128,11 +129,24 @@ const selectionFields = {
       return v as SliceRequest[];
     },
   }),
-  points: s.array(s.array(s.integer(-Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER), { maxItems: MAX_DIMS }), {
-    minItems: 1,
+  // Checked in one loop (the generic validator names every item's path: tens of ms for 10,000 points).
+  points: typed<number[][]>()({
     description:
-      'Index tuples (one index per axis, negative from the end): the answer is a 1-D array of their values in the order given. ' +
+      'Index tuples (one integer per axis, negative from the end): the answer is a 1-D array of their values in the order given. ' +
       `A selection may cost ${MAX_TRAIN_WORK.toExponential(2)} multiply-adds, or ${MAX_SELECTION_WORK_PER_VALUE} per value it returns.`,
+    example: [
+      [0, 0],
+      [10, -1],
+    ],
+    refine: (v: unknown, field: string): number[][] => {
+      if (!Array.isArray(v) || v.length === 0) throw badPoints(field);
+      for (let i = 0; i < v.length; i++) {
+        const p: unknown = v[i];
+        if (!Array.isArray(p) || p.length > MAX_DIMS) throw badPoints(`${field}[${i}]`);
+        for (let a = 0; a < p.length; a++) if (!isIndex(p[a])) throw badPoints(`${field}[${i}]`);
+      }
+      return v as number[][];
+    },
   }),
 };
 
