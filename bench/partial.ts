@@ -13,21 +13,10 @@ import { decodeNpy, encodeNpy } from '../src/codec/npy.js';
 import { startServer } from '../test/helpers/server.js';
 import { createTenant } from '../test/helpers/tenants.js';
 import { CUBE_SHAPE, linearCubeCores } from '../test/helpers/linear-cube.js';
+import { smoothField } from '../test/storage/helpers.js';
 
 const N = 4096;
 const REPS = Math.max(1, Number(process.env.TTS_BENCH_REPS ?? 7) || 7);
-
-function field(): Float32Array {
-  const out = new Float32Array(N * N);
-  for (let i = 0; i < N; i++) {
-    const x = i / (N - 1);
-    for (let j = 0; j < N; j++) {
-      const y = j / (N - 1);
-      out[i * N + j] = Math.sin(3 * x + 2 * y) + Math.exp(-x) * Math.cos(2 * y);
-    }
-  }
-  return out;
-}
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
@@ -60,7 +49,7 @@ async function timed(run: () => Promise<unknown>): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const data = field();
+  const data = smoothField(N, Float32Array);
   const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   const server = await startServer({ env: { SVC_GATE_DEFAULT_RATE_LIMIT_REQUESTS: '10000000' } });
   try {

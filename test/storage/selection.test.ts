@@ -7,9 +7,12 @@ import { decodeNpy } from '../../src/codec/npy.js';
 import { admin } from '../helpers/tenants.js';
 import { CUBE_SHAPE, cubeValue as f, linearCubeCores } from '../helpers/linear-cube.js';
 import { expectProblem, putArray, noise, served, smooth } from '../query/helpers.js';
-import { b64, npyOf, rng, storageSuite, type Client } from './helpers.js';
+import { b64, expectClose, npyOf, rng, storageSuite, type Client } from './helpers.js';
 
 type Slice = null | Array<number | null>;
+
+/** The contract's agreement with slicing the whole array: 1e-12 of its largest value, in float64. */
+const REL = 1e-12;
 
 /** Python's range(*slice(...).indices(n)), written out for the reference. */
 function pyRange(sl: Slice | undefined, n: number): number[] {
@@ -71,13 +74,6 @@ async function part(c: Client, body: Record<string, unknown>): Promise<{ shape: 
   const a = await decodeNpy(Buffer.from(r.body.data_b64 as string, 'base64'), 2 ** 30);
   expect(a.shape).to.deep.equal(r.body.shape);
   return { shape: a.shape, values: values(a) };
-}
-
-function expectClose(got: ArrayLike<number>, want: ArrayLike<number>, what: string, rel = 1e-12): void {
-  expect(got.length, what).to.equal(want.length);
-  let scale = 0;
-  for (let i = 0; i < want.length; i++) scale = Math.max(scale, Math.abs(want[i]!));
-  for (let i = 0; i < want.length; i++) expect(Math.abs(got[i]! - want[i]!), `${what}[${i}]`).to.be.at.most(rel * scale);
 }
 
 describe('storage: serve reads parts of an entry (region, level, points)', function () {
@@ -185,7 +181,7 @@ describe('storage: serve reads parts of an entry (region, level, points)', funct
         const want = sliced(full, shape, region);
         const got = await part(c, { key, region });
         expect(got.shape, `${key} ${JSON.stringify(region)}`).to.deep.equal(want.shape);
-        expectClose(got.values, want.data, `${key} ${JSON.stringify(region)}`);
+        expectClose(got.values, want.data, REL, `${key} ${JSON.stringify(region)}`);
       }
     }
   });
@@ -214,7 +210,7 @@ describe('storage: serve reads parts of an entry (region, level, points)', funct
       const want = sliced(coarse.data, coarse.shape, region ?? []);
       const got = await part(c, { key, level, ...(region ? { region } : {}) });
       expect(got.shape, `${key} level ${JSON.stringify(level)}`).to.deep.equal(want.shape);
-      expectClose(got.values, want.data, `${key} level ${JSON.stringify(level)}`);
+      expectClose(got.values, want.data, REL, `${key} level ${JSON.stringify(level)}`);
     }
   });
 
@@ -225,7 +221,7 @@ describe('storage: serve reads parts of an entry (region, level, points)', funct
       const want = points.map((p) => full[p.reduce((off, i, a) => off * shape[a]! + (i < 0 ? i + shape[a]! : i), 0)]!);
       const got = await part(c, { key, points });
       expect(got.shape).to.deep.equal([25]);
-      expectClose(got.values, want, `${key} points`);
+      expectClose(got.values, want, REL, `${key} points`);
       // on the coarse grid with a level
       const coarse = blockAverage(
         full,
@@ -234,7 +230,7 @@ describe('storage: serve reads parts of an entry (region, level, points)', funct
       );
       const cp = [shape.map((n) => (n >> 1) - 1), shape.map(() => 0)];
       const cw = cp.map((p) => coarse.data[p.reduce((off, i, a) => off * coarse.shape[a]! + i, 0)]!);
-      expectClose((await part(c, { key, points: cp, level: 1 })).values, cw, `${key} coarse points`);
+      expectClose((await part(c, { key, points: cp, level: 1 })).values, cw, REL, `${key} coarse points`);
     }
   });
 
