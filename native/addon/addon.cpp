@@ -26,6 +26,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   Export<Widen>(env, exports, "widen");
   Export<Reconstruct>(env, exports, "reconstruct");
   Export<Fingerprint>(env, exports, "fingerprint");
+  Export<Selection>(env, exports, "selection");
+  Export<ReconstructSelection>(env, exports, "reconstructSelection");
+  Export<SelectDense>(env, exports, "selectDense");
   Export<Dot>(env, exports, "dot");
   Export<Norm>(env, exports, "norm");
   Export<Distance>(env, exports, "distance");

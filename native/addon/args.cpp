@@ -127,6 +127,20 @@ tts::QttLayout ToLayout(Napi::Env env, const std::vector<int64_t>& shape, Napi::
   return tts::make_layout(shape, kind);
 }
 
+tts::QttLayout ToTrainLayout(Napi::Env env, const std::vector<int64_t>& shape, tts::LayoutKind kind,
+                             const std::vector<int64_t>& modes) {
+  double product = 1;
+  for (int64_t m : modes) product *= static_cast<double>(m);
+  tts::QttLayout layout = kind == tts::LayoutKind::RowMajor && static_cast<double>(ShapeNumel(shape)) == product
+                              ? tts::row_major_layout(shape, modes)
+                              : tts::make_layout(shape, kind);
+  if (modes != layout.modes) {
+    ThrowRangeError(env, "tt.modes " + FormatList(modes) + " do not match the modes " + FormatList(layout.modes) +
+                             " of shape " + FormatList(shape) + " in layout " + tts::layout_name(kind));
+  }
+  return layout;
+}
+
 tts::SvdOptions ToSvdOptions(Napi::Env env, Napi::Value v) {
   if (!v.IsObject() || v.IsArray()) {
     ThrowTypeError(env, "options must be an object {tolerance, maxRank?}, got " + DescribeValue(v));

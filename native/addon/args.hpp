@@ -38,6 +38,12 @@ tts::LayoutKind ToLayoutKind(Napi::Env env, Napi::Value v);
 // Layout for a shape; `layout` undefined means the engine's choice.
 tts::QttLayout ToLayout(Napi::Env env, const std::vector<int64_t>& shape, Napi::Value layout);
 
+// The layout a stored train of these modes is read in: row_major takes any split of the C-order
+// flattening (a train put with its own mode sizes); interleaved fixes the mode sizes by the shape.
+// RangeError when the modes fit neither.
+tts::QttLayout ToTrainLayout(Napi::Env env, const std::vector<int64_t>& shape, tts::LayoutKind kind,
+                             const std::vector<int64_t>& modes);
+
 // {tolerance, maxRank?} with 0 <= tolerance < 1 and maxRank in 1..tts::kMaxRank (absent: no cap).
 tts::SvdOptions ToSvdOptions(Napi::Env env, Napi::Value v);
 

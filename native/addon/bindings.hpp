@@ -22,6 +22,12 @@ Napi::Value Widen(
 Napi::Value Reconstruct(const Napi::CallbackInfo& info);  // (tt, shape, layout, dtype, reference?)
 Napi::Value Fingerprint(const Napi::CallbackInfo& info);  // (tt, shape, layout, reference, dtype)
 
+// Parts of an entry (selection.cpp): (shape, selection, train?) -> {shape, work}, synchronous checks;
+// (tt, shape, layout, dtype, selection) and (data, dtype, shape, selection) -> Promise<Uint8Array>
+Napi::Value Selection(const Napi::CallbackInfo& info);
+Napi::Value ReconstructSelection(const Napi::CallbackInfo& info);
+Napi::Value SelectDense(const Napi::CallbackInfo& info);
+
 Napi::Value Dot(const Napi::CallbackInfo& info);       // (a, b)
 Napi::Value Norm(const Napi::CallbackInfo& info);      // (a)
 Napi::Value Distance(const Napi::CallbackInfo& info);  // (a, b)

@@ -61,6 +61,7 @@ void RegisterLimits(Napi::Env env, Napi::Object exports) {
   o.Set("maxRebuildWorkPerValue", Napi::Number::New(env, tts::kMaxRebuildWorkPerValue));
   o.Set("maxTurnWork", Napi::Number::New(env, tts::kMaxTurnWork));
   o.Set("lightTurnWork", Napi::Number::New(env, tts::kLightTurnWork));
+  o.Set("maxSelectionWorkPerValue", Napi::Number::New(env, tts::kMaxSelectionWorkPerValue));
   exports.Set("limits", o);
 }
 

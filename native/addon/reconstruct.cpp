@@ -32,12 +32,8 @@ class ReconstructWorker : public PromiseWorker {
   void Run() override {
     tts::TensorTrain tt = tt_.Materialize();
     tts::ArrayView ref{ref_.data, dtype_, layout_.numel()};
-    bytes_ = want_out_ ? static_cast<size_t>(layout_.numel()) * tts::dtype_size(dtype_) : 0;
-    if (bytes_ > 0 && given_ == nullptr) {
-      out_.reset(static_cast<uint8_t*>(std::malloc(bytes_)));
-      if (!out_) throw std::bad_alloc();
-    }
-    tts::MutableArrayView out{given_ != nullptr ? given_ : out_.get(), dtype_, want_out_ ? layout_.numel() : 0};
+    if (want_out_ && given_ == nullptr) out_.Allocate(static_cast<size_t>(layout_.numel()) * tts::dtype_size(dtype_));
+    tts::MutableArrayView out{given_ != nullptr ? given_ : out_.data.get(), dtype_, want_out_ ? layout_.numel() : 0};
     fingerprint_ = BackendReconstruct(tt, layout_, out, ref);
   }
 
@@ -49,21 +45,8 @@ class ReconstructWorker : public PromiseWorker {
       if (ref_.data != nullptr) o.Set("fingerprint", FingerprintToJs(env, fingerprint_));
       return o;
     }
-    Napi::ArrayBuffer ab;
-    if (bytes_ == 0) {
-      ab = Napi::ArrayBuffer::New(env, 0);
-    } else {
-      try {
-        ab = Napi::ArrayBuffer::New(env, out_.get(), bytes_, [](Napi::Env, void* p) { std::free(p); });
-        out_.release();  // owned by the ArrayBuffer from here on
-      } catch (const Napi::Error&) {
-        // Runtimes that forbid external buffers: one copy on the main thread instead.
-        ab = Napi::ArrayBuffer::New(env, bytes_);
-        std::memcpy(ab.Data(), out_.get(), bytes_);
-      }
-    }
     Napi::Object o = Napi::Object::New(env);
-    o.Set("data", Napi::Uint8Array::New(env, bytes_, ab, 0));
+    o.Set("data", out_.ToJs(env));
     if (ref_.data != nullptr) o.Set("fingerprint", FingerprintToJs(env, fingerprint_));
     return o;
   }
@@ -73,18 +56,8 @@ class ReconstructWorker : public PromiseWorker {
   tts::QttLayout layout_;
   tts::DType dtype_;
   tts::Fingerprint fingerprint_;
-  struct Free {
-    void operator()(uint8_t* p) const { std::free(p); }
-  };
-  std::unique_ptr<uint8_t, Free> out_;
-  size_t bytes_ = 0;
+  OutputBytes out_;
 };
-
-double ProductOf(const std::vector<int64_t>& v) {
-  double p = 1;
-  for (int64_t x : v) p *= static_cast<double>(x);
-  return p;
-}
 
 struct Target {
   TrainView tt;
@@ -97,16 +70,7 @@ Target ToTarget(Napi::Env env, Napi::Value tt_js, Napi::Value shape_js, Napi::Va
   t.shape = ToShape(env, shape_js);
   tts::LayoutKind kind = ToLayoutKind(env, layout_js);
   t.tt = ToTrain(env, tt_js, "tt", keep);
-  // row_major takes any split of the C-order flattening (a train put with its own mode sizes);
-  // interleaved fixes the mode sizes by the shape.
-  t.layout = kind == tts::LayoutKind::RowMajor && ShapeNumel(t.shape) == ProductOf(t.tt.modes)
-                 ? tts::row_major_layout(t.shape, t.tt.modes)
-                 : tts::make_layout(t.shape, kind);
-  if (t.tt.modes != t.layout.modes) {
-    ThrowRangeError(env, "tt.modes " + FormatList(t.tt.modes) + " do not match the modes " +
-                             FormatList(t.layout.modes) + " of shape " + FormatList(t.shape) + " in layout " +
-                             tts::layout_name(kind));
-  }
+  t.layout = ToTrainLayout(env, t.shape, kind, t.tt.modes);
   return t;
 }
 

@@ -158,4 +158,30 @@ Napi::Object FingerprintToJs(Napi::Env env, const tts::Fingerprint& fp) {
   return o;
 }
 
+void OutputBytes::Free::operator()(uint8_t* p) const { std::free(p); }
+
+void OutputBytes::Allocate(size_t n) {
+  length = n;
+  if (n == 0) return;
+  data.reset(static_cast<uint8_t*>(std::malloc(n)));
+  if (!data) throw std::bad_alloc();
+}
+
+Napi::Uint8Array OutputBytes::ToJs(Napi::Env env) {
+  Napi::ArrayBuffer ab;
+  if (length == 0) {
+    ab = Napi::ArrayBuffer::New(env, 0);
+  } else {
+    try {
+      ab = Napi::ArrayBuffer::New(env, data.get(), length, [](Napi::Env, void* p) { std::free(p); });
+      data.release();  // owned by the ArrayBuffer from here on
+    } catch (const Napi::Error&) {
+      // Runtimes that forbid external buffers: one copy on the main thread instead.
+      ab = Napi::ArrayBuffer::New(env, length);
+      std::memcpy(ab.Data(), data.get(), length);
+    }
+  }
+  return Napi::Uint8Array::New(env, length, ab, 0);
+}
+
 }  // namespace tts_addon

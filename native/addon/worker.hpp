@@ -90,4 +90,17 @@ struct PackedTrain {
 
 Napi::Object FingerprintToJs(Napi::Env env, const tts::Fingerprint& fp);
 
+// An output array malloc'd on a worker thread (allocating and first touching a large one on the main
+// thread would stall the event loop), handed to JavaScript without a copy where the runtime allows.
+struct OutputBytes {
+  struct Free {
+    void operator()(uint8_t* p) const;
+  };
+  std::unique_ptr<uint8_t, Free> data;
+  size_t length = 0;
+
+  void Allocate(size_t n);               // worker thread; throws std::bad_alloc
+  Napi::Uint8Array ToJs(Napi::Env env);  // main thread: gives the block to an ArrayBuffer
+};
+
 }  // namespace tts_addon

@@ -92,6 +92,21 @@ export const engine: Engine = {
     return settle(() => native().fingerprint(tt, shape, layout, reference, dtype));
   },
 
+  /** A selection checked against a shape and its work estimated; synchronous, O(points + modes). */
+  selection(shape, selection, train) {
+    return native().selection(shape, selection, train);
+  },
+
+  /** The selected values from the cores; about the output's size times r^2, off-thread. */
+  reconstructSelection(tt, shape, layout, dtype, selection) {
+    return settle(() => native().reconstructSelection(tt, shape, layout, dtype, selection));
+  },
+
+  /** The selected values of a dense array (read in place); off-thread. */
+  selectDense(data, dtype, shape, selection) {
+    return settle(() => native().selectDense(data, dtype, shape, selection));
+  },
+
   /** <a, b> from the cores; O(d n r^3), independent of the dense size. */
   dot(a: TensorTrain, b: TensorTrain): Promise<number> {
     return settle(() => native().dot(a, b));

@@ -29,6 +29,12 @@ export const MAX_TURN_WORK: number = limits.maxTurnWork;
 export const LIGHT_TURN_WORK: number = limits.lightTurnWork;
 
 /**
+ * A selection (serve's level, region and points) may take MAX_TRAIN_WORK multiply-adds, or this many
+ * per value it returns when that is more.
+ */
+export const MAX_SELECTION_WORK_PER_VALUE: number = limits.maxSelectionWorkPerValue;
+
+/**
  * Estimated work of compressing `values` values: a QTT-SVD of full ranks does about values^1.5
  * multiply-adds (each unfolding's Gram is its size times its short side), a smooth array far fewer.
  */

@@ -19,14 +19,34 @@ import type {
 import type { BackendChoice, BackendSelection, GpuPlaced, GpuRefusal, GpuStats } from './gpu.js';
 
 /** The addon's array and train calls, as the typed engine gives them on (index.ts adds no types there). */
-type TrainCalls = Pick<Engine, 'widen' | 'reconstruct' | 'fingerprint' | 'dot' | 'norm' | 'distance' | 'dotBatch' | 'round'>;
+type TrainCalls = Pick<
+  Engine,
+  | 'widen'
+  | 'reconstruct'
+  | 'fingerprint'
+  | 'selection'
+  | 'reconstructSelection'
+  | 'selectDense'
+  | 'dot'
+  | 'norm'
+  | 'distance'
+  | 'dotBatch'
+  | 'round'
+>;
 
 export interface NativeAddon extends TrainCalls {
   info(): EngineInfo;
   layoutFor(shape: number[], layout?: LayoutName): { layout: LayoutName; modes: number[] };
   trainWork(modes: number[], ranks: number[], target: number[]): TrainWork;
   /** The bounds of native/core/include/ttstore/limits.hpp. */
-  limits: { maxRank: number; maxTrainWork: number; maxRebuildWorkPerValue: number; maxTurnWork: number; lightTurnWork: number };
+  limits: {
+    maxRank: number;
+    maxTrainWork: number;
+    maxRebuildWorkPerValue: number;
+    maxTurnWork: number;
+    lightTurnWork: number;
+    maxSelectionWorkPerValue: number;
+  };
   setThreads(n: number): void;
   retainFreedMemory(trimThresholdBytes: number, mmapThresholdBytes: number): boolean;
   compress(data: ArrayBytes, dtype: DType, shape: number[], opts: CompressOptions): Promise<CompressResult>;

@@ -156,6 +156,23 @@ export interface TrainWork {
   withinLimits: boolean;
 }
 
+/**
+ * A part of an array to read (native/core/include/ttstore/selection.hpp): `level[a]` averages 2^level[a]
+ * consecutive cells of axis a (absent: none); then `region`, one normalised NumPy slice [start, stop,
+ * step] per axis of the coarse grid, or `points`, n rows of one coarse index per axis, row after row.
+ */
+export interface Selection {
+  level?: number[];
+  region?: Array<[number, number, number]>;
+  points?: Float64Array;
+}
+
+/** What a selection returns (its shape, [n] for points) and what it costs in multiply-adds. */
+export interface SelectionPlan {
+  shape: number[];
+  work: number;
+}
+
 /** A value of a simulation param (CONTRACT.md section 6): JSON scalars only. */
 export type SimParams = Record<string, number | string | boolean>;
 
@@ -255,6 +272,22 @@ export interface Engine {
     reference?: ArrayBytes,
     out?: Uint8Array,
   ): Promise<{ data: Uint8Array; fingerprint?: Fingerprint }>;
+
+  /**
+   * Checks a selection against a shape (RangeError, ERR_TTS_INVALID, naming the axis or point) and
+   * estimates its work: on a train of these modes, ranks and layout, or on a dense array when `train`
+   * is absent. Synchronous, O(points + modes), no array data.
+   */
+  selection(shape: number[], selection: Selection, train?: { modes: number[]; ranks: number[]; layout: LayoutName }): SelectionPlan;
+
+  /**
+   * The selected values of the train, C order over the selection's shape, in `dtype` (cast as
+   * reconstruct casts), computed on the cores: about the output's size times r^2, never the array's.
+   */
+  reconstructSelection(tt: TensorTrain, shape: number[], layout: LayoutName, dtype: DType, selection: Selection): Promise<Uint8Array>;
+
+  /** The same selection of a dense C-order array of `dtype` (read in place); off-thread. */
+  selectDense(data: ArrayBytes, dtype: DType, shape: number[], selection: Selection): Promise<Uint8Array>;
 
   /** Fingerprint of tt against `reference` (of `dtype`), without materialising the array. */
   fingerprint(tt: TensorTrain, shape: number[], layout: LayoutName, reference: ArrayBytes, dtype: DType): Promise<Fingerprint>;

@@ -143,9 +143,6 @@ export function inspectCoresEntry(body: unknown, engine: Engine, limits: CoresLi
   if (numel !== numelModes) {
     throw badRequest(`the product of the mode sizes (${numelModes}) does not equal the product of shape [${shape.join(', ')}] (${numel})`);
   }
-  if (numel * ITEM_SIZE[dtype] > limits.maxPayloadBytes) {
-    throw payloadTooLarge(`the dense array (${numel * ITEM_SIZE[dtype]} bytes) would be over the payload limit`);
-  }
   // The engine's split of the shape: an interleaved train must use it; a row_major one may use any
   // split, and is brought into the engine's to be compared with other entries (CONTRACT.md section 3).
   let engineModes: number[];

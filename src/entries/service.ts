@@ -10,8 +10,10 @@ import type { EntryStore, NewEntryRow, PurgeScope, StoredRef } from '../store/en
 import type { Transaction } from '../store/transaction.js';
 import { BlobCorrupted, BlobStore, type BlobKind, type BlobRef } from '../store/blobs.js';
 import { coreBytes, coreDtypeOf, decodeCores, encodeCores } from '../store/cores.js';
-import { notFound, ProblemError } from '../http/errors.js';
-import { ITEM_SIZE, type DType, type Engine, type LayoutName, type TensorTrain } from '../engine/types.js';
+import { badRequest, notFound, ProblemError } from '../http/errors.js';
+import { ITEM_SIZE, type DType, type Engine, type LayoutName, type Selection, type TensorTrain } from '../engine/types.js';
+import { isInvalidInput } from '../engine/index.js';
+import { MAX_SELECTION_WORK_PER_VALUE, MAX_TRAIN_WORK } from '../engine/limits.js';
 import type { Payload } from '../codec/payload.js';
 import { chooseRepresentation, ZERO_FINGERPRINT, type Target } from './oracle.js';
 import { type EntryRow, type ListRow, shapeOf } from './entry.js';
@@ -448,6 +450,50 @@ export class EntryService {
     return data;
   }
 
+  /**
+   * A selection checked against an entry and costed, from its row alone (no data read): 400 for a
+   * selection the entry cannot answer (a level deeper than an axis allows, a point outside the coarse
+   * grid) or one whose work would pass MAX_TRAIN_WORK and MAX_SELECTION_WORK_PER_VALUE per value.
+   */
+  planSelection(row: StoredRef & Pick<EntryRow, 'modes' | 'ranks' | 'blob_kind'>, selection: Selection): SelectionPart {
+    const shape = shapeOf(row);
+    const train =
+      row.blob_kind === 'cores'
+        ? { modes: JSON.parse(row.modes) as number[], ranks: JSON.parse(row.ranks) as number[], layout: row.layout }
+        : undefined;
+    let plan;
+    try {
+      plan = this.engine.selection(shape, selection, train);
+    } catch (err) {
+      if (isInvalidInput(err)) throw badRequest(err.message);
+      throw err;
+    }
+    const values = plan.shape.reduce((a, b) => a * b, 1);
+    const limit = Math.max(MAX_TRAIN_WORK, MAX_SELECTION_WORK_PER_VALUE * values);
+    if (plan.work > limit) {
+      throw badRequest(
+        `this selection would cost ${plan.work.toExponential(2)} multiply-adds, more than ${limit.toExponential(2)} ` +
+          `(${MAX_SELECTION_WORK_PER_VALUE} per value it returns): select fewer values at a time, or at a coarser level`,
+        { work: plan.work, work_limit: limit },
+      );
+    }
+    return { selection, shape: plan.shape, work: plan.work, bytes: values * ITEM_SIZE[row.dtype] };
+  }
+
+  /**
+   * The values of a planned selection (C-order bytes of the entry's dtype): from the cores when the
+   * entry is compressed, else from its stored data, read once. Runs in `turn` (engine admission).
+   */
+  async readSelection(row: StoredRef, part: SelectionPart, turn: Turn = SERVER_TURN): Promise<Uint8Array> {
+    const shape = shapeOf(row);
+    if (row.blob_kind === 'raw') {
+      const data = await this.readDense(row);
+      return this.admission.run(turn, () => this.engine.selectDense(data, row.dtype, shape, part.selection), part.work);
+    }
+    const tt = await this.readCores(row);
+    return this.admission.run(turn, () => this.engine.reconstructSelection(tt, shape, row.layout, row.dtype, part.selection), part.work);
+  }
+
   /** Latest live versions of keys with `prefix`, in byte order, and how many keys match in all. */
   list(tenantId: string, namespace: string, prefix: string, limit: number, offset: number): Promise<{ rows: ListRow[]; total: number }> {
     return this.store.list(tenantId, namespace, prefix, limit, offset);
@@ -502,6 +548,14 @@ export class EntryService {
     if (total > 0) this.opts.log.info({ purged: total }, 'purged entries');
     return total;
   }
+}
+
+/** A selection planSelection() accepted: what it returns (shape, bytes) and its estimated work. */
+export interface SelectionPart {
+  selection: Selection;
+  shape: number[];
+  work: number;
+  bytes: number;
 }
 
 /** The engine's layout for a shape; shapes it cannot lay out (empty arrays) report row_major, no modes. */

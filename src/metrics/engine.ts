@@ -50,6 +50,22 @@ export function instrumentEngine(inner: Engine, metrics: EngineMetrics, log: Log
         (r) => r.data.byteLength,
       );
     },
+    reconstructSelection(tt, shape, layout, dtype, selection) {
+      return timed(
+        'reconstruct_selection',
+        coreBytes(tt),
+        () => inner.reconstructSelection(tt, shape, layout, dtype, selection),
+        (r) => r.byteLength,
+      );
+    },
+    selectDense(data, dtype, shape, selection) {
+      return timed(
+        'select_dense',
+        byteLength(data),
+        () => inner.selectDense(data, dtype, shape, selection),
+        (r) => r.byteLength,
+      );
+    },
     fingerprint(tt, shape, layout, reference, dtype) {
       return timed(
         'fingerprint',

@@ -1,5 +1,6 @@
 // Shared pieces of the storage HTTP tests: a server with rate and in-flight limits out of the way, an enterprise
 // tenant, and small clients for the storage endpoints.
+import { expect } from 'chai';
 import { decodeNpy, encodeNpy } from '../../src/codec/npy.js';
 import type { DType } from '../../src/engine/types.js';
 import { http, startServer, type Reply, type StartOptions, type TestServer } from '../helpers/server.js';
@@ -102,4 +103,12 @@ export function smoothField(n: number, Arr: Float64ArrayConstructor | Float32Arr
     }
   }
   return out;
+}
+
+/** `got` equals `want` within `rel` times the largest |want|, element by element. */
+export function expectClose(got: ArrayLike<number>, want: ArrayLike<number>, rel: number, what: string): void {
+  expect(got.length, what).to.equal(want.length);
+  let scale = 0;
+  for (let i = 0; i < want.length; i++) scale = Math.max(scale, Math.abs(want[i]!));
+  for (let i = 0; i < want.length; i++) expect(Math.abs(got[i]! - want[i]!), `${what}[${i}]`).to.be.at.most(rel * scale);
 }

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { decodeNpy } from '../../src/codec/npy.js';
 import { denseMetric, expectAgrees, METRICS, npyB64, putArray, served, similarity, smooth, topk, topkVector } from '../query/helpers.js';
-import { b64, npyOf, rng, storageSuite, type Client } from './helpers.js';
+import { b64, expectClose, npyOf, rng, storageSuite, type Client } from './helpers.js';
 
 interface Train {
   modes: number[];
@@ -67,13 +67,6 @@ const SPLITS: Array<[number[], number[], number[]]> = [
 ];
 
 const name = (shape: number[], modes: number[]) => `s${shape.join('x')}-m${modes.join('x')}`;
-
-function expectClose(got: ArrayLike<number>, want: ArrayLike<number>, rel: number, what: string): void {
-  expect(got.length, what).to.equal(want.length);
-  let scale = 0;
-  for (let i = 0; i < want.length; i++) scale = Math.max(scale, Math.abs(want[i]!));
-  for (let i = 0; i < want.length; i++) expect(Math.abs(got[i]! - want[i]!), `${what}[${i}]`).to.be.at.most(rel * scale);
-}
 
 describe('storage: put_cores over any row_major mode split', function () {
   this.timeout(60000);

@@ -1,9 +1,11 @@
 // The storage endpoints (SPEC.md "Storage endpoints", CONTRACT.md section 6) and their request schemas.
-import { MAX_REBUILD_WORK_PER_VALUE, MAX_RANK, MAX_TRAIN_WORK } from '../../engine/limits.js';
+import { MAX_REBUILD_WORK_PER_VALUE, MAX_RANK, MAX_SELECTION_WORK_PER_VALUE, MAX_TRAIN_WORK } from '../../engine/limits.js';
 import { DTYPES } from '../../engine/types.js';
 import { badRequest } from '../../http/errors.js';
 import { s } from '../../http/schema/types.js';
 import { MAX_BATCH_ENTRIES, MAX_CORES } from '../../limits/input.js';
+import { MAX_DIMS } from '../../codec/npy.js';
+import type { SelectionRequest, SliceRequest } from '../../entries/selection.js';
 import type { Endpoint } from '../../http/endpoint.js';
 import {
   dataB64,
@@ -89,6 +91,65 @@ export const putCoresBatchBody = s.object(
   { additionalProperties: true, required: ['entries'], title: 'PutCoresBatchRequest' },
 );
 
+/** s.any with the type its refine hook returns (what the handler reads). */
+const typed =
+  <T>() =>
+  (o: Parameters<typeof s.any>[0]) =>
+    s.any(o) as ReturnType<typeof s.any> & { '~value'?: T };
+const isIndex = (x: unknown): x is number => Number.isSafeInteger(x);
+const badLevel = () => badRequest('level must be an integer >= 0, or a list of them (one per axis)', { field: 'level' });
+const badPoints = (field: string) => badRequest('points must be a non-empty list of index tuples (one integer per axis)', { field });
+const badRegion = (field: string) =>
+  badRequest('region must be a list of [start, stop, step] per axis (integers or null; null for a whole axis)', { field });
+
+/** serve's selection fields (target dense): CONTRACT-style words in docs/api.md "Reading parts of an entry". */
+const selectionFields = {
+  level: typed<SelectionRequest['level']>()({
+    description:
+      'Coarse view: an integer per axis, or one for every axis; averages 2^level consecutive cells along each axis ' +
+      "(400 when an axis's size has fewer factors of 2). Applied before region and points, which index the coarse grid.",
+    example: 4,
+    refine: (v: unknown): SelectionRequest['level'] => {
+      if (isIndex(v) && v >= 0) return v;
+      if (Array.isArray(v) && v.length <= MAX_DIMS && v.every((x) => isIndex(x) && x >= 0)) return v as number[];
+      throw badLevel();
+    },
+  }),
+  region: typed<SliceRequest[]>()({
+    description:
+      'One NumPy slice [start, stop, step] per axis (shorter lists and null entries take the defaults, negative indices ' +
+      'count from the end, null is the whole axis; missing trailing axes are whole): the answer is array[slices].',
+    example: [[0, 64], null, [null, null, -2]],
+    refine: (v: unknown, field: string): SliceRequest[] => {
+      if (!Array.isArray(v) || v.length > MAX_DIMS) throw badRegion(field);
+      v.forEach((sl, a) => {
+        if (sl === null) return;
+        if (!Array.isArray(sl) || sl.length > 3 || !sl.every((x) => x === null || isIndex(x))) throw badRegion(`${field}[${a}]`);
+      });
+      return v as SliceRequest[];
+    },
+  }),
+  // Checked in one loop (the generic validator names every item's path: tens of ms for 10,000 points).
+  points: typed<number[][]>()({
+    description:
+      'Index tuples (one integer per axis, negative from the end): the answer is a 1-D array of their values in the order given. ' +
+      `A selection may cost ${MAX_TRAIN_WORK.toExponential(2)} multiply-adds, or ${MAX_SELECTION_WORK_PER_VALUE} per value it returns.`,
+    example: [
+      [0, 0],
+      [10, -1],
+    ],
+    refine: (v: unknown, field: string): number[][] => {
+      if (!Array.isArray(v) || v.length === 0) throw badPoints(field);
+      for (let i = 0; i < v.length; i++) {
+        const p: unknown = v[i];
+        if (!Array.isArray(p) || p.length > MAX_DIMS) throw badPoints(`${field}[${i}]`);
+        for (let a = 0; a < p.length; a++) if (!isIndex(p[a])) throw badPoints(`${field}[${i}]`);
+      }
+      return v as number[][];
+    },
+  }),
+};
+
 export const serveBody = s.object(
   {
     key: key(),
@@ -104,6 +165,7 @@ export const serveBody = s.object(
       description: 'GPU device when target is gpu.',
       invalid: (_v, field) => badRequest('device must look like cuda:<int>, e.g. cuda:0', { field }),
     }),
+    ...selectionFields,
   },
   { additionalProperties: true, required: ['key'], title: 'ServeRequest' },
 );
@@ -160,7 +222,8 @@ export const STORAGE_ENDPOINTS = {
       'of the shape (where similarity and top-K compare it with other entries of that shape); a dense rebuild may also take ' +
       `${MAX_REBUILD_WORK_PER_VALUE} per value of the array. A train that would hold more values in the engine's split ` +
       'than the payload limit allows for cores is a 413. What is stored is the cores ' +
-      'as given: serve target cores returns them, serve dense rebuilds the array bit for bit from them.',
+      'as given: serve target cores returns them, serve dense rebuilds the array bit for bit from them. Its dense form may be ' +
+      'larger than the payload limit; such an entry is read in parts (serve with region, level or points).',
     body: { json: putCoresBody, limit: 'payload', required: true },
     answers: { 200: { description: 'Stored as a new version (verdict exact).', schema: putResponse } },
     problems: ENTRY_ERRORS,
@@ -219,7 +282,10 @@ export const STORAGE_ENDPOINTS = {
     summary: 'Reconstruct an entry (dense), hand out its cores, or place them on a GPU',
     description:
       'target dense answers JSON with data_b64 (an .npy, or the bytes of a blob); with Accept: application/x-npy ' +
-      '(or application/octet-stream for a blob) the body is the bytes themselves, the facts in X-Ttstore-* headers.',
+      '(or application/octet-stream for a blob) the body is the bytes themselves, the facts in X-Ttstore-* headers. ' +
+      'With level, region or points (target dense, arrays only) only that part is computed, from the cores, and its shape is ' +
+      'the shape answered; its output is capped by the payload limit (413), which a whole dense serve of a larger entry ' +
+      'also answers.',
     body: { json: serveBody, limit: 'small', required: true },
     answers: {
       200: {
@@ -256,7 +322,7 @@ export const STORAGE_ENDPOINTS = {
         },
       },
     },
-    problems: [400, 402, 403, 404, 409, 415, 501, 503],
+    problems: [400, 402, 403, 404, 409, 413, 415, 501, 503],
   },
   delete: {
     id: 'delete',

@@ -4,7 +4,8 @@
 import { hash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Context, Middleware } from 'koa';
-import { badRequest, ProblemError } from '../../http/errors.js';
+import { badRequest, payloadTooLarge, ProblemError } from '../../http/errors.js';
+import { isPartial, toSelection } from '../../entries/selection.js';
 import { encodeNpyHeader } from '../../codec/npy.js';
 import { gateOf } from '../../gate/context.js';
 import { getView, listItemView, shapeOf, ranksOf, fingerprintOf, type EntryRow } from '../../entries/entry.js';
@@ -107,7 +108,10 @@ function headerSafe(v: string): string {
 export function serveHandler(deps: StorageDeps): Middleware {
   return async function serve(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
-    const { key, namespace, version, target, device = 'cuda:0' } = parseBody(serveBody, ctx.request.body);
+    const { key, namespace, version, target, device = 'cuda:0', region, level, points } = parseBody(serveBody, ctx.request.body);
+    const partial = isPartial({ region, level, points });
+    const partialField = region !== undefined ? 'region' : level !== undefined ? 'level' : 'points';
+    if (partial && target !== 'dense') throw badRequest('region, level and points apply to target dense', { field: partialField });
     gate.authorize(namespace, target === 'dense' ? 'serve_dense' : target === 'gpu' ? 'serve_gpu' : 'serve_cores');
     const row = await deps.entries.require(tenant.tenantId, namespace, key, version);
     const { hold, turn } = deps.admission.of(ctx);
@@ -153,12 +157,56 @@ export function serveHandler(deps: StorageDeps): Middleware {
       return;
     }
 
-    // Reserved before reconstructing: the dense array, and what streaming its base64 holds.
     const shape = shapeOf(row);
     const accept = ctx.accepts('application/json', 'application/x-npy', 'application/octet-stream');
     const raw = accept === 'application/x-npy' || accept === 'application/octet-stream';
+    const facts = {
+      key,
+      namespace,
+      version: row.version,
+      target,
+      kind: row.kind,
+      dtype: row.dtype,
+      layout: row.layout,
+      verdict: row.verdict,
+    };
+    const limit = deps.config.maxPayloadBytes;
+
+    if (partial) {
+      if (row.kind === 'blob') throw badRequest('a blob has no axes: region, level and points apply to arrays', { field: partialField });
+      const part = deps.entries.planSelection(row, toSelection(shape, { region, level, points }));
+      if (part.bytes > limit) {
+        throw payloadTooLarge(
+          `the selection [${part.shape.join(', ')}] (${part.bytes} bytes) would be over the payload limit (${limit} bytes): ` +
+            'select fewer values, or at a coarser level',
+        );
+      }
+      const npyHeader = accept === 'application/octet-stream' ? null : encodeNpyHeader(row.dtype, part.shape);
+      const bodyBytes = (npyHeader?.length ?? 0) + part.bytes;
+      // The selection, the stored data of an uncompressed entry (read whole), the base64 stream.
+      await hold.grow(
+        part.bytes + (row.compressed ? 0 : row.original_bytes) + (raw ? 0 : streamHeldBytes(base64Length(bodyBytes))),
+        turn.signal,
+      );
+      const data = await deps.entries.readSelection(row, part, turn);
+      sendArray(
+        ctx,
+        raw ? accept : null,
+        { ...facts, shape: part.shape, fingerprint: fingerprintOf(row) },
+        npyHeader ? [npyHeader, data] : [data],
+        bodyBytes,
+      );
+      return;
+    }
+    if (row.original_bytes > limit) {
+      throw payloadTooLarge(
+        `the dense array (${row.original_bytes} bytes) is over the payload limit (${limit} bytes); ` +
+          'read it in parts with region, level or points',
+      );
+    }
+
+    // Reserved before reconstructing: the dense array, and what streaming its base64 holds.
     const npyHeader = accept === 'application/octet-stream' || (!raw && row.kind === 'blob') ? null : encodeNpyHeader(row.dtype, shape);
-    const parts = (data: Uint8Array) => (npyHeader ? [npyHeader, data] : [data]);
     const bodyBytes = (npyHeader?.length ?? 0) + row.original_bytes;
     await hold.grow(row.original_bytes + (raw ? 0 : streamHeldBytes(base64Length(bodyBytes))), turn.signal);
 
@@ -173,42 +221,54 @@ export function serveHandler(deps: StorageDeps): Middleware {
       throw err;
     }
     if (out) ctx.res.once('close', () => deps.buffers.release(out));
-    if (raw) {
-      // Raw bodies: no base64, no JSON; the facts go in headers (the key percent-encoded).
-      ctx.set('X-Ttstore-Key', headerSafe(key));
-      ctx.set('X-Ttstore-Namespace', namespace);
-      ctx.set('X-Ttstore-Version', String(row.version));
-      ctx.set('X-Ttstore-Verdict', row.verdict);
-      ctx.set('X-Ttstore-Kind', row.kind);
-      ctx.set('X-Ttstore-Dtype', row.dtype);
-      ctx.set('X-Ttstore-Shape', shape.join(','));
-      ctx.set('X-Ttstore-Layout', row.layout);
-      const body = parts(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
-      ctx.type = accept;
-      ctx.body = Readable.from(body, { objectMode: false });
-      ctx.length = bodyBytes;
-      return;
-    }
-    sendJsonPieces(
+    sendArray(
       ctx,
-      withBase64(
-        {
-          key,
-          namespace,
-          version: row.version,
-          target,
-          kind: row.kind,
-          dtype: row.dtype,
-          shape,
-          layout: row.layout,
-          verdict: row.verdict,
-          fingerprint: fingerprintOf(row),
-        },
-        'data_b64',
-        parts(data),
-      ),
+      raw ? accept : null,
+      { ...facts, shape, fingerprint: fingerprintOf(row) },
+      npyHeader ? [npyHeader, data] : [data],
+      bodyBytes,
     );
   };
+}
+
+/**
+ * serve dense's answer: with a raw `accept` the bytes themselves, the facts in X-Ttstore-* headers (the
+ * key percent-encoded); else JSON with the bytes as data_b64 (an .npy, or a blob's bytes).
+ */
+function sendArray(
+  ctx: Context,
+  accept: string | null,
+  facts: {
+    key: string;
+    namespace: string;
+    version: number;
+    kind: string;
+    dtype: string;
+    shape: number[];
+    layout: string;
+    verdict: string;
+  } & Record<string, unknown>,
+  parts: Uint8Array[],
+  bodyBytes: number,
+): void {
+  if (accept) {
+    ctx.set('X-Ttstore-Key', headerSafe(facts.key));
+    ctx.set('X-Ttstore-Namespace', facts.namespace);
+    ctx.set('X-Ttstore-Version', String(facts.version));
+    ctx.set('X-Ttstore-Verdict', facts.verdict);
+    ctx.set('X-Ttstore-Kind', facts.kind);
+    ctx.set('X-Ttstore-Dtype', facts.dtype);
+    ctx.set('X-Ttstore-Shape', facts.shape.join(','));
+    ctx.set('X-Ttstore-Layout', facts.layout);
+    ctx.type = accept;
+    ctx.body = Readable.from(
+      parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)),
+      { objectMode: false },
+    );
+    ctx.length = bodyBytes;
+    return;
+  }
+  sendJsonPieces(ctx, withBase64(facts, 'data_b64', parts));
 }
 
 /**

@@ -34,4 +34,14 @@ inline constexpr double kLightTurnWork = 4194304.0;  // 2^22
 // of a dense serve's per-byte costs (cast, encoding, sending) rather than the bulk of it.
 inline constexpr double kMaxRebuildWorkPerValue = 128.0;
 
+// A selection (serve's level, region and points, ttstore/selection.hpp) may take kMaxTrainWork
+// multiply-adds, or this many per value it returns when that is more: a value of a region costs about
+// r^2 (the products of shared leading digits are paid once), a point about d r^2, so a region of ranks
+// up to about 45 and points of ranks up to about 10 are read at any size the payload limit allows.
+inline constexpr double kMaxSelectionWorkPerValue = 4096.0;
+
+// The float64 values a selection holds at once for the products over its values' leading digits
+// (2^22: 32 MiB); a larger selection is read in tiles of this many values over the largest rank.
+inline constexpr int64_t kSelectionStateValues = int64_t{1} << 22;
+
 }  // namespace tts
