@@ -26,8 +26,10 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   Export<Widen>(env, exports, "widen");
   Export<Reconstruct>(env, exports, "reconstruct");
   Export<Fingerprint>(env, exports, "fingerprint");
-  Export<Dot>(env, exports, "dot");
   Export<Norm>(env, exports, "norm");
+  // Test-only: no service calls these (src/engine's EngineTestCalls); the engine tests check the
+  // core's contractions and rounding through them.
+  Export<Dot>(env, exports, "dot");
   Export<Distance>(env, exports, "distance");
   Export<DotBatch>(env, exports, "dotBatch");
   Export<Round>(env, exports, "round");
