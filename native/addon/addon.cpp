@@ -29,8 +29,10 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   Export<Selection>(env, exports, "selection");
   Export<ReconstructSelection>(env, exports, "reconstructSelection");
   Export<SelectDense>(env, exports, "selectDense");
-  Export<Dot>(env, exports, "dot");
   Export<Norm>(env, exports, "norm");
+  // Test-only: no service calls these (src/engine's EngineTestCalls); the engine tests check the
+  // core's contractions and rounding through them.
+  Export<Dot>(env, exports, "dot");
   Export<Distance>(env, exports, "distance");
   Export<DotBatch>(env, exports, "dotBatch");
   Export<Round>(env, exports, "round");

@@ -1,6 +1,6 @@
 // navier_stokes_2d: Taylor-Green kinetic energy follows E0 exp(-4t/Re) (u = sin x cos y: each
 // component decays as exp(-2t/Re), the energy at twice the rate) after 100 steps at 512², the
-// double shear layer at 512² with max_rank 64 agrees with a dense solver of the same scheme to 1e-2
+// double shear layer at 256² with max_rank 64 agrees with a dense solver of the same scheme to 2.5e-3
 // in relative L2 vorticity at t = 1, decaying turbulence is reproducible by seed and loses energy,
 // the discrete divergence stays below 1e-6 of the velocity gradient norm throughout, the outputs are
 // trains over the interleaved layout of [n, n], params are checked by name, and dt is held to the
@@ -81,25 +81,26 @@ TEST(taylor_green_at_4096_squared_rounds_at_tol_times_h_squared_and_stays_at_rou
 
 // The double shear layer of sim_navier_stokes.hpp: u = tanh((y - π/2) / δ) below y = π and
 // tanh((3π/2 - y) / δ) above, δ = π/15, v = 0.05 sin x, Re = 10^4, to t = 1 (the contract's case)
-// in 60 steps, dt = 1/60 (advective CFL max|u| dt / h = 1.43, inside SSP-RK3's √3 for central
-// differences). The dense solver starts from the projection of the same field and runs the same
-// scheme with an exact FFT projection, so the difference is the QTT truncation alone. It was 0.69
-// at t = 1 while apply's zip-up, its carried rank capped at 96, truncated the products u ⊙ D w
-// wrongly (they carry 140-190 for results of rank 22-42); with the fitting sweep that follows a
-// capped zip-up it is about 4e-3 (3.9e-3 in 100 steps of 0.01, 4.0e-3 in 50 of 0.02), growing
-// ~3e-5 a step at the end, and ψ's rank reaches the cap of 64 a little after t = 0.5 and stays
-// there without harm. 100 steps took 36 minutes on 2 cores (ctest's OpenBLAS on its SSE3 kernels,
-// before the GEMM operator cores and the viscous term in state form); 50 steps of 0.02 took 6.4
-// minutes after them, so CI runs the whole case.
-TEST(shear_layer_at_512_squared_rank_64_agrees_with_the_dense_reference_to_1e_2_in_vorticity) {
+// on 256² (8.5 points per δ) in 30 steps, dt = 1/30 (advective CFL max|u| dt / h = 1.43, inside
+// SSP-RK3's √3 for central differences; max_dt's limit). The dense solver starts from the
+// projection of the same field and runs the same scheme with an exact FFT projection, so the
+// difference is the QTT truncation alone. It was 0.69 at t = 1 (at 512²) while apply's zip-up, its
+// carried rank capped at 96, truncated the products u ⊙ D w wrongly (they carry 140-190 for results
+// of rank 22-42); with the fitting sweep that follows a capped zip-up it is 8.4e-4 here, growing
+// ~2e-5 a step at the end, and ψ's rank reaches 63 at t = 1. The bar keeps the margin the 512² case
+// had (3.9e-3 against 1e-2). 256² rather than 512² (60 steps of 1/60): the same flow, time, CFL,
+// rank cap and rounding in half the steps, each over 16 QTT cores rather than 18. The error is
+// larger at 512² (4e-3): the derivatives magnify the rounding noise of ψ by 1/h.
+TEST(shear_layer_at_256_squared_rank_64_agrees_with_the_dense_reference_to_2_5e_3_in_vorticity) {
   const double pi = 3.14159265358979323846;
   navier_stokes::Config c;
-  c.n_bits = 9;
+  c.n_bits = 8;
   c.reynolds = 1e4;
-  c.steps = 60;
+  c.steps = 30;
   c.dt = 1.0 / static_cast<double>(c.steps);
   c.max_rank = 64;
   c.initial = navier_stokes::Initial::ShearLayer;
+  CHECK(c.dt <= navier_stokes::max_dt(c));
   // Rounding at 1e-7 rather than the default 1e-9, at which the ranks reach the cap within 3 steps.
   c.tol = 1e-7;
   const auto t0 = std::chrono::steady_clock::now();
@@ -108,13 +109,13 @@ TEST(shear_layer_at_512_squared_rank_64_agrees_with_the_dense_reference_to_1e_2_
   double worst_div = st.divergence_ratio(s);
   for (int n = 1; n <= c.steps; ++n) {
     st.step(s);
-    if (n % 5 == 0) worst_div = std::max(worst_div, st.divergence_ratio(s));
+    if (n % 3 == 0) worst_div = std::max(worst_div, st.divergence_ratio(s));
     CHECK(s.psi.max_rank() <= c.max_rank);
   }
   const double qtt_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK_MSG(worst_div < 1e-6, "divergence " + check::num(worst_div));
 
-  const int64_t n = 512;
+  const int64_t n = int64_t{1} << c.n_bits;
   dense_ns::Solver ref(n, c.reynolds);
   std::vector<double> u(n * n), v(n * n);
   const double delta = pi / 15;
@@ -130,9 +131,10 @@ TEST(shear_layer_at_512_squared_rank_64_agrees_with_the_dense_reference_to_1e_2_
   const std::vector<double> want = ref.vorticity(u, v);
   const std::vector<double> got = qtt::to_dense(navier_stokes::grid(c), st.vorticity(s));
   const double err = ttt::diff_norm(got, want) / ttt::norm2(want);
-  std::printf("  shear layer 512^2 to t = %.2f: vorticity error %.3e, divergence %.3e, psi rank %ld, %.1f s (QTT)\n",
-              c.dt * static_cast<double>(c.steps), err, worst_div, static_cast<long>(s.psi.max_rank()), qtt_s);
-  CHECK_MSG(err < 1e-2, "vorticity error " + check::num(err));
+  std::printf("  shear layer %ld^2 to t = %.2f: vorticity error %.3e, divergence %.3e, psi rank %ld, %.1f s (QTT)\n",
+              static_cast<long>(n), c.dt * static_cast<double>(c.steps), err, worst_div,
+              static_cast<long>(s.psi.max_rank()), qtt_s);
+  CHECK_MSG(err < 2.5e-3, "vorticity error " + check::num(err));
 }
 
 // Seeded random stream function: the same seed gives the same flow, another seed another; the

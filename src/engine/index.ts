@@ -10,6 +10,7 @@ import type {
   DType,
   Engine,
   EngineInfo,
+  EngineTestCalls,
   Fingerprint,
   LayoutName,
   OperandPool,
@@ -107,29 +108,9 @@ export const engine: Engine = {
     return settle(() => native().selectDense(data, dtype, shape, selection));
   },
 
-  /** <a, b> from the cores; O(d n r^3), independent of the dense size. */
-  dot(a: TensorTrain, b: TensorTrain): Promise<number> {
-    return settle(() => native().dot(a, b));
-  },
-
   /** ||a||_2 from the cores; O(d n r^3). */
   norm(a: TensorTrain): Promise<number> {
     return settle(() => native().norm(a));
-  },
-
-  /** ||a - b||_2 from the cores (>= 0); O(d n r^3). */
-  distance(a: TensorTrain, b: TensorTrain): Promise<number> {
-    return settle(() => native().distance(a, b));
-  },
-
-  /** <q, c_j> for every candidate in one call, parallel over candidates; O(k d n r^3). */
-  dotBatch(q: TensorTrain, candidates: TensorTrain[]): Promise<Float64Array> {
-    return settle(() => native().dotBatch(q, candidates));
-  },
-
-  /** TT rounding to a relative tolerance and rank cap; Float64Array cores; O(d n r^3). */
-  round(tt: TensorTrain, opts: { tolerance: number; maxRank?: number }): Promise<TensorTrain> {
-    return settle(() => native().round(tt, opts));
   },
 
   /** Registered solver names, sorted; synchronous, microseconds. */
@@ -194,6 +175,29 @@ export const engine: Engine = {
     setBudget: (bytes) => native().gpu.setBudget(bytes),
     stats: (device) => native().gpu.stats(device),
   } satisfies GpuPlacement,
+};
+
+/** Test-only calls of the addon (EngineTestCalls says why they are not part of Engine). */
+export const engineTestCalls: EngineTestCalls = {
+  /** <a, b> from the cores; O(d n r^3), independent of the dense size. */
+  dot(a: TensorTrain, b: TensorTrain): Promise<number> {
+    return settle(() => native().dot(a, b));
+  },
+
+  /** ||a - b||_2 from the cores (>= 0); O(d n r^3). */
+  distance(a: TensorTrain, b: TensorTrain): Promise<number> {
+    return settle(() => native().distance(a, b));
+  },
+
+  /** <q, c_j> for every candidate in one call, parallel over candidates; O(k d n r^3). */
+  dotBatch(q: TensorTrain, candidates: TensorTrain[]): Promise<Float64Array> {
+    return settle(() => native().dotBatch(q, candidates));
+  },
+
+  /** TT rounding to a relative tolerance and rank cap; Float64Array cores; O(d n r^3). */
+  round(tt: TensorTrain, opts: { tolerance: number; maxRank?: number }): Promise<TensorTrain> {
+    return settle(() => native().round(tt, opts));
+  },
 };
 
 /** OpenMP threads for later calls (0: all cores); synchronous. Not part of Engine (process-wide). */

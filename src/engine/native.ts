@@ -7,6 +7,7 @@ import type {
   DType,
   Engine,
   EngineInfo,
+  EngineTestCalls,
   LayoutName,
   OperandPool,
   SimField,
@@ -19,20 +20,8 @@ import type {
 import type { BackendChoice, BackendSelection, GpuPlaced, GpuRefusal, GpuStats } from './gpu.js';
 
 /** The addon's array and train calls, as the typed engine gives them on (index.ts adds no types there). */
-type TrainCalls = Pick<
-  Engine,
-  | 'widen'
-  | 'reconstruct'
-  | 'fingerprint'
-  | 'selection'
-  | 'reconstructSelection'
-  | 'selectDense'
-  | 'dot'
-  | 'norm'
-  | 'distance'
-  | 'dotBatch'
-  | 'round'
->;
+type TrainCalls = Pick<Engine, 'widen' | 'reconstruct' | 'fingerprint' | 'selection' | 'reconstructSelection' | 'selectDense' | 'norm'> &
+  EngineTestCalls;
 
 export interface NativeAddon extends TrainCalls {
   info(): EngineInfo;

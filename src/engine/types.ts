@@ -292,13 +292,7 @@ export interface Engine {
   /** Fingerprint of tt against `reference` (of `dtype`), without materialising the array. */
   fingerprint(tt: TensorTrain, shape: number[], layout: LayoutName, reference: ArrayBytes, dtype: DType): Promise<Fingerprint>;
 
-  dot(a: TensorTrain, b: TensorTrain): Promise<number>;
   norm(a: TensorTrain): Promise<number>;
-  distance(a: TensorTrain, b: TensorTrain): Promise<number>;
-  /** <q, c_j> for every candidate in one asynchronous call. */
-  dotBatch(q: TensorTrain, candidates: TensorTrain[]): Promise<Float64Array>;
-  /** TT rounding to a tolerance and rank cap; result cores are Float64Array. */
-  round(tt: TensorTrain, opts: { tolerance: number; maxRank?: number }): Promise<TensorTrain>;
   /** Engine (OpenMP/BLAS) threads; 0: one per core. */
   setThreads?(n: number): void;
   /** Names of the grid solvers (CONTRACT.md section 6), sorted; synchronous. */
@@ -315,4 +309,18 @@ export interface Engine {
   selectBackend?(choice: BackendChoice): BackendSelection;
   /** GPU core placement (serve target gpu); absent on engines without it. */
   gpu?: GpuPlacement;
+}
+
+/**
+ * Test-only: the core's contractions and rounding through the addon, which no service calls (a put
+ * takes the norm, queries score in an OperandPool). The engine tests (test/engine) check the core's
+ * algebra through them; they stay outside Engine so that no service comes to depend on them.
+ */
+export interface EngineTestCalls {
+  dot(a: TensorTrain, b: TensorTrain): Promise<number>;
+  distance(a: TensorTrain, b: TensorTrain): Promise<number>;
+  /** <q, c_j> for every candidate in one asynchronous call. */
+  dotBatch(q: TensorTrain, candidates: TensorTrain[]): Promise<Float64Array>;
+  /** TT rounding to a tolerance and rank cap; result cores are Float64Array. */
+  round(tt: TensorTrain, opts: { tolerance: number; maxRank?: number }): Promise<TensorTrain>;
 }

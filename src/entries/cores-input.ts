@@ -1,4 +1,5 @@
-// Validation of put_cores entries (CONTRACT.md sections 6 and 8): every core an .npy [r_prev, n, r_next]
+// The train rules of put_cores entries, after the request schema checked their fields (CONTRACT.md
+// sections 6 and 8): every core an .npy [r_prev, n, r_next]
 // of float32/float64, r_0 = r_d = 1, neighbouring ranks equal and at most MAX_RANK, product of the n
 // equal to the product of the shape, finite values; the result is a TensorTrain the engine can
 // reconstruct, contract and (for queries) bring into its own mode split.
@@ -8,14 +9,12 @@
 // ranks, sizes and work from them; the second reads the core data. A batch inspects every entry
 // before it reads any core's data.
 import { badRequest, payloadTooLarge, ProblemError } from '../http/errors.js';
-import { Base64Data } from '../codec/base64.js';
-import { decodeNpy, MAX_DIMS, parseNpyHeader, type NpyHeader } from '../codec/npy.js';
+import type { Base64Data } from '../codec/base64.js';
+import { decodeNpy, parseNpyHeader, type NpyHeader } from '../codec/npy.js';
 import { MAX_REBUILD_WORK_PER_VALUE, MAX_RANK, MAX_TRAIN_WORK } from '../engine/limits.js';
-import { MAX_BATCH_ENTRIES, MAX_CORES, NPY_MAX_HEADER_BYTES } from '../limits/input.js';
-import { DTYPES, ITEM_SIZE, type DType, type Engine, type LayoutName, type TensorTrain } from '../engine/types.js';
-import { validateKey } from './identifiers.js';
-import { resolveTarget } from './oracle.js';
-import { validateMetadata } from './metadata.js';
+import { MAX_BATCH_ENTRIES, NPY_MAX_HEADER_BYTES } from '../limits/input.js';
+import { ITEM_SIZE, type DType, type Engine, type LayoutName, type TensorTrain } from '../engine/types.js';
+import { DEFAULT_DOMAIN, type Domain } from './oracle.js';
 import type { CoresInput } from './service.js';
 
 const YIELD_EVERY = 1 << 22;
@@ -47,13 +46,6 @@ async function allFinite(a: Float32Array | Float64Array): Promise<boolean> {
   return true;
 }
 
-function positiveInts(v: unknown, field: string): number[] {
-  if (!Array.isArray(v) || !v.every((x) => typeof x === 'number' && Number.isSafeInteger(x) && x >= 1)) {
-    throw badRequest(`${field} must be a list of integers >= 1`);
-  }
-  return v as number[];
-}
-
 /** The .npy header of a core, read from the front of its bytes alone (its data is not looked at). */
 function coreHeader(data: Base64Data, where: string, maxElements: number): NpyHeader {
   // The bytes of whole 4-character groups covering the largest header allowed.
@@ -67,43 +59,32 @@ function coreHeader(data: Base64Data, where: string, maxElements: number): NpyHe
 }
 
 /**
- * Check one put_cores body (without namespace) from its fields and the cores' headers: 400 or 413
- * before any core data is decoded or any memory sized by a rank is allocated.
+ * A put_cores entry as its request schema (routes/storage/endpoints.ts) has checked it: each field
+ * well-formed, each core's data_b64 decoded from base64, nothing yet about the train they make.
  */
-export function inspectCoresEntry(body: unknown, engine: Engine, limits: CoresLimits): InspectedEntry {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('each entry must be a JSON object');
-  const b = body as Record<string, unknown>;
-  const key = validateKey(b.key);
-  const metadata = validateMetadata(b.metadata);
-  const { domain } = resolveTarget(b.domain, undefined, undefined);
+export interface CoresEntryFields {
+  key: string;
+  cores: Array<{ data_b64: Base64Data }>;
+  shape?: number[];
+  dtype?: Exclude<DType, 'bool'>;
+  layout?: LayoutName;
+  metadata?: Record<string, unknown>;
+  domain?: Domain;
+}
 
-  let dtype: DType = 'float32';
-  if (b.dtype !== undefined && b.dtype !== null) {
-    if (typeof b.dtype !== 'string' || !(DTYPES as readonly string[]).includes(b.dtype) || b.dtype === 'bool') {
-      throw badRequest(`dtype must be one of ${DTYPES.filter((d) => d !== 'bool').join(', ')}`);
-    }
-    dtype = b.dtype as DType;
-  }
-  let layout: LayoutName = 'row_major';
-  if (b.layout !== undefined && b.layout !== null) {
-    if (b.layout !== 'row_major' && b.layout !== 'interleaved') throw badRequest('layout must be row_major or interleaved');
-    layout = b.layout;
-  }
-
-  if (!Array.isArray(b.cores) || b.cores.length === 0 || b.cores.length > MAX_CORES) {
-    throw badRequest(`cores must be a list of 1 to ${MAX_CORES} {data_b64}`);
-  }
+/**
+ * Check one put_cores entry's train from the cores' headers: 400 or 413 before any core data is
+ * decoded or any memory sized by a rank is allocated.
+ */
+export function inspectCoresEntry(b: CoresEntryFields, engine: Engine, limits: CoresLimits): InspectedEntry {
+  const { key, dtype = 'float32', layout = 'row_major', metadata = {}, domain = DEFAULT_DOMAIN } = b;
   const cores: InspectedEntry['cores'] = [];
   const modes: number[] = [];
   const ranks: number[] = [1];
   let coreBytes = 0;
   for (const [k, c] of b.cores.entries()) {
     const where = `cores[${k}]`;
-    // The body reader decoded each core's data_b64 string (http/body.ts).
-    const data = c !== null && typeof c === 'object' ? (c as { data_b64?: unknown }).data_b64 : undefined;
-    if (!(data instanceof Base64Data)) {
-      throw badRequest(`${where} must be an object with data_b64 (an .npy of shape [r_prev, n, r_next])`, { core: k });
-    }
+    const data = c.data_b64;
     if (data.impliedLength > limits.maxPayloadBytes + NPY_MAX_HEADER_BYTES) throw payloadTooLarge(`${where} is over the payload limit`);
     const header = coreHeader(data, where, limits.maxPayloadBytes);
     if (header.dtype !== 'float32' && header.dtype !== 'float64')
@@ -132,13 +113,7 @@ export function inspectCoresEntry(body: unknown, engine: Engine, limits: CoresLi
   if (ranks[ranks.length - 1] !== 1) throw badRequest(`the last core's r_next must be 1, got ${ranks[ranks.length - 1]}`);
 
   const numelModes = modes.reduce((a, m) => a * m, 1);
-  let shape: number[];
-  if (b.shape === undefined || b.shape === null) {
-    shape = [numelModes];
-  } else {
-    if (Array.isArray(b.shape) && b.shape.length > MAX_DIMS) throw badRequest(`shape may have at most ${MAX_DIMS} dimensions`);
-    shape = positiveInts(b.shape, 'shape');
-  }
+  const shape = b.shape ?? [numelModes];
   const numel = shape.reduce((a, d) => a * d, 1);
   if (numel !== numelModes) {
     throw badRequest(`the product of the mode sizes (${numelModes}) does not equal the product of shape [${shape.join(', ')}] (${numel})`);
@@ -205,9 +180,9 @@ export async function decodeCoresEntry(entry: InspectedEntry, limits: CoresLimit
   return { ...entry.input, tt };
 }
 
-/** Validate one put_cores body (without namespace): its headers first, then its data. */
-export async function parseCoresEntry(body: unknown, engine: Engine, limits: CoresLimits): Promise<CoresInput> {
-  return decodeCoresEntry(inspectCoresEntry(body, engine, limits), limits);
+/** Check one put_cores entry's train: its headers first, then its data. */
+export async function parseCoresEntry(entry: CoresEntryFields, engine: Engine, limits: CoresLimits): Promise<CoresInput> {
+  return decodeCoresEntry(inspectCoresEntry(entry, engine, limits), limits);
 }
 
 /** A batch entry's problem, carrying its `index`. */
@@ -217,11 +192,18 @@ function atIndex(index: number, err: unknown): unknown {
 }
 
 /**
- * Validate a put_cores_batch's entries; the first invalid one is a 4xx carrying its `index`. Every
- * entry's headers are checked before any entry's data is decoded, and the norms the batch asks of
- * the engine together stay within the work one train may cost.
+ * Validate a put_cores_batch's entries, each by `fields` (its request schema) and then its train; the
+ * first invalid one is a 4xx carrying its `index`. Every entry is checked, fields and headers, before
+ * any entry's data is decoded (giving the event loop back as it goes), and the norms the batch asks
+ * of the engine together stay within the work one train may cost.
  */
-export async function parseCoresBatch(entries: unknown, namespace: string, engine: Engine, limits: CoresLimits): Promise<CoresInput[]> {
+export async function parseCoresBatch(
+  entries: unknown,
+  namespace: string,
+  fields: (entry: unknown) => CoresEntryFields,
+  engine: Engine,
+  limits: CoresLimits,
+): Promise<CoresInput[]> {
   if (!Array.isArray(entries) || entries.length < 1 || entries.length > MAX_BATCH_ENTRIES) {
     throw badRequest(`entries must be a list of 1 to ${MAX_BATCH_ENTRIES} put_cores bodies`);
   }
@@ -238,7 +220,7 @@ export async function parseCoresBatch(entries: unknown, namespace: string, engin
       if (ns !== undefined && ns !== null && ns !== namespace) {
         throw badRequest(`entries carry no namespace of their own (the batch's is ${namespace})`);
       }
-      const entry = inspectCoresEntry(e, engine, limits);
+      const entry = inspectCoresEntry(fields(e), engine, limits);
       putWork += entry.putWork;
       if (putWork > MAX_TRAIN_WORK) {
         throw badRequest(

@@ -2,9 +2,8 @@
 // four verdicts the measured reconstruction earns. It compresses, measures, and decides; it never
 // assumes a verdict. Whatever would lose data beyond the target is stored as it is (passthrough).
 import type { GatheredValues } from '../codec/npy-gather.js';
-import { badRequest, quoteValue } from '../http/errors.js';
 import { ENGINE_INVALID } from '../engine/index.js';
-import { compressWork, MAX_RANK } from '../engine/limits.js';
+import { compressWork } from '../engine/limits.js';
 import {
   ITEM_SIZE,
   type CompressOptions,
@@ -38,33 +37,15 @@ export interface Target {
   explicit?: boolean;
 }
 
-/** Validate domain / tolerance / max_rank (400 naming the field); `tolerance` wins over the domain's. */
-export function resolveTarget(domain: unknown, tolerance: unknown, maxRank: unknown): Target {
-  let d: Domain = DEFAULT_DOMAIN;
-  if (domain !== undefined && domain !== null) {
-    if (typeof domain !== 'string' || !Object.hasOwn(DOMAIN_TOLERANCE, domain)) {
-      throw badRequest(`unknown domain ${quoteValue(domain)}; valid domains: ${Object.keys(DOMAIN_TOLERANCE).join(', ')}`, {
-        valid_domains: Object.keys(DOMAIN_TOLERANCE),
-      });
-    }
-    d = domain as Domain;
-  }
-  let t: number = DOMAIN_TOLERANCE[d];
-  if (tolerance !== undefined && tolerance !== null) {
-    if (typeof tolerance !== 'number' || !Number.isFinite(tolerance) || tolerance < 0 || tolerance >= 1) {
-      throw badRequest('tolerance must be a number with 0 <= tolerance < 1');
-    }
-    t = tolerance;
-  }
-  let r: number | undefined;
-  if (maxRank !== undefined && maxRank !== null) {
-    if (typeof maxRank !== 'number' || !Number.isSafeInteger(maxRank) || maxRank < 1 || maxRank > MAX_RANK) {
-      throw badRequest(`max_rank must be an integer in [1, ${MAX_RANK}]`);
-    }
-    r = maxRank;
-  }
-  const explicit = [domain, tolerance, maxRank].some((v) => v !== undefined && v !== null);
-  return r === undefined ? { domain: d, tolerance: t, explicit } : { domain: d, tolerance: t, maxRank: r, explicit };
+/**
+ * The target a put asks for: `tolerance` wins over the domain's. The values come checked by the
+ * request's schema (routes/fields.ts: domain, tolerance, maxRank); absent ones take the defaults.
+ */
+export function resolveTarget(domain?: Domain, tolerance?: number, maxRank?: number): Target {
+  const d = domain ?? DEFAULT_DOMAIN;
+  const t = tolerance ?? DOMAIN_TOLERANCE[d];
+  const explicit = [domain, tolerance, maxRank].some((v) => v !== undefined);
+  return maxRank === undefined ? { domain: d, tolerance: t, explicit } : { domain: d, tolerance: t, maxRank, explicit };
 }
 
 export const ZERO_FINGERPRINT: Fingerprint = Object.freeze({ frobenius_error: 0, max_abs_error: 0, relative_error: 0 });

@@ -74,14 +74,6 @@ export function instrumentEngine(inner: Engine, metrics: EngineMetrics, log: Log
         () => 0,
       );
     },
-    dot(a, b) {
-      return timed(
-        'contract',
-        coreBytes(a) + coreBytes(b),
-        () => inner.dot(a, b),
-        () => 0,
-      );
-    },
     norm(a) {
       return timed(
         'contract',
@@ -89,25 +81,6 @@ export function instrumentEngine(inner: Engine, metrics: EngineMetrics, log: Log
         () => inner.norm(a),
         () => 0,
       );
-    },
-    distance(a, b) {
-      return timed(
-        'contract',
-        coreBytes(a) + coreBytes(b),
-        () => inner.distance(a, b),
-        () => 0,
-      );
-    },
-    dotBatch(q, candidates) {
-      return timed(
-        'contract',
-        coreBytes(q) + candidates.reduce((n, c) => n + coreBytes(c), 0),
-        () => inner.dotBatch(q, candidates),
-        () => 0,
-      );
-    },
-    round(tt, opts) {
-      return timed('round', coreBytes(tt), () => inner.round(tt, opts), coreBytes);
     },
     createOperandPool(): OperandPool {
       const pool = inner.createOperandPool();

@@ -3,12 +3,12 @@ import { DTYPES, METRICS } from '../engine/types.js';
 import { MAX_KEY_BYTES, NAMESPACE_RE, validateKey, validatePrefix } from '../entries/identifiers.js';
 import { validateMetadata } from '../entries/metadata.js';
 import { JSON_MAX_DEPTH, MAX_CORES, METADATA_MAX_BYTES, METADATA_MAX_KEYS, sizeText } from '../limits/input.js';
-import { DOMAIN_TOLERANCE } from '../entries/oracle.js';
+import { DOMAIN_TOLERANCE, type Domain } from '../entries/oracle.js';
 import { MAX_RANK } from '../engine/limits.js';
 import { badRequest, ProblemError, quoteValue } from '../http/errors.js';
 import { s } from '../http/schema/types.js';
 
-export const DOMAINS = Object.keys(DOMAIN_TOLERANCE);
+export const DOMAINS = Object.keys(DOMAIN_TOLERANCE) as Domain[];
 
 export const namespace = s.string({
   pattern: NAMESPACE_RE,

@@ -1,7 +1,8 @@
 // The storage endpoints (SPEC.md "Storage endpoints", CONTRACT.md section 6) and their request schemas.
 import { MAX_REBUILD_WORK_PER_VALUE, MAX_RANK, MAX_SELECTION_WORK_PER_VALUE, MAX_TRAIN_WORK } from '../../engine/limits.js';
 import { DTYPES } from '../../engine/types.js';
-import { badRequest } from '../../http/errors.js';
+import { badRequest, type ProblemError } from '../../http/errors.js';
+import { MAX_DIMS } from '../../codec/npy.js';
 import { s } from '../../http/schema/types.js';
 import { MAX_BATCH_ENTRIES, MAX_CORES } from '../../limits/input.js';
 import { MAX_DIMS } from '../../codec/npy.js';
@@ -49,20 +50,45 @@ export const putBody = s.object(
 /** The binary form's query string (the payload is the raw body). */
 export const putQuery = { key: key(), namespace, domain, tolerance, max_rank: maxRank };
 
+/** A core that is not {data_b64} names itself and its index (`core`), as the header checks do. */
+function notACore(_v: unknown, field: string): ProblemError {
+  const where = field.replace(/\.data_b64$/, '');
+  const core = Number(/\[(\d+)\]$/.exec(where)?.[1]);
+  return badRequest(`${where} must be an object with data_b64 (an .npy of shape [r_prev, n, r_next])`, { core });
+}
+
 const core = s.object(
   {
     data_b64: s.base64({
       description: `.npy (float32 or float64) of shape [r_prev, n, r_next], each rank at most ${MAX_RANK}.`,
+      invalid: notACore,
     }),
   },
-  { required: ['data_b64'] },
+  { additionalProperties: true, required: ['data_b64'], invalid: notACore },
 );
 
-/** put_cores (validated by entries/cores-input.ts, which owns the rules of trains; described here). */
+const CORES_DTYPES = DTYPES.filter((d) => d !== 'bool');
+const positiveShape = () => badRequest('shape must be a list of integers >= 1', { field: 'shape' });
+
+/**
+ * put_cores: the fields checked here, in this order (namespace first, as put_cores_batch checks its
+ * own); the train's rules (ranks, sizes, work) by entries/cores-input.ts from the cores' headers.
+ */
 export const putCoresBody = s.object(
   {
-    key: key(),
     namespace,
+    key: key(),
+    metadata,
+    domain,
+    dtype: s.enum(CORES_DTYPES, {
+      docDefault: 'float32',
+      description: 'The dtype serve returns.',
+      invalid: (_v, field) => badRequest(`dtype must be one of ${CORES_DTYPES.join(', ')}`, { field }),
+    }),
+    layout: s.enum(['row_major', 'interleaved'], {
+      docDefault: 'row_major',
+      invalid: (_v, field) => badRequest('layout must be row_major or interleaved', { field }),
+    }),
     cores: s.array(core, {
       minItems: 1,
       maxItems: MAX_CORES,
@@ -70,23 +96,30 @@ export const putCoresBody = s.object(
         `Cores in order; r_0 = r_d = 1, neighbouring ranks equal, every rank at most ${MAX_RANK}. With layout row_major ` +
         'the mode sizes n are any positive sizes whose product is the size of shape (for shape [2, 3, 4]: [2, 3, 4], [24], ' +
         '[2, 12], ...).',
+      invalid: (_v, field) => badRequest(`cores must be a list of 1 to ${MAX_CORES} {data_b64}`, { field }),
     }),
-    shape: s.array(s.integer(0, Number.MAX_SAFE_INTEGER), { maxItems: 8, description: 'Default [product of the n].' }),
-    dtype: s.enum(
-      DTYPES.filter((d) => d !== 'bool'),
-      { docDefault: 'float32', description: 'The dtype serve returns.' },
-    ),
-    layout: s.enum(['row_major', 'interleaved'], { docDefault: 'row_major' }),
-    metadata,
-    domain,
+    shape: s.array(s.integer(1, Number.MAX_SAFE_INTEGER, { invalid: positiveShape }), {
+      maxItems: MAX_DIMS,
+      description: 'Default [product of the n].',
+      invalid: (v) =>
+        Array.isArray(v) && v.length > MAX_DIMS
+          ? badRequest(`shape may have at most ${MAX_DIMS} dimensions`, { field: 'shape' })
+          : positiveShape(),
+    }),
   },
   { additionalProperties: true, required: ['key', 'cores'], title: 'PutCoresRequest' },
 );
 
+/** One entry of put_cores_batch: a put_cores body, checked on its own (its problems carry its index). */
+export const putCoresEntry: typeof putCoresBody = {
+  ...putCoresBody,
+  invalid: () => badRequest('each entry must be a JSON object'),
+};
+
 export const putCoresBatchBody = s.object(
   {
     namespace,
-    entries: s.array({ ...putCoresBody, required: ['key', 'cores'] }, { minItems: 1, maxItems: MAX_BATCH_ENTRIES }),
+    entries: s.array(putCoresEntry, { minItems: 1, maxItems: MAX_BATCH_ENTRIES }),
   },
   { additionalProperties: true, required: ['entries'], title: 'PutCoresBatchRequest' },
 );

@@ -10,8 +10,9 @@ import { putView } from '../../entries/entry.js';
 import { validateNamespace } from '../../entries/identifiers.js';
 import { metadataFromHeader } from '../../entries/metadata.js';
 import { resolveTarget } from '../../entries/oracle.js';
-import { putBody, putQuery } from './endpoints.js';
-import { parseBody, parseParams } from '../../http/schema/validate.js';
+import { putBody, putCoresBody, putCoresEntry, putQuery } from './endpoints.js';
+import { parseBody, parseParams, validate } from '../../http/schema/validate.js';
+import type { Infer } from '../../http/schema/types.js';
 import { parseCoresBatch, parseCoresEntry } from '../../entries/cores-input.js';
 import { NPY_MAX_HEADER_BYTES } from '../../limits/input.js';
 import { bodyObject, readRawBody } from '../../http/body.js';
@@ -97,9 +98,8 @@ export function putHandler(deps: StorageDeps): Middleware {
 export function putCoresHandler(deps: StorageDeps): Middleware {
   return async function putCores(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
-    const body = bodyObject(ctx);
-    const namespace = validateNamespace(body.namespace);
-    const entry = await parseCoresEntry(body, deps.engine, deps.config);
+    const { namespace, ...fields } = parseBody(putCoresBody, ctx.request.body);
+    const entry = await parseCoresEntry(fields, deps.engine, deps.config);
     gate.authorize(namespace, 'put_cores');
     const [row] = await deps.entries.putCores(tenant.tenantId, namespace, [entry]);
     ctx.body = putView(row!);
@@ -111,7 +111,8 @@ export function putCoresBatchHandler(deps: StorageDeps): Middleware {
     const { tenant, gate } = gateOf(ctx);
     const body = bodyObject(ctx);
     const namespace = validateNamespace(body.namespace);
-    const entries = await parseCoresBatch(body.entries, namespace, deps.engine, deps.config);
+    const fields = (e: unknown) => validate(putCoresEntry, e, '', true) as Infer<typeof putCoresEntry>;
+    const entries = await parseCoresBatch(body.entries, namespace, fields, deps.engine, deps.config);
     gate.authorize(namespace, 'put_cores_batch');
     const rows = await deps.entries.putCores(tenant.tenantId, namespace, entries);
     ctx.body = { namespace, count: rows.length, results: rows.map(putView) };
