@@ -38,7 +38,7 @@ if newer_than build/cmake/Release/ttstore.node CMakeLists.txt native; then
   echo "setup: building the native addon (cmake-js)"
   npm run --silent build:native
 fi
-if newer_than dist/.stamp src test test-gpu bench tsconfig.json; then
+if newer_than dist/.stamp src test test-gpu bench clients/typescript/src clients/typescript/tools tsconfig.json; then
   echo "setup: compiling TypeScript"
   npm run --silent build:ts
   touch dist/.stamp

@@ -114,8 +114,14 @@ describe('README sessions', function () {
     const script = ['set +e', `cd ${JSON.stringify(work)}`];
     steps.forEach((s, i) => script.push(`{\n${s.command}\n} >.out.${i} 2>.err.${i} </dev/null`, `echo $? >.rc.${i}`));
     await writeFile(path.join(work, '.session.sh'), script.join('\n') + '\n');
-    // The two variables the quick start has the operator set.
-    const env = { ...process.env, TTS_URL: server.url, SERVICE_KEY: server.serviceKey };
+    // The variables the quick start has the operator set.
+    const env = {
+      ...process.env,
+      TTS_URL: server.url,
+      SERVICE_KEY: server.serviceKey,
+      PATH: `${path.join(ROOT, 'clients', 'typescript', 'bin')}${path.delimiter}${process.env.PATH ?? ''}`,
+      PYTHONPATH: path.join(ROOT, 'clients', 'python'),
+    };
     spawnSync('bash', [path.join(work, '.session.sh')], { env, timeout: 150000, stdio: 'ignore' });
     for (let i = 0; i < steps.length; i++) {
       const read = (name: string) => readFile(path.join(work, `.${name}.${i}`), 'utf8').catch(() => '');
