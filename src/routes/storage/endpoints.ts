@@ -5,7 +5,6 @@ import { badRequest, type ProblemError } from '../../http/errors.js';
 import { MAX_DIMS } from '../../codec/npy.js';
 import { s } from '../../http/schema/types.js';
 import { MAX_BATCH_ENTRIES, MAX_CORES } from '../../limits/input.js';
-import { MAX_DIMS } from '../../codec/npy.js';
 import type { SelectionRequest, SliceRequest } from '../../entries/selection.js';
 import type { Endpoint } from '../../http/endpoint.js';
 import {
