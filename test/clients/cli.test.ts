@@ -2,6 +2,7 @@
 // pseudo-terminal (script(1)) the progress bar shows; exit codes tell failures apart.
 import { execFile, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -110,7 +111,13 @@ describe('clients: the ttstore command line', function () {
     expect(JSON.parse(missing.out)).to.include({ code: 'not_found', status: 404 });
     expect((await ttstore('--api-key', 'tts_wrong', 'ls', 'cfd')).rc).to.equal(4);
     expect((await ttstore('ls', 'secret')).rc).to.equal(4);
-    expect((await ttstore('--url', 'http://127.0.0.1:9', 'ls', 'cfd')).rc).to.equal(8);
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const unreachable = await ttstore('--url', `http://127.0.0.1:${port}`, 'ls', 'cfd');
+    expect(unreachable.rc).to.equal(8);
+    expect(unreachable.err).to.match(/ECONNREFUSED/);
   });
 
   it('draws a progress bar in a terminal, and none when piped', async function () {

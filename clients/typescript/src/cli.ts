@@ -403,7 +403,9 @@ export async function main(argv: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
     if (cli.opts<Globals>().json && e instanceof ApiError) process.stdout.write(`${JSON.stringify(e.problem)}\n`);
-    process.stderr.write(`ttstore: ${e instanceof Error ? e.message : String(e)}\n`);
+    // fetch's own message is only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, ...) is its cause.
+    const cause = e instanceof Error && e.cause instanceof Error ? `: ${(e.cause as NodeJS.ErrnoException).code ?? e.cause.message}` : '';
+    process.stderr.write(`ttstore: ${e instanceof Error ? e.message : String(e)}${cause}\n`);
     return exitCodeOf(e);
   }
 }
