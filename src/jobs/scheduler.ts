@@ -234,7 +234,7 @@ export class JobScheduler {
       if (row.status === 'completed' || row.status === 'failed') {
         throw new ProblemError(409, 'job_finished', `job ${jobId} has already ${row.status === 'completed' ? 'completed' : 'failed'}`, {
           job_id: jobId,
-          status: row.status,
+          job_status: row.status, // `status` is the problem's HTTP code
         });
       }
       // Not held here (the server is stopping): it fails now, as a queued job does.

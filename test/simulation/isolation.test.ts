@@ -103,7 +103,7 @@ describe('simulation: turns, cancel, deactivation, budget and queued cap over HT
     const cu1 = await usage(a);
     const again = await cancel(a, running.job_id);
     expect(again.status).to.equal(409);
-    expect(again.body).to.include({ code: 'job_finished' });
+    expect(again.body).to.include({ code: 'job_finished', status: 409, job_status: 'failed' });
     expect(await usage(a), 'a 409 costs nothing').to.equal(cu1);
   });
 
