@@ -72,12 +72,12 @@ struct ModeDigit {
 // over a caller's split reads the fine cell's C-order offset, and a level there averages fine cells.
 struct Plan {
   std::vector<ModeDigit> digits;
-  std::vector<bool> averaged;          // mode k contracted with [1/2, 1/2]
-  int coords = 0;                      // coordinates a query carries
-  bool flat = false;                   // the one coordinate is the fine C-order offset
-  int expand_bits = 0;                 // flat with a level: log2 of the fine cells each value averages
-  std::vector<int> level;              // per axis
-  std::vector<int64_t> shape, coarse;  // fine and coarse grids
+  std::vector<bool> averaged;  // mode k contracted with [1/2, 1/2]
+  int coords = 0;              // coordinates a query carries
+  bool flat = false;           // the one coordinate is the fine C-order offset
+  int expand_bits = 0;         // flat with a level: log2 of the fine cells each value averages
+  std::vector<int> level;      // per axis
+  std::vector<int64_t> shape;  // the fine grid
 };
 
 Plan make_plan(const QttLayout& layout, const Selection& s) {
@@ -85,8 +85,6 @@ Plan make_plan(const QttLayout& layout, const Selection& s) {
   P.shape = layout.shape;
   P.level = levels_of(layout.shape, s);
   const int na = static_cast<int>(P.shape.size());
-  P.coarse = P.shape;
-  for (int a = 0; a < na; ++a) P.coarse[a] >>= P.level[a];
   const int d = static_cast<int>(layout.modes.size());
   P.digits.assign(d, ModeDigit{});
   P.averaged.assign(d, false);
@@ -119,18 +117,13 @@ Plan make_plan(const QttLayout& layout, const Selection& s) {
   return P;
 }
 
-// Modes and ranks after the averaging: averaged modes have size 1.
-std::vector<int64_t> effective_modes(const Plan& P, const std::vector<int64_t>& modes) {
-  std::vector<int64_t> m = modes;
-  for (std::size_t k = 0; k < m.size(); ++k) {
-    if (P.averaged[k]) m[k] = 1;
-  }
-  return m;
-}
-
+// The train with the averaging done: averaged modes have size 1, their cores G[:, 0, :] / 2 + G[:, 1, :] / 2.
 TensorTrain averaged_train(const Plan& P, const TensorTrain& tt) {
   TensorTrain t;
-  t.modes = effective_modes(P, tt.modes);
+  t.modes = tt.modes;
+  for (int k = 0; k < tt.d(); ++k) {
+    if (P.averaged[k]) t.modes[k] = 1;
+  }
   t.ranks = tt.ranks;
   t.cores.resize(tt.cores.size());
   for (int k = 0; k < tt.d(); ++k) {
