@@ -75,10 +75,17 @@ export type PutResponse = {
 export type PutCoresPath = Record<string, never>;
 export type PutCoresQuery = Record<string, never>;
 export type PutCoresRequest = {
-  /** Key of the entry within its namespace. 1 to 1024 bytes of UTF-8, no control characters (U+0000-U+001F, U+007F). */
-  key: string;
   /** Namespace of the tenant (CONTRACT.md section 1); must be in the key's namespace ACL. */
   namespace?: string;
+  /** Key of the entry within its namespace. 1 to 1024 bytes of UTF-8, no control characters (U+0000-U+001F, U+007F). */
+  key: string;
+  /** Arbitrary JSON object, indexed by its top-level names for search and filters: at most 64 KiB as compact JSON, 256 top-level names and 32 levels of objects and arrays (the metadata object is level 1). */
+  metadata?: Record<string, unknown>;
+  /** Oracle hint; sets the tolerance when `tolerance` is absent: structured_data 0.000001, simulation 0.00001, timeseries 0.0001, embedding 0.001, image 0.001, lossless 0. */
+  domain?: "structured_data" | "simulation" | "timeseries" | "embedding" | "image" | "lossless";
+  /** The dtype serve returns. */
+  dtype?: "float64" | "float32" | "float16" | "int64" | "int32" | "int16" | "int8" | "uint64" | "uint32" | "uint16" | "uint8";
+  layout?: "row_major" | "interleaved";
   /** Cores in order; r_0 = r_d = 1, neighbouring ranks equal, every rank at most 4096. With layout row_major the mode sizes n are any positive sizes whose product is the size of shape (for shape [2, 3, 4]: [2, 3, 4], [24], [2, 12], ...). */
   cores: {
     /** .npy (float32 or float64) of shape [r_prev, n, r_next], each rank at most 4096. */
@@ -86,13 +93,6 @@ export type PutCoresRequest = {
   }[];
   /** Default [product of the n]. */
   shape?: number[];
-  /** The dtype serve returns. */
-  dtype?: "float64" | "float32" | "float16" | "int64" | "int32" | "int16" | "int8" | "uint64" | "uint32" | "uint16" | "uint8";
-  layout?: "row_major" | "interleaved";
-  /** Arbitrary JSON object, indexed by its top-level names for search and filters: at most 64 KiB as compact JSON, 256 top-level names and 32 levels of objects and arrays (the metadata object is level 1). */
-  metadata?: Record<string, unknown>;
-  /** Oracle hint; sets the tolerance when `tolerance` is absent: structured_data 0.000001, simulation 0.00001, timeseries 0.0001, embedding 0.001, image 0.001, lossless 0. */
-  domain?: "structured_data" | "simulation" | "timeseries" | "embedding" | "image" | "lossless";
 };
 export type PutCoresResponse = {
   key?: string;
@@ -130,10 +130,17 @@ export type PutCoresBatchRequest = {
   /** Namespace of the tenant (CONTRACT.md section 1); must be in the key's namespace ACL. */
   namespace?: string;
   entries: {
-    /** Key of the entry within its namespace. 1 to 1024 bytes of UTF-8, no control characters (U+0000-U+001F, U+007F). */
-    key: string;
     /** Namespace of the tenant (CONTRACT.md section 1); must be in the key's namespace ACL. */
     namespace?: string;
+    /** Key of the entry within its namespace. 1 to 1024 bytes of UTF-8, no control characters (U+0000-U+001F, U+007F). */
+    key: string;
+    /** Arbitrary JSON object, indexed by its top-level names for search and filters: at most 64 KiB as compact JSON, 256 top-level names and 32 levels of objects and arrays (the metadata object is level 1). */
+    metadata?: Record<string, unknown>;
+    /** Oracle hint; sets the tolerance when `tolerance` is absent: structured_data 0.000001, simulation 0.00001, timeseries 0.0001, embedding 0.001, image 0.001, lossless 0. */
+    domain?: "structured_data" | "simulation" | "timeseries" | "embedding" | "image" | "lossless";
+    /** The dtype serve returns. */
+    dtype?: "float64" | "float32" | "float16" | "int64" | "int32" | "int16" | "int8" | "uint64" | "uint32" | "uint16" | "uint8";
+    layout?: "row_major" | "interleaved";
     /** Cores in order; r_0 = r_d = 1, neighbouring ranks equal, every rank at most 4096. With layout row_major the mode sizes n are any positive sizes whose product is the size of shape (for shape [2, 3, 4]: [2, 3, 4], [24], [2, 12], ...). */
     cores: {
       /** .npy (float32 or float64) of shape [r_prev, n, r_next], each rank at most 4096. */
@@ -141,13 +148,6 @@ export type PutCoresBatchRequest = {
     }[];
     /** Default [product of the n]. */
     shape?: number[];
-    /** The dtype serve returns. */
-    dtype?: "float64" | "float32" | "float16" | "int64" | "int32" | "int16" | "int8" | "uint64" | "uint32" | "uint16" | "uint8";
-    layout?: "row_major" | "interleaved";
-    /** Arbitrary JSON object, indexed by its top-level names for search and filters: at most 64 KiB as compact JSON, 256 top-level names and 32 levels of objects and arrays (the metadata object is level 1). */
-    metadata?: Record<string, unknown>;
-    /** Oracle hint; sets the tolerance when `tolerance` is absent: structured_data 0.000001, simulation 0.00001, timeseries 0.0001, embedding 0.001, image 0.001, lossless 0. */
-    domain?: "structured_data" | "simulation" | "timeseries" | "embedding" | "image" | "lossless";
   }[];
 };
 export type PutCoresBatchResponse = {
@@ -240,6 +240,12 @@ export type ServeRequest = {
   target?: "dense" | "gpu" | "cores";
   /** GPU device when target is gpu. */
   device?: string;
+  /** Coarse view: an integer per axis, or one for every axis; averages 2^level consecutive cells along each axis (400 when an axis's size has fewer factors of 2). Applied before region and points, which index the coarse grid. */
+  level?: unknown;
+  /** One NumPy slice [start, stop, step] per axis (shorter lists and null entries take the defaults, negative indices count from the end, null is the whole axis; missing trailing axes are whole): the answer is array[slices]. */
+  region?: unknown;
+  /** Index tuples (one integer per axis, negative from the end): the answer is a 1-D array of their values in the order given. A selection may cost 4.29e+9 multiply-adds, or 4096 per value it returns. */
+  points?: unknown;
 };
 export type ServeResponse = {
   key?: string;
