@@ -69,6 +69,23 @@ describe('clients: the ttstore command line', function () {
     expect(served).to.include({ key: 'run/p', version: 1, file: 'back.npy' });
     const back = decodeNpy(new Uint8Array(await readFile(path.join(work, 'back.npy'))));
     expect(Buffer.from(back.data.buffer).equals(Buffer.from(a.data.buffer))).to.equal(true);
+    // Parts of the entry: a region, a coarse level, points, as NumPy would slice the array.
+    const at = (i: number, j: number) => (back.data as Float64Array)[i * 64 + j]!;
+    await json('serve', 'cfd/run/p', '-o', 'part.npy', '--region', '2:10,::-16');
+    const part = decodeNpy(new Uint8Array(await readFile(path.join(work, 'part.npy'))));
+    expect(part.shape).to.deep.equal([8, 4]);
+    for (let i = 0; i < 8; i++) for (let j = 0; j < 4; j++) expect((part.data as Float64Array)[i * 4 + j]).to.equal(at(2 + i, 63 - 16 * j));
+    await json('serve', 'cfd/run/p', '-o', 'coarse.npy', '--level', '1', '--region', '5');
+    const coarse = decodeNpy(new Uint8Array(await readFile(path.join(work, 'coarse.npy'))));
+    expect(coarse.shape).to.deep.equal([1, 32]);
+    const mean = (at(10, 6) + at(10, 7) + at(11, 6) + at(11, 7)) / 4;
+    expect((coarse.data as Float64Array)[3]).to.be.closeTo(mean, 1e-12 * Math.abs(mean) + 1e-300);
+    await json('serve', 'cfd/run/p', '-o', 'points.npy', '--points', '[[1,2],[-1,-1]]');
+    expect(Array.from(decodeNpy(new Uint8Array(await readFile(path.join(work, 'points.npy')))).data as Float64Array)).to.deep.equal([
+      at(1, 2),
+      at(63, 63),
+    ]);
+    expect((await ttstore('serve', 'cfd/run/p', '-o', 'x.npy', '--region', '1:2:3:4')).rc).to.equal(2);
     expect((await json('ls', 'cfd', '--prefix', 'run/')).keys.map((k: { key: string }) => k.key)).to.deep.equal(['run/p', 'run/q']);
     expect((await json('similar', 'cfd/run/p', 'run/q')).score).to.be.closeTo(1, 1e-3);
     expect((await json('topk', 'cfd/run/p', '-k', '1')).results[0][0]).to.equal('run/q'); // the query itself is left out
@@ -135,5 +152,24 @@ describe('clients: the ttstore command line', function () {
     expect(tty.status, tty.stdout + tty.stderr).to.equal(0);
     expect(tty.stdout).to.match(/put cfd\/big \[#+\] 100% 2\.00 MiB\/2\.00 MiB/);
     expect(tty.stdout).to.match(/cfd\/big v2: array float64 \[512, 512\]/);
+  });
+  it('reads the service and keys from a profile when flags and TTSTORE_* say nothing', async () => {
+    const file = path.join(work, 'config.json');
+    const { TTSTORE_URL, TTSTORE_API_KEY, TTSTORE_SERVICE_KEY, ...rest } = env;
+    await writeFile(
+      file,
+      JSON.stringify({ profiles: { lab: { url: TTSTORE_URL, api_key: TTSTORE_API_KEY, service_key: TTSTORE_SERVICE_KEY } } }),
+    );
+    const saved = env;
+    try {
+      env = { ...rest, TTSTORE_CONFIG: file };
+      expect((await json('--profile', 'lab', 'ls', 'cfd')).namespace).to.equal('cfd');
+      expect((await ttstore('ls', 'cfd')).rc, 'no profile named, no default profile: no URL').to.equal(1);
+      expect((await ttstore('--profile', 'nope', 'ls', 'cfd')).rc).to.equal(2);
+      env = { ...rest, TTSTORE_CONFIG: file, TTSTORE_PROFILE: 'lab' };
+      expect((await json('ls', 'cfd')).namespace).to.equal('cfd');
+    } finally {
+      env = saved;
+    }
   });
 });

@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // `ttstore`: the command line over the TypeScript client. Human output by default, --json for scripts;
 // progress only when stderr is a terminal; exit codes by failure kind (EXIT below).
+import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { TtstoreClient, type Progress } from './client.js';
 import type { ListResponse } from './generated.js';
@@ -32,7 +35,90 @@ interface Globals {
   url?: string;
   apiKey?: string;
   serviceKey?: string;
+  profile?: string;
   json?: boolean;
+}
+
+interface Profile {
+  url?: string;
+  api_key?: string;
+  service_key?: string;
+}
+
+/** The profile file: $TTSTORE_CONFIG, else ~/.config/ttstore/config.json. */
+export function profileFile(): string {
+  return process.env.TTSTORE_CONFIG || path.join(os.homedir(), '.config', 'ttstore', 'config.json');
+}
+
+/**
+ * A named profile of the profile file ({"profiles": {"default": {"url", "api_key", "service_key"}}}).
+ * A missing file or profile is no error for the default profile (flags and the environment may say
+ * everything); a profile asked for by name must exist.
+ */
+function readProfile(name: string | undefined): Profile {
+  const file = profileFile();
+  let doc: { profiles?: Record<string, Profile> };
+  try {
+    doc = JSON.parse(readFileSync(file, 'utf8')) as typeof doc;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT' && name === undefined) return {};
+    throw new UsageError(`profile file ${file}: ${(e as Error).message}`);
+  }
+  const chosen = name ?? process.env.TTSTORE_PROFILE ?? 'default';
+  const p = doc.profiles?.[chosen];
+  if (!p) {
+    if (name === undefined && process.env.TTSTORE_PROFILE === undefined) return {};
+    throw new UsageError(`profile "${chosen}" is not in ${file}`);
+  }
+  return p;
+}
+
+/** One axis of --region: START:STOP:STEP (each part may be empty), or one index I (the axis kept, length 1). */
+function axisSlice(part: string): [number | null, number | null, number | null] | null {
+  const t = part.trim();
+  if (t === ':' || t === '::' || t === '') return null;
+  const int = (x: string) => {
+    if (x.trim() === '') return null;
+    const n = Number(x);
+    if (!Number.isInteger(n)) throw new UsageError(`--region: "${x}" is not an integer`);
+    return n;
+  };
+  const bits = t.split(':');
+  if (bits.length === 1) {
+    const i = int(bits[0]!)!;
+    return [i, i === -1 ? null : i + 1, 1];
+  }
+  if (bits.length > 3) throw new UsageError(`--region: "${part}" is not START:STOP:STEP`);
+  return [int(bits[0]!), int(bits[1]!), bits.length === 3 ? int(bits[2]!) : null];
+}
+
+/** --region "0:64,::2,5": NumPy slices, one per axis, comma-separated. */
+export function parseRegion(spec: string): Array<[number | null, number | null, number | null] | null> {
+  return spec.split(',').map(axisSlice);
+}
+
+/** --level 3 (every axis) or 1,2 (one per axis). */
+function parseLevel(spec: string): number | number[] {
+  const parts = spec.split(',').map((x) => {
+    const n = Number(x);
+    if (!Number.isInteger(n) || n < 0) throw new UsageError(`--level: "${x}" is not an integer >= 0`);
+    return n;
+  });
+  return parts.length === 1 && !spec.includes(',') ? parts[0]! : parts;
+}
+
+/** --points "[[1,2],[3,4]]": index tuples as JSON. */
+function parsePoints(spec: string): number[][] {
+  let v: unknown;
+  try {
+    v = JSON.parse(spec);
+  } catch {
+    throw new UsageError('--points: expected JSON, e.g. [[1,2],[3,4]]');
+  }
+  if (!Array.isArray(v) || !v.every((p) => Array.isArray(p) && p.every((i) => Number.isInteger(i)))) {
+    throw new UsageError('--points: expected a list of integer index tuples, e.g. [[1,2],[3,4]]');
+  }
+  return v as number[][];
 }
 
 /** NS/KEY: the namespace is everything before the first slash (a namespace has none). */
@@ -117,13 +203,20 @@ export function program(): Command {
     .option('--url <url>', 'service URL (default: TTSTORE_URL)')
     .option('--api-key <key>', 'tenant API key (default: TTSTORE_API_KEY)')
     .option('--service-key <key>', 'operator service key (default: TTSTORE_SERVICE_KEY)')
+    .option('--profile <name>', 'a profile of the profile file (default: TTSTORE_PROFILE, else "default"), read after flags and TTSTORE_*')
     .option('--json', 'print the JSON reply (for scripts)')
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
 
   const client = (ns?: string): TtstoreClient => {
     const g = cli.opts<Globals>();
-    return new TtstoreClient({ url: g.url, apiKey: g.apiKey, serviceKey: g.serviceKey, namespace: ns });
+    const p = readProfile(g.profile);
+    return new TtstoreClient({
+      url: g.url ?? process.env.TTSTORE_URL ?? p.url,
+      apiKey: g.apiKey ?? process.env.TTSTORE_API_KEY ?? p.api_key,
+      serviceKey: g.serviceKey ?? process.env.TTSTORE_SERVICE_KEY ?? p.service_key,
+      namespace: ns,
+    });
   };
   const out = (json: unknown, human: () => string) => {
     process.stdout.write(`${cli.opts<Globals>().json ? JSON.stringify(json) : human()}\n`);
@@ -173,11 +266,19 @@ export function program(): Command {
     .argument('<ns/key>')
     .requiredOption('-o, --output <file>', 'where to write it')
     .option('--version <v>', 'a version (default: the latest)', num)
-    .action(async (ref: string, o: { output: string; version?: number }) => {
+    .option('--region <slices>', 'read a part: NumPy slices per axis, e.g. "0:64,::2,5" (computed on the cores)')
+    .option('--level <n>', 'a coarser grid: average 2^n cells along each axis ("1,2": one level per axis)')
+    .option('--points <json>', 'read values at index tuples, e.g. "[[1,2],[3,4]]" (a 1-D array)')
+    .action(async (ref: string, o: { output: string; version?: number; region?: string; level?: string; points?: string }) => {
       const { namespace, key } = target(ref);
+      const selection = {
+        ...(o.region !== undefined ? { region: parseRegion(o.region) } : {}),
+        ...(o.level !== undefined ? { level: parseLevel(o.level) } : {}),
+        ...(o.points !== undefined ? { points: parsePoints(o.points) } : {}),
+      };
       const bar = progressBar(`serve ${ref}`);
       const r = await client(namespace)
-        .serve(key, { namespace, version: o.version, onDownloadProgress: bar })
+        .serve(key, { namespace, version: o.version, ...selection, onDownloadProgress: bar })
         .finally(() => bar.done());
       const bytes = r.kind === 'blob' ? (r.array.data as Uint8Array) : encodeNpy(r.array);
       await writeFile(o.output, bytes);
