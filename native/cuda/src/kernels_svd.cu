@@ -108,8 +108,8 @@ __global__ void scale_kernel(double* W, int64_t n, double f) {
 // A block stages a tile of W columns of all m rows in shared memory, the rows padded with zeros to
 // mp = 4q (q = ceil(m / 4)). The upper triangle of the mp x mp Gram is nb = q(q + 1)/2 blocks of
 // 4 x 4; thread t sums block t / L (L = kThreads / nb lanes) over the tile's columns lane, lane + L,
-// ... in 16 registers, so a product costs half a shared-memory read (one thread per pair, as
-// before, cost two and left most threads idle from m = 16 up). The lanes are summed at the end and
+// ... in 16 registers, so a product costs half a shared-memory read (one thread per pair would cost
+// two and leave most threads idle from m = 16 up). The lanes are summed at the end and
 // the block writes its m(m + 1)/2 partial sums, pair (a, b) at a m - a(a - 1)/2 + b - a.
 constexpr int kSmallRows = 22;        // q <= 6: nb <= 21 blocks, at least 12 lanes each
 constexpr int kTileElems = 24 * 128;  // doubles of the shared tile (24 KiB)
