@@ -73,6 +73,54 @@ describe('GPU parity with the CPU backend', function () {
     });
   }
 
+  it('regions, coarse levels and points read from the cores agree within 1e-9 (float64), in both layouts', async () => {
+    const shape = [512, 1024];
+    const x = smoothField(512 * 1024, 30);
+    // Integer-valued points, C order, deterministic.
+    const points = new Float64Array(2 * 20000);
+    for (let i = 0; i < 20000; i++) {
+      points[2 * i] = (i * 7919) % 512;
+      points[2 * i + 1] = (i * 104729) % 1024;
+    }
+    const selections = [
+      {
+        region: [
+          [0, 512, 1],
+          [0, 1024, 1],
+        ] as Array<[number, number, number]>,
+      },
+      {
+        region: [
+          [500, 3, -3],
+          [1, 1001, 2],
+        ] as Array<[number, number, number]>,
+      },
+      {
+        level: [2, 3],
+        region: [
+          [0, 128, 1],
+          [0, 128, 1],
+        ] as Array<[number, number, number]>,
+      },
+      { points },
+      { level: [1, 1], points: points.map((v) => Math.floor(v / 2)) },
+    ];
+    for (const layout of ['row_major', 'interleaved'] as const) {
+      const { tt } = await engine.compress(x, 'float64', shape, { tolerance: 1e-8, layout });
+      expect(Math.max(...tt.ranks), 'ranks the selection kernel takes').to.be.at.most(64);
+      for (const [i, sel] of selections.entries()) {
+        const cpu = await onBackend('cpu', () => engine.reconstructSelection(tt, shape, layout, 'float64', sel));
+        const gpu = await onBackend('cuda', () => engine.reconstructSelection(tt, shape, layout, 'float64', sel));
+        expect(gpu.byteLength, `${layout} selection ${i}`).to.equal(cpu.byteLength);
+        const a = new Float64Array(gpu.buffer, gpu.byteOffset, gpu.byteLength / 8);
+        const b = new Float64Array(cpu.buffer, cpu.byteOffset, cpu.byteLength / 8);
+        for (let j = 0; j < b.length; j++) {
+          expect(Math.abs(a[j]! - b[j]!), `${layout} selection ${i} value ${j}`).to.be.at.most(1e-9 * Math.max(1, Math.abs(b[j]!)));
+        }
+      }
+    }
+  });
+
   it('batched dot against resident cores equals the CPU contraction within 1e-9', async () => {
     const pool = engine.createOperandPool();
     const n = 1 << 14;

@@ -2,7 +2,7 @@
 // under a small SVC_GATE_GPU_CACHE_BYTES, a device index out of range, health, and top-K results
 // unchanged once the candidates' cores are resident.
 import { expect } from 'chai';
-import { encodeNpy } from '../src/codec/npy.js';
+import { decodeNpy, encodeNpy } from '../src/codec/npy.js';
 import { http, startServer, type TestServer } from '../test/helpers/server.js';
 import { createTenant } from '../test/helpers/tenants.js';
 import { gpuAvailability, requireGpu, smoothField } from './helpers.js';
@@ -82,6 +82,41 @@ describe('serve target gpu over HTTP', function () {
     expect(after.body.results.map((r: [string, number]) => r[0])).to.deep.equal(before.body.results.map((r: [string, number]) => r[0]));
     after.body.results.forEach((r: [string, number], i: number) => expect(Math.abs(r[1] - before.body.results[i][1])).to.be.at.most(1e-9));
   });
+  it('reads a region, a coarse level and points of a compressed entry on the device, as slicing the whole array', async () => {
+    const n = 256;
+    const x = smoothField(n * n, 12);
+    const npy = encodeNpy('float64', [n, n], new Uint8Array(x.buffer));
+    const p = await http(server.url, 'POST', '/v1/put', {
+      json: { key: 'plane', data_b64: npy.toString('base64'), tolerance: 1e-8 },
+      headers: auth,
+    });
+    expect(p.status, p.text).to.equal(200);
+    const values = async (body: Record<string, unknown>) => {
+      const r = await http(server.url, 'POST', '/v1/serve', { json: { key: 'plane', ...body }, headers: auth });
+      expect(r.status, r.text).to.equal(200);
+      const a = await decodeNpy(Buffer.from(r.body.data_b64 as string, 'base64'), 2 ** 30);
+      return new Float64Array(a.data.buffer, a.data.byteOffset, a.data.byteLength / 8);
+    };
+    const full = await values({});
+    const close = (got: Float64Array, want: (i: number) => number, what: string) => {
+      for (let i = 0; i < got.length; i++)
+        expect(Math.abs(got[i]! - want(i)), `${what} ${i}`).to.be.at.most(1e-9 * Math.max(1, Math.abs(want(i))));
+    };
+    // 2^16, 2^14 and 5000 values: each at least the backend's smallest selection for the device.
+    close(await values({ region: [null, [null, null, -1]] }), (i) => full[Math.floor(i / n) * n + (n - 1 - (i % n))]!, 'region');
+    const coarse = await values({ level: 1 });
+    close(
+      coarse,
+      (i) => {
+        const [r, c] = [2 * Math.floor(i / (n / 2)), 2 * (i % (n / 2))];
+        return (full[r * n + c]! + full[r * n + c + 1]! + full[(r + 1) * n + c]! + full[(r + 1) * n + c + 1]!) / 4;
+      },
+      'level 1',
+    );
+    const points = Array.from({ length: 5000 }, (_, i) => [(i * 37) % n, (i * 101) % n]);
+    close(await values({ points }), (i) => full[points[i]![0]! * n + points[i]![1]!]!, 'points');
+  });
+
   it('evicts the least recently used entry under a small budget', async function () {
     this.timeout(120000);
     await server.destroy();

@@ -17,6 +17,9 @@ std::atomic<BackendKind> g_backend{BackendKind::Cpu};
 // Below this many elements a device round trip (stream, allocations, copies: ~0.1 ms) costs more
 // than the CPU takes for the whole array.
 constexpr int64_t kGpuMinElements = int64_t{1} << 16;
+// Selections pay the round trip per call too, and the CPU core evaluates a few thousand chains in
+// about that time (it shares their common prefixes; the kernel evaluates each value on its own).
+constexpr int64_t kGpuMinSelectValues = int64_t{1} << 12;
 }  // namespace
 
 bool CudaCompiled() {
@@ -83,6 +86,21 @@ tts::Fingerprint BackendReconstruct(const tts::TensorTrain& tt, const tts::QttLa
   }
 #endif
   return out.data ? tts::reconstruct(tt, layout, out, ref) : tts::fingerprint(tt, layout, ref);
+}
+
+void BackendReconstructSelection(const tts::TensorTrain& tt, const tts::QttLayout& layout, const tts::Selection& s,
+                                 const tts::MutableArrayView& out) {
+#ifdef TTS_HAVE_CUDA
+  if (ActiveBackend() == BackendKind::Cuda && out.numel >= kGpuMinSelectValues) {
+    try {
+      tts::cuda::reconstruct_selection(tt, layout, s, out, 0);
+      return;
+    } catch (const tts::cuda::Unavailable&) {
+      // ranks over the kernel's, or no device memory: the CPU core answers
+    }
+  }
+#endif
+  tts::reconstruct_selection(tt, layout, s, out);
 }
 
 std::vector<double> BackendResidentDots(const tts::Operand& q, const std::vector<int64_t>& ids) {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <memory>
 
+#include "backend.hpp"
 #include "bindings.hpp"
 #include "worker.hpp"
 
@@ -81,7 +82,7 @@ class SelectionWorker : public PromiseWorker {
     out_.Allocate(static_cast<size_t>(numel) * tts::dtype_size(dtype_));
     tts::MutableArrayView out{out_.data.get(), dtype_, numel};
     if (from_train_) {
-      tts::reconstruct_selection(tt_.Materialize(), layout_, s_, out);
+      BackendReconstructSelection(tt_.Materialize(), layout_, s_, out);
     } else {
       tts::select_dense(tts::ArrayView{dense_.data, dtype_, ShapeNumel(shape_)}, shape_, s_, out);
     }

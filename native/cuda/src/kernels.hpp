@@ -10,13 +10,8 @@
 #include <vector>
 
 #include "cuda_raii.hpp"
+#include "select.hpp"
 #include "ttstore/types.hpp"
-
-#ifdef __CUDACC__
-#define TTS_HOST_DEVICE __host__ __device__
-#else
-#define TTS_HOST_DEVICE
-#endif
 
 namespace tts::cuda::detail {
 
@@ -76,5 +71,9 @@ struct CandidateDesc {
 void launch_dot_batch(const int32_t* modes, int d, const double* q_cores, const int64_t* q_offsets,
                       const int32_t* q_ranks, const CandidateDesc* cands, int64_t n, int max_q, int max_c, double* dots,
                       cudaStream_t stream);
+
+// ---- selections (kernels_select.cu; the plan and its twin in select.hpp) -------------------------
+// values[j] = output o0 + j for j < n (device array of n doubles; twin: select_ref).
+void launch_select(const SelectSpec& spec, int64_t o0, int64_t n, double* values, cudaStream_t stream);
 
 }  // namespace tts::cuda::detail

@@ -9,6 +9,7 @@
 #include "check.hpp"
 #include "cuda_raii.hpp"
 #include "kernels.hpp"
+#include "select_cases.hpp"
 #include "sweep.hpp"
 #include "tt_testing.hpp"
 #include "ttstore/cuda.hpp"
@@ -183,6 +184,66 @@ TEST(dot_batch_kernel_matches_twin) {
     for (int64_t j = 0; j < n; ++j) CHECK_NEAR(got[j], want[j], 1e-9 * scale[j]);
     CHECK(std::isnan(got[n]));
     std::printf("    dots rq %lld rc %lld n %lld: %.3f ms\n", (long long)rq, (long long)rc, (long long)n, t * 1e3);
+  }
+}
+
+TEST(select_kernel_matches_twin_and_cpu_core) {
+  for (const auto& c : sel_cases::select_cases()) {
+    const tts::detail::SelectionPlan plan = tts::detail::plan_selection(c.tt, c.layout, c.s);
+    const cd::SelectArrays A = cd::select_arrays(plan, c.s);
+    int64_t n = 1;
+    for (int64_t x : plan.out_shape) n *= x;
+    std::vector<double> got(n), twin(n);
+    tts::cuda::reconstruct_selection(c.tt, c.layout, c.s, MutableArrayView{got.data(), DType::F64, n}, 0);
+    cd::select_ref(A.spec, n, twin.data());
+    double scale = 1e-300, err = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      scale = std::max(scale, std::fabs(twin[i]));
+      err = std::max(err, std::fabs(got[i] - twin[i]));
+    }
+    CHECK_MSG(err <= 1e-12 * scale, c.name + ": " + check::num(err / scale));
+  }
+  // Large selections (several tiles, every cast) against the CPU core, timed: a 2048^2 field of rank
+  // 12, its whole plane at level 0 and 1, a 1000 x 1000 region with steps, and 10^6 points.
+  const QttLayout L = make_layout({2048, 2048}, LayoutKind::RowMajor);
+  const TensorTrain tt = sel_cases::train_for(L, 12, 77);
+  std::mt19937_64 g(5);
+  std::vector<std::pair<std::string, Selection>> big(4);
+  big[0].first = "plane";
+  big[0].second.region = {AxisSlice{0, 2048, 1}, AxisSlice{0, 2048, 1}};
+  big[1].first = "level 1";
+  big[1].second.level = {1, 1};
+  big[1].second.region = {AxisSlice{0, 1024, 1}, AxisSlice{0, 1024, 1}};
+  big[2].first = "1000^2 region, steps 2, -2";
+  big[2].second.region = {AxisSlice{3, 2003, 2}, AxisSlice{2047, 47, -2}};
+  big[3].first = "10^6 points";
+  big[3].second.by_points = true;
+  for (int i = 0; i < 2000000; ++i) big[3].second.points.push_back(static_cast<int64_t>(g() % 2048));
+  for (const auto& [name, s] : big) {
+    int64_t n = 1;
+    for (int64_t x : selection_shape(L.shape, s)) n *= x;
+    for (DType dt : {DType::F64, DType::F32}) {
+      const std::size_t sz = dtype_size(dt);
+      std::vector<unsigned char> got(n * sz), want(n * sz);
+      const auto t0 = std::chrono::steady_clock::now();
+      tts::cuda::reconstruct_selection(tt, L, s, MutableArrayView{got.data(), dt, n}, 0);
+      const double tg = seconds_since(t0);
+      const auto t1 = std::chrono::steady_clock::now();
+      reconstruct_selection(tt, L, s, MutableArrayView{want.data(), dt, n});
+      const double tc = seconds_since(t1);
+      double scale = 1e-300, err = 0;
+      tts::detail::dispatch(dt, [&](auto e) {
+        for (int64_t i = 0; i < n; ++i) {
+          const double a = decltype(e)::load(got.data() + i * sz), b = decltype(e)::load(want.data() + i * sz);
+          scale = std::max(scale, std::fabs(b));
+          err = std::max(err, std::fabs(a - b));
+        }
+        return 0;
+      });
+      CHECK_MSG(err <= (dt == DType::F64 ? 1e-12 : 1e-6) * scale, name + ": " + check::num(err / scale));
+      std::printf("    select %s (%s, %lld values): gpu %.3f ms, cpu %.3f ms\n", name.c_str(), dtype_name(dt),
+                  (long long)n, tg * 1e3, tc * 1e3);
+    }
   }
 }
 

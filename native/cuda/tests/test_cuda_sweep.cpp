@@ -6,6 +6,8 @@
 
 #include "check.hpp"
 #include "lru_budget.hpp"
+#include "select.hpp"
+#include "select_cases.hpp"
 #include "sweep.hpp"
 #include "tt_testing.hpp"
 #include "ttstore/cuda.hpp"
@@ -178,6 +180,32 @@ TEST(twins_agree_with_cpu_core) {
   std::vector<float> cf;
   for (const auto& core : c32.cores) cf.insert(cf.end(), core.begin(), core.end());
   CHECK_REL(cd::dot_ref(q.modes, q.ranks, qc.data(), c.ranks, cf.data(), true), dot(q, c32), 1e-12);
+}
+
+// The selection kernel's twin (one chain a value, the kernel's index arithmetic) against the CPU
+// core's reconstruct_selection (shared prefixes), itself checked against slicing the full array.
+TEST(select_twin_matches_cpu_core) {
+  for (const auto& c : sel_cases::select_cases()) {
+    const tts::detail::SelectionPlan plan = tts::detail::plan_selection(c.tt, c.layout, c.s);
+    const cd::SelectArrays A = cd::select_arrays(plan, c.s);
+    int64_t n = 1;
+    for (int64_t x : plan.out_shape) n *= x;
+    std::vector<double> got(n), want(n);
+    cd::select_ref(A.spec, n, got.data());
+    reconstruct_selection(c.tt, c.layout, c.s, MutableArrayView{want.data(), DType::F64, n});
+    double scale = 1e-300, err = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      scale = std::max(scale, std::fabs(want[i]));
+      err = std::max(err, std::fabs(got[i] - want[i]));
+    }
+    CHECK_MSG(err <= 1e-12 * scale, c.name + ": " + check::num(err / scale));
+  }
+  // Ranks over the kernel's: the plan is refused, so the backend falls back to the CPU core.
+  const QttLayout L = make_layout({1 << 14}, LayoutKind::RowMajor);
+  const TensorTrain big = sel_cases::train_for(L, cuda::kMaxSelectRank + 1, 9);
+  Selection s;
+  s.region.push_back(AxisSlice{0, 1 << 14, 1});
+  CHECK_THROWS(cuda::Unavailable, cd::select_arrays(tts::detail::plan_selection(big, L, s), s), "ranks up to 64");
 }
 
 TEST(lru_budget_evicts_least_recently_used_first) {

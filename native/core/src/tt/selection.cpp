@@ -13,6 +13,7 @@
 
 #include "ttstore/internal/dtype_io.hpp"
 #include "ttstore/internal/linalg.hpp"
+#include "ttstore/internal/selection_plan.hpp"
 #include "ttstore/internal/threads.hpp"
 #include "ttstore/internal/tt_checks.hpp"
 #include "ttstore/limits.hpp"
@@ -625,6 +626,29 @@ double dense_selection_work(const std::vector<int64_t>& shape, const Selection& 
   for (int l : level) cells *= std::ldexp(1.0, l);
   return product(selection_shape(shape, s)) * cells;
 }
+
+namespace detail {
+
+SelectionPlan plan_selection(const TensorTrain& tt, const QttLayout& layout, const Selection& s) {
+  check_structure(tt, "tensor train");
+  if (tt.modes != layout.modes) throw InvalidArgument("the tensor train's modes do not match the layout's");
+  const Plan P = make_plan(layout, s);
+  SelectionPlan out;
+  out.out_shape = selection_shape(layout.shape, s);
+  out.train = averaged_train(P, tt);
+  for (const ModeDigit& md : P.digits) {
+    out.source.push_back(md.source);
+    out.div.push_back(md.div);
+    out.radix.push_back(md.radix);
+  }
+  out.flat = P.flat;
+  out.expand_bits = P.expand_bits;
+  out.level = P.level;
+  out.shape = P.shape;
+  return out;
+}
+
+}  // namespace detail
 
 void reconstruct_selection(const TensorTrain& tt, const QttLayout& layout, const Selection& s,
                            const MutableArrayView& out) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ttstore/query.hpp"
+#include "ttstore/selection.hpp"
 #include "ttstore/tt.hpp"
 
 namespace tts::cuda {
@@ -50,6 +51,12 @@ CompressResult compress(const ArrayView& a, const QttLayout& layout, const SvdOp
 Fingerprint reconstruct(const TensorTrain& tt, const QttLayout& layout, const MutableArrayView& out,
                         const ArrayView& ref, int device);
 Fingerprint fingerprint(const TensorTrain& tt, const QttLayout& layout, const ArrayView& ref, int device);
+
+// tts::reconstruct_selection() (the same checks, values to rounding, and casts) with each value's
+// chain of core slices on the device, one warp a value, in tiles. Throws Unavailable when the
+// train's ranks pass kMaxSelectRank (the caller then runs the CPU core).
+void reconstruct_selection(const TensorTrain& tt, const QttLayout& layout, const Selection& s,
+                           const MutableArrayView& out, int device);
 
 // ---- device-resident trains (GPU core placement) ----------------------------------------------
 struct Placement {
@@ -91,6 +98,8 @@ class Residency {
 
 // Largest bond dimension the batched-dot kernel takes (query and candidates).
 constexpr int64_t kMaxDotRank = 64;
+// Largest bond dimension the selection kernel takes (reconstruct_selection).
+constexpr int64_t kMaxSelectRank = 64;
 
 // ---- measurements for bench:gpu ---------------------------------------------------------------
 struct CopyBandwidth {
