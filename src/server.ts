@@ -212,6 +212,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     inflightBytes: () => budget.stats(),
     dbFile,
     blobDir,
+    blobReadBytes: () => blobs.bytesRead,
     build: { version: VERSION, backend: engine.info().backend },
   });
 

@@ -72,3 +72,76 @@ export function toSelection(shape: number[], req: SelectionRequest): Selection {
   }
   return { level, region: coarse.map((n, a) => sliceIndices(region[a] ?? null, n, a)) };
 }
+
+/** The part of a C-order array a selection reads, as a smaller C-order array of its own. */
+export interface RowSpan {
+  /** First element of the part, and how many it holds. */
+  offset: number;
+  count: number;
+  /** The part's shape and the same selection over it. */
+  shape: number[];
+  selection: Selection;
+}
+
+/**
+ * Where a selection's values lie in a C-order array of `shape`: the leading axes each selection
+ * reads at one index (at level 0) are fixed, the next axis is cut to the rows between its lowest
+ * and highest selected index (whole blocks at its level), the rest are whole. That part is one
+ * contiguous run; undefined when it is more than half the array (reading it all costs about as much).
+ */
+export function rowSpan(shape: number[], sel: Selection): RowSpan | undefined {
+  const axes = shape.length;
+  if (axes === 0) return undefined;
+  const level = sel.level ?? shape.map(() => 0);
+  const lo: number[] = [];
+  const hi: number[] = [];
+  if (sel.points) {
+    const n = sel.points.length / axes;
+    if (n === 0) return undefined;
+    for (let a = 0; a < axes; a++) {
+      let min = Infinity;
+      let max = -Infinity;
+      for (let i = 0; i < n; i++) {
+        const v = sel.points[i * axes + a]!;
+        min = Math.min(min, v);
+        max = Math.max(max, v);
+      }
+      lo.push(min);
+      hi.push(max);
+    }
+  } else {
+    for (const [start, stop, step] of sel.region ?? []) {
+      const count = step > 0 ? Math.ceil((stop - start) / step) : Math.ceil((start - stop) / -step);
+      if (count <= 0) return undefined;
+      const last = start + (count - 1) * step;
+      lo.push(Math.min(start, last));
+      hi.push(Math.max(start, last));
+    }
+    if (lo.length !== axes) return undefined;
+  }
+  let a = 0;
+  while (a < axes - 1 && lo[a] === hi[a] && level[a] === 0) a++;
+  const stride = (b: number) => shape.slice(b + 1).reduce((x, y) => x * y, 1);
+  const rows = (hi[a]! - lo[a]! + 1) * 2 ** level[a]!;
+  let offset = lo[a]! * 2 ** level[a]! * stride(a);
+  for (let b = 0; b < a; b++) offset += lo[b]! * stride(b);
+  const count = rows * stride(a);
+  if (2 * count > shape.reduce((x, y) => x * y, 1)) return undefined;
+  const subShape = [rows, ...shape.slice(a + 1)];
+  const subLevel = sel.level ? sel.level.slice(a) : undefined;
+  if (sel.points) {
+    const n = sel.points.length / axes;
+    const points = new Float64Array(n * (axes - a));
+    for (let i = 0; i < n; i++) {
+      for (let b = a; b < axes; b++) points[i * (axes - a) + b - a] = sel.points[i * axes + b]! - (b === a ? lo[a]! : 0);
+    }
+    return { offset, count, shape: subShape, selection: { level: subLevel, points } };
+  }
+  const region = sel.region!.slice(a).map(([start, stop, step], i): [number, number, number] => {
+    if (i > 0) return [start, stop, step];
+    const count = step > 0 ? Math.ceil((stop - start) / step) : Math.ceil((start - stop) / -step);
+    const s = start - lo[a]!;
+    return [s, step > 0 ? Math.min(s + count * step, hi[a]! - lo[a]! + 1) : Math.max(s + count * step, -1), step];
+  });
+  return { offset, count, shape: subShape, selection: { level: subLevel, region } };
+}

@@ -20,6 +20,7 @@ import { type EntryRow, type ListRow, shapeOf } from './entry.js';
 import { denseNorm } from './norm.js';
 import { EngineAdmission, SERVER_TURN, type Turn } from '../admission/engine-admission.js';
 import { RowCache } from './row-cache.js';
+import { rowSpan } from './selection.js';
 import { StorageLedger, storedBytesOf, type StorageQuotaOf, type StorageReservation } from './storage-quota.js';
 
 export interface EntryLogger {
@@ -429,6 +430,16 @@ export class EntryService {
     }
   }
 
+  /** Bytes [offset, offset + length) of a passthrough entry's stored data (header checked, see BlobStore.readRange). */
+  private async readBlobRange(row: StoredRef, offset: number, length: number): Promise<Buffer> {
+    try {
+      return await this.blobs.readRange(row.blob_id, 'raw', row.original_bytes, offset, length);
+    } catch (err) {
+      if (err instanceof BlobCorrupted) throw corrupted(err.message);
+      throw err;
+    }
+  }
+
   /**
    * What serve dense returns: C-order little-endian bytes of the source dtype (a blob: its bytes).
    * A compressed entry is reconstructed into `out` when given and of the array's size (numel times
@@ -482,11 +493,18 @@ export class EntryService {
 
   /**
    * The values of a planned selection (C-order bytes of the entry's dtype): from the cores when the
-   * entry is compressed, else from its stored data, read once. Runs in `turn` (engine admission).
+   * entry is compressed, else from its stored data: only the rows the selection lies in when they are
+   * at most half of it (rowSpan), else all of it, read once. Runs in `turn` (engine admission).
    */
   async readSelection(row: StoredRef, part: SelectionPart, turn: Turn = SERVER_TURN): Promise<Uint8Array> {
     const shape = shapeOf(row);
     if (row.blob_kind === 'raw') {
+      const span = rowSpan(shape, part.selection);
+      if (span) {
+        const size = ITEM_SIZE[row.dtype];
+        const data = await this.readBlobRange(row, span.offset * size, span.count * size);
+        return this.admission.run(turn, () => this.engine.selectDense(data, row.dtype, span.shape, span.selection), part.work);
+      }
       const data = await this.readDense(row);
       return this.admission.run(turn, () => this.engine.selectDense(data, row.dtype, shape, part.selection), part.work);
     }

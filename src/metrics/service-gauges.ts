@@ -16,6 +16,8 @@ export interface ServiceGaugeSources {
   dbFile: string;
   /** Root of the blob files. */
   blobDir: string;
+  /** Payload bytes read from blob files since start. */
+  blobReadBytes(): number;
   /** Constant labels of ttstore_build_info. */
   build: { version: string; backend: string };
   /** How long a blob-store walk is reused; a walk stats every file. Default 30 s. */
@@ -109,6 +111,15 @@ export function registerServiceGauges(registry: Registry, src: ServiceGaugeSourc
     collect() {
       const { hits, misses } = src.coreCache();
       this.set(hits + misses > 0 ? hits / (hits + misses) : 0);
+    },
+  });
+  new Counter({
+    name: 'ttstore_blob_read_bytes_total',
+    help: 'Payload bytes read from blob files (a part of a passthrough entry reads only its rows).',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(src.blobReadBytes());
     },
   });
   new Gauge({

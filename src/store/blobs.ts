@@ -53,6 +53,9 @@ export interface BlobLogger {
 }
 
 export class BlobStore {
+  /** Payload bytes read from blob files since start (whole reads and ranges), for the metrics. */
+  bytesRead = 0;
+
   private constructor(readonly dir: string) {}
 
   /** Create the directory tree (256 fan-out folders by the id's first two hex digits), private (0700) like its files (0600). */
@@ -114,11 +117,51 @@ export class BlobStore {
     const len = file.readBigUInt64LE(16);
     if (len !== BigInt(file.length - BLOB_HEADER_BYTES)) throw corrupted('the stored data of this entry has the wrong length');
     const payload = file.subarray(BLOB_HEADER_BYTES);
+    this.bytesRead += payload.length;
     const actual = await sha256Hex(payload);
     if (actual !== checksum || file.subarray(24, 56).toString('hex') !== checksum) {
       throw corrupted('the stored data of this entry failed its checksum');
     }
     return payload.byteOffset % 8 === 0 ? payload : Buffer.from(payload);
+  }
+
+  /**
+   * Bytes [offset, offset + length) of blob `id`'s payload, for a part of a large passthrough entry:
+   * the header is checked (magic, kind, the payload length against the file's and `expectedLength`),
+   * but not the checksum, which covers the whole payload only (read() verifies it). 8-byte aligned.
+   */
+  async readRange(id: string, kind: BlobKind, expectedLength: number, offset: number, length: number): Promise<Buffer> {
+    let fh;
+    try {
+      fh = await open(this.fileOf(id), 'r');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw corrupted('the stored data of this entry is missing');
+      throw err;
+    }
+    try {
+      const header = Buffer.alloc(BLOB_HEADER_BYTES);
+      const { bytesRead: got } = await fh.read(header, 0, BLOB_HEADER_BYTES, 0);
+      const size = (await fh.stat()).size;
+      if (got < BLOB_HEADER_BYTES || !MAGIC.equals(header.subarray(0, 8)) || header[8] !== KIND_CODE[kind]) {
+        throw corrupted('the stored data of this entry has a damaged header');
+      }
+      const len = header.readBigUInt64LE(16);
+      if (len !== BigInt(size - BLOB_HEADER_BYTES) || len !== BigInt(expectedLength)) {
+        throw corrupted('the stored data of this entry has the wrong length');
+      }
+      if (offset < 0 || length < 0 || offset + length > expectedLength) throw new RangeError('blob range out of bounds');
+      const out = Buffer.alloc(length); // a fresh buffer: 8-byte aligned
+      let done = 0;
+      while (done < length) {
+        const { bytesRead: n } = await fh.read(out, done, length - done, BLOB_HEADER_BYTES + offset + done);
+        if (n === 0) throw corrupted('the stored data of this entry has the wrong length');
+        done += n;
+      }
+      this.bytesRead += length;
+      return out;
+    } finally {
+      await fh.close();
+    }
   }
 
   /** Remove a blob (missing is fine). */

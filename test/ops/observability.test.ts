@@ -142,6 +142,7 @@ describe('operations: logs and metrics', function () {
       'ttstore_jobs_running',
       'ttstore_sqlite_bytes',
       'ttstore_blob_store_bytes',
+      'ttstore_blob_read_bytes_total',
       'process_cpu_seconds_total',
       'process_resident_memory_bytes',
       'nodejs_eventloop_lag_seconds',

@@ -4,6 +4,7 @@
 // An entry far over the payload limit (a 4096^3 train put as its cores) is read in parts.
 import { expect } from 'chai';
 import { decodeNpy } from '../../src/codec/npy.js';
+import { http } from '../helpers/server.js';
 import { admin } from '../helpers/tenants.js';
 import { CUBE_SHAPE, cubeValue as f, linearCubeCores } from '../helpers/linear-cube.js';
 import { expectProblem, putArray, noise, served, smooth } from '../query/helpers.js';
@@ -231,6 +232,49 @@ describe('storage: serve reads parts of an entry (region, level, points)', funct
       const cp = [shape.map((n) => (n >> 1) - 1), shape.map(() => 0)];
       const cw = cp.map((p) => coarse.data[p.reduce((off, i, a) => off * coarse.shape[a]! + i, 0)]!);
       expectClose((await part(c, { key, points: cp, level: 1 })).values, cw, REL, `${key} coarse points`);
+    }
+  });
+
+  it('a part of a large passthrough entry reads only the rows it lies in from the stored data, and answers as slicing it', async () => {
+    const shape = [256, 32, 16]; // 1 MiB of float64 noise, stored as it came
+    const payload = 256 * 32 * 16 * 8;
+    await putArray(c, 'big-noise', 'float64', shape, noise(256 * 32 * 16, 9), { expect: 'passthrough' });
+    const full = await served(c, 'big-noise');
+    const blobBytesRead = async () => {
+      const r = await http(suite.server.url, 'GET', '/gate/metrics', { headers: { Authorization: `Bearer ${suite.server.serviceKey}` } });
+      return Number(/^ttstore_blob_read_bytes_total (\S+)$/m.exec(r.text)![1]);
+    };
+    // [selection, bytes of the stored data it reads]
+    const cases: Array<[{ region?: Slice[]; level?: number[]; points?: number[][] }, number]> = [
+      [{ region: [[17, 18]] }, 32 * 16 * 8], // one row: the trailing axes whole
+      [{ region: [[200, 201], [3, 9], null] }, 6 * 16 * 8], // a run within one leading index
+      [{ region: [[-1], [31, 0, -2], [15, null, -3]] }, 31 * 16 * 8], // negative steps: rows 1..31 of index 255
+      [{ level: [1, 0, 2], region: [[40, 44], null, [null, null, -1]] }, 8 * 32 * 16 * 8], // coarse rows 40..43: fine rows 80..87
+      [
+        {
+          points: [
+            [5, 0, 0],
+            [6, 31, 15],
+            [5, 7, -1],
+          ],
+        },
+        2 * 32 * 16 * 8,
+      ], // rows 5 and 6
+      [{ region: [null, [3]] }, payload], // a column spans the whole array: read once, whole
+    ];
+    for (const [sel, bytes] of cases) {
+      const label = JSON.stringify(sel);
+      let want: number[];
+      if (sel.points) {
+        want = sel.points.map((p) => full[p.reduce((off, i, a) => off * shape[a]! + (i < 0 ? i + shape[a]! : i), 0)]!);
+      } else {
+        const coarse = sel.level ? blockAverage(full, shape, sel.level) : { data: full, shape };
+        want = sliced(coarse.data, coarse.shape, sel.region ?? []).data;
+      }
+      const before = await blobBytesRead();
+      const got = await part(c, { key: 'big-noise', ...sel });
+      expect((await blobBytesRead()) - before, label).to.equal(bytes);
+      expectClose(got.values, want, REL, label);
     }
   });
 
