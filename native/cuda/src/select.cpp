@@ -3,6 +3,7 @@
 // which evaluates the values in tiles on the device and casts them on the host as the core does.
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include "cuda_raii.hpp"
 #include "kernels.hpp"
@@ -20,6 +21,31 @@ int log2_exact(int64_t x) {  // log2(x) when x is a power of two, else -1
   int b = 0;
   while ((int64_t{1} << b) < x) ++b;
   return b;
+}
+
+// The spec of a plan's arrays wherever `at` puts them: at(v) is where vector v's copy starts (the
+// host arrays themselves, or their device copies). Points are set per tile by the caller.
+template <class Where>
+SelectSpec spec_of(const tts::detail::SelectionPlan& plan, const SelectArrays& A, Where&& at) {
+  SelectSpec p;
+  p.d = plan.train.d();
+  p.na = static_cast<int>(plan.shape.size());
+  p.ranks = at(A.ranks);
+  p.modes = at(A.modes);
+  p.core_off = at(A.core_off);
+  p.cores = at(A.cores);
+  p.source = at(A.source);
+  p.div = at(A.div);
+  p.radix = at(A.radix);
+  p.shift = at(A.shift);
+  p.flat = plan.flat ? 1 : 0;
+  p.expand_bits = plan.expand_bits;
+  p.level = at(A.level);
+  p.shape = at(A.shape);
+  p.start = at(A.start);
+  p.step = at(A.step);
+  p.out_shape = at(A.out_shape);
+  return p;
 }
 
 // Values of one tile go to the device and back as float64; a tile bounds that buffer.
@@ -81,25 +107,8 @@ SelectArrays select_arrays(const tts::detail::SelectionPlan& plan, const Selecti
     A.start.push_back(r.start);
     A.step.push_back(r.step);
   }
-  SelectSpec& p = A.spec;
-  p.d = d;
-  p.na = na;
-  p.ranks = A.ranks.data();
-  p.modes = A.modes.data();
-  p.core_off = A.core_off.data();
-  p.cores = A.cores.data();
-  p.source = A.source.data();
-  p.div = A.div.data();
-  p.radix = A.radix.data();
-  p.shift = A.shift.data();
-  p.flat = plan.flat ? 1 : 0;
-  p.expand_bits = plan.expand_bits;
-  p.level = A.level.data();
-  p.shape = A.shape.data();
-  p.points = s.by_points ? s.points.data() : nullptr;
-  p.start = A.start.data();
-  p.step = A.step.data();
-  p.out_shape = A.out_shape.data();
+  A.spec = spec_of(plan, A, [](const auto& v) { return v.data(); });
+  A.spec.points = s.by_points ? s.points.data() : nullptr;
   return A;
 }
 
@@ -120,31 +129,15 @@ void reconstruct_selection(const TensorTrain& tt, const QttLayout& layout, const
   detail::DeviceScope scope(device);
   detail::Stream stream;
   detail::Trace trace("select");
-  auto up = [&](const auto& v) {
+  std::vector<detail::DeviceBuffer<unsigned char>> held;  // the device copies of A's arrays
+  auto on_device = [&](const auto& v) {
     using T = typename std::decay_t<decltype(v)>::value_type;
-    detail::DeviceBuffer<T> b(std::max<int64_t>(1, static_cast<int64_t>(v.size())));
-    if (!v.empty())
-      TTS_CUDA(cudaMemcpyAsync(b.get(), v.data(), sizeof(T) * v.size(), cudaMemcpyHostToDevice, stream.get()));
-    return b;
+    const int64_t bytes = static_cast<int64_t>(sizeof(T) * v.size());
+    held.emplace_back(std::max<int64_t>(1, bytes));
+    if (bytes > 0) TTS_CUDA(cudaMemcpyAsync(held.back().get(), v.data(), bytes, cudaMemcpyHostToDevice, stream.get()));
+    return reinterpret_cast<const T*>(held.back().get());
   };
-  auto ranks = up(A.ranks), source = up(A.source), shift = up(A.shift), level = up(A.level);
-  auto modes = up(A.modes), core_off = up(A.core_off), div = up(A.div), radix = up(A.radix), shape = up(A.shape),
-       start = up(A.start), step = up(A.step), out_shape = up(A.out_shape);
-  auto cores = up(A.cores);
-  detail::SelectSpec dev = A.spec;
-  dev.ranks = ranks.get();
-  dev.source = source.get();
-  dev.shift = shift.get();
-  dev.level = level.get();
-  dev.modes = modes.get();
-  dev.core_off = core_off.get();
-  dev.div = div.get();
-  dev.radix = radix.get();
-  dev.shape = shape.get();
-  dev.start = start.get();
-  dev.step = step.get();
-  dev.out_shape = out_shape.get();
-  dev.cores = cores.get();
+  detail::SelectSpec dev = detail::spec_of(plan, A, on_device);
   const int na = A.spec.na;
   const int64_t total = out.numel;
   const int64_t tile = std::min(total, std::max<int64_t>(1, detail::kSelectTileQueries >> plan.expand_bits));

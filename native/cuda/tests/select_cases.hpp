@@ -3,10 +3,13 @@
 // with the random train it reads.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "select.hpp"
 #include "tt_testing.hpp"
 #include "ttstore/layout.hpp"
 #include "ttstore/selection.hpp"
@@ -53,6 +56,27 @@ inline tts::TensorTrain train_for(const tts::QttLayout& L, int64_t rank, uint64_
     ranks[k] = std::min<int64_t>(ranks[k], static_cast<int64_t>(std::min(right, 1e9)));
   }
   return ttt::random_tt(L.modes, ranks, seed);
+}
+
+// max |got - want| over max |want|: the tests bound errors relative to a selection's largest value.
+inline double max_rel_diff(const std::vector<double>& got, const std::vector<double>& want) {
+  double scale = 1e-300, err = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    scale = std::max(scale, std::fabs(want[i]));
+    err = std::max(err, std::fabs(got[i] - want[i]));
+  }
+  return err / scale;
+}
+
+// The values of a case by the kernel's CPU twin (select_ref over the plan's arrays).
+inline std::vector<double> twin_values(const SelectCase& c) {
+  const tts::detail::SelectionPlan plan = tts::detail::plan_selection(c.tt, c.layout, c.s);
+  const tts::cuda::detail::SelectArrays A = tts::cuda::detail::select_arrays(plan, c.s);
+  int64_t n = 1;
+  for (int64_t x : plan.out_shape) n *= x;
+  std::vector<double> v(static_cast<std::size_t>(n));
+  tts::cuda::detail::select_ref(A.spec, n, v.data());
+  return v;
 }
 
 inline std::vector<SelectCase> select_cases() {
