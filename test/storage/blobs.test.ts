@@ -16,6 +16,16 @@ describe('blob store', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  const expectCorrupt = async (p: Promise<unknown>) => {
+    try {
+      await p;
+      expect.fail('read succeeded');
+    } catch (err) {
+      expect(err).to.be.instanceOf(BlobCorrupted);
+      expect((err as BlobCorrupted).message).to.match(/^the stored data of this entry /);
+    }
+  };
+
   it('writes a blob under a random id and reads back the same bytes', async () => {
     const payload = Buffer.from('some bytes \u0000\u00ff');
     const ref = await store.write('raw', payload);
@@ -28,15 +38,6 @@ describe('blob store', () => {
 
   it("answers a flipped byte, a wrong expected checksum, a wrong kind or a missing file with BlobCorrupted (the service's data_corrupted)", async () => {
     const ref = await store.write('raw', Buffer.alloc(1000, 7));
-    const expectCorrupt = async (p: Promise<unknown>) => {
-      try {
-        await p;
-        expect.fail('read succeeded');
-      } catch (err) {
-        expect(err).to.be.instanceOf(BlobCorrupted);
-        expect((err as BlobCorrupted).message).to.match(/^the stored data of this entry /);
-      }
-    };
     await expectCorrupt(store.read(ref.id, 'raw', 'f'.repeat(64)));
     await expectCorrupt(store.read(ref.id, 'cores', ref.checksum));
     const file = store.pathOf(ref.id);
@@ -48,6 +49,28 @@ describe('blob store', () => {
     await expectCorrupt(store.read(ref.id, 'raw', ref.checksum));
     await store.remove(ref.id);
     await expectCorrupt(store.read(ref.id, 'raw', ref.checksum));
+  });
+
+  it('reads a range of a payload (header, kind and length checked), and counts the payload bytes it reads', async () => {
+    const payload = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 251));
+    const ref = await store.write('raw', payload);
+    const before = store.bytesRead;
+    const part = await store.readRange(ref.id, 'raw', 1000, 100, 37);
+    expect(part.equals(payload.subarray(100, 137))).to.equal(true);
+    expect(part.byteOffset % 8).to.equal(0);
+    expect(store.bytesRead - before).to.equal(37);
+    await store.read(ref.id, 'raw', ref.checksum);
+    expect(store.bytesRead - before).to.equal(37 + 1000);
+    await expectCorrupt(store.readRange(ref.id, 'cores', 1000, 0, 10));
+    await expectCorrupt(store.readRange(ref.id, 'raw', 999, 0, 10)); // not the length its row records
+    let threw = false;
+    await store.readRange(ref.id, 'raw', 1000, 990, 11).catch(() => (threw = true));
+    expect(threw, 'a range past the end').to.equal(true);
+    const file = store.pathOf(ref.id);
+    await writeFile(file, (await readFile(file)).subarray(0, 500));
+    await expectCorrupt(store.readRange(ref.id, 'raw', 1000, 0, 10));
+    await store.remove(ref.id);
+    await expectCorrupt(store.readRange(ref.id, 'raw', 1000, 0, 10));
   });
 
   it('hashes large payloads off the event loop and still verifies them', async () => {
