@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['build/', 'dist/', 'node_modules/', 'native/', 'clients/typescript/dist/', 'clients/python/'] },
+  { ignores: ['build/', '.gpu-carry/', 'dist/', 'node_modules/', 'native/', 'clients/typescript/dist/', 'clients/python/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
