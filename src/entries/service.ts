@@ -8,7 +8,7 @@
 // leaves invisible rows that start() removes.
 import type { EntryStore, NewEntryRow, PurgeScope, StoredRef } from '../store/entries.js';
 import type { Transaction } from '../store/transaction.js';
-import { BlobCorrupted, BlobStore, type BlobKind, type BlobRef } from '../store/blobs.js';
+import { BlobCorrupted, type BlobKind, type BlobRef, type BlobStore } from '../store/blobs.js';
 import { coreBytes, coreDtypeOf, decodeCores, encodeCores } from '../store/cores.js';
 import { badRequest, notFound, ProblemError } from '../http/errors.js';
 import { ITEM_SIZE, type DType, type Engine, type LayoutName, type Selection, type TensorTrain } from '../engine/types.js';
@@ -44,6 +44,13 @@ export interface EntryServiceOptions {
   rowCacheRows?: number;
   /** Each tenant's storage quota in bytes (null: unlimited). Default: unlimited for everyone. */
   storageQuota?: StorageQuotaOf;
+  /**
+   * Tell the other nodes (their row caches and listeners) of committed changes; the write is answered
+   * only after this resolves, so every node's next request sees it. Default: one node, nobody to tell.
+   */
+  announce?: (changes: EntryChange[]) => Promise<void>;
+  /** Age under which start()'s sweep leaves an unclaimed blob alone (BlobStore.sweep); default 0, one node. */
+  blobSweepGraceMs?: number;
 }
 
 export interface PutInput {
@@ -130,7 +137,7 @@ export class EntryService {
     if (unfinished > 0) this.opts.log.info({ entries: unfinished }, 'removed the rows of writes interrupted by a stop');
     await this.store.stampDeleted('all');
     const live = await this.store.blobIds();
-    const swept = await this.blobs.sweep((id) => live.has(id));
+    const swept = await this.blobs.sweep((id) => live.has(id), this.opts.blobSweepGraceMs ?? 0);
     if (swept.orphans > 0 || swept.temps > 0) this.opts.log.info(swept, 'removed orphan blobs and temp files');
     await this.compact();
     this.timer = setInterval(() => {
@@ -150,6 +157,26 @@ export class EntryService {
    */
   onChange(listener: (change: EntryChange) => void): void {
     this.listeners.push(listener);
+  }
+
+  /** Changes another node committed (its announce): drop what the row cache holds of them and tell the listeners. */
+  applyRemote(changes: EntryChange[]): void {
+    for (const change of changes) {
+      if (change.namespace !== undefined && change.key !== undefined)
+        this.cache.invalidate(RowCache.id(change.tenantId, change.namespace, change.key));
+      else this.cache.clear();
+      this.emit(change);
+    }
+  }
+
+  /** After a commit: this node's caches and listeners at once, then the other nodes. */
+  private async changed(changes: EntryChange[]): Promise<void> {
+    for (const c of changes) this.emit(c);
+    if (this.opts.announce) {
+      await this.opts
+        .announce(changes)
+        .catch((err: unknown) => this.opts.log.error({ err }, 'could not announce a change to the other nodes'));
+    }
   }
 
   private emit(change: EntryChange): void {
@@ -346,19 +373,18 @@ export class EntryService {
     also?: (tx: Transaction) => Promise<void>,
   ): Promise<EntryRow[]> {
     const held = [...reservations, ...items.flatMap((it) => (it.reservation ? [it.reservation] : []))];
+    let rows: EntryRow[];
     try {
-      const rows = await this.store.insert(tenantId, namespace, items, this.now, also);
-      for (const r of held) this.storage.commit(r);
-      for (const it of items) {
-        this.cache.invalidate(RowCache.id(tenantId, namespace, it.key));
-        this.emit({ tenantId, namespace, key: it.key });
-      }
-      return rows;
+      rows = await this.store.insert(tenantId, namespace, items, this.now, also);
     } catch (err) {
       for (const r of held) this.storage.release(r);
       await Promise.all(items.map((it) => this.blobs.remove(it.blob.id).catch(() => undefined)));
       throw err;
     }
+    for (const r of held) this.storage.commit(r);
+    for (const it of items) this.cache.invalidate(RowCache.id(tenantId, namespace, it.key));
+    await this.changed(items.map((it) => ({ tenantId, namespace, key: it.key })));
+    return rows;
   }
 
   /**
@@ -373,7 +399,7 @@ export class EntryService {
     const hidden = await this.store.hide(tenantId, namespace, key, deletedAt);
     if (!hidden) throw notFound(`no entry ${JSON.stringify(key)} in namespace ${namespace}`);
     this.cache.invalidate(RowCache.id(tenantId, namespace, key));
-    this.emit({ tenantId, namespace, key, removedIds: hidden.removedIds });
+    await this.changed([{ tenantId, namespace, key, removedIds: hidden.removedIds }]);
     // The delete took effect above; a stamping that fails is finished by the next start.
     await this.store
       .stampDeleted({ tenantId, namespace, key })
@@ -524,7 +550,7 @@ export class EntryService {
     const n = await this.purgeWhere({ tenantId }, removedIds);
     await this.store.removeKeys(tenantId);
     this.cache.clear();
-    this.emit({ tenantId, removedIds });
+    await this.changed([{ tenantId, removedIds }]);
     return n;
   }
 
