@@ -23,7 +23,7 @@ import { registerReferenceRoutes } from './routes/reference/routes.js';
 // storage (entries): blob store, service, routes
 import { EntryService, type EntryChange } from './entries/service.js';
 import { openBlobStore } from './store/open-blobs.js';
-import { connectRedis } from './store/redis/connect.js';
+import { connectOrExplain, connectRedis } from './store/redis/connect.js';
 import { RedisBus } from './store/redis/bus.js';
 import { RedisRateWindows } from './store/redis/rate-windows.js';
 import { VERSION } from './runtime/version.js';
@@ -124,10 +124,10 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
 
   // cluster (SVC_GATE_REDIS_URL): rate limits shared by every node, and a bus on which each node announces
   // its tenant and entry changes so the others reload or drop what they cache of them.
-  const redis = config.redisUrl ? connectRedis(config.redisUrl, 'commands') : null;
-  const bus = config.redisUrl && redis ? new RedisBus(redis, connectRedis(config.redisUrl, 'bus'), log) : null;
+  const redis = config.redisUrl ? connectRedis(config.redisUrl, 'commands', log) : null;
+  const bus = config.redisUrl && redis ? new RedisBus(redis, connectRedis(config.redisUrl, 'bus', log), log) : null;
   if (redis && bus) {
-    await redis.connect();
+    await connectOrExplain(redis);
     await bus.start();
     log.info({ node: bus.nodeId }, 'sharing rate limits and cache invalidation through Redis');
   }

@@ -32,6 +32,14 @@ export async function openBlobStore(config: Config): Promise<OpenedBlobs> {
         ? { accessKeyId: config.s3AccessKeyId, secretAccessKey: config.s3SecretAccessKey }
         : undefined,
   });
-  await s3.check();
+  try {
+    await s3.check();
+  } catch (err) {
+    s3.close();
+    const e = err as Error;
+    throw new Error(
+      `SVC_GATE_BLOB_URL: cannot list ${url}${config.s3Endpoint ? ` at ${config.s3Endpoint}` : ''} (${e.name}: ${e.message})`,
+    );
+  }
   return { blobs: s3, sweepGraceMs, where: url, close: () => s3.close() };
 }

@@ -4,6 +4,7 @@
 // resync handlers: whatever it missed while disconnected is reloaded or dropped as a whole.
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { connectOrExplain } from './connect.js';
 
 type Handler = (body: unknown) => void | Promise<void>;
 
@@ -46,7 +47,7 @@ export class RedisBus {
       this.log.info({}, 'cluster bus reconnected; reloading what other nodes may have changed');
       for (const r of this.resyncs) Promise.resolve(r()).catch((err: unknown) => this.log.error({ err }, 'cluster resync failed'));
     });
-    await this.sub.connect();
+    await connectOrExplain(this.sub);
     await this.sub.subscribe(this.channel);
     this.subscribed = true;
   }

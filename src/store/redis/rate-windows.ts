@@ -11,6 +11,7 @@ import type { RateLimit } from '../../gate/plans.js';
 
 const SCRIPT = `
 local key = KEYS[1]
+local seqkey = KEYS[2]
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local t = redis.call('TIME')
@@ -23,9 +24,9 @@ if count > limit then
 end
 local admitted = 0
 if count < limit then
-  local seq = redis.call('HINCRBY', key .. ':seq', 'n', 1)
+  local seq = redis.call('INCR', seqkey)
   redis.call('ZADD', key, now, tostring(seq))
-  redis.call('PEXPIRE', key .. ':seq', window)
+  redis.call('PEXPIRE', seqkey, window)
   count = count + 1
   admitted = 1
 end
@@ -41,13 +42,14 @@ export class RedisRateWindows implements RateLimiter {
     private readonly redis: Redis,
     private readonly prefix = 'ttstore:rl:',
   ) {
-    redis.defineCommand('ttstoreRateHit', { numberOfKeys: 1, lua: SCRIPT });
+    redis.defineCommand('ttstoreRateHit', { numberOfKeys: 2, lua: SCRIPT });
   }
 
   async hit(key: string, limit: RateLimit): Promise<RateDecision> {
     const windowMs = limit.window_s * 1000;
-    const run = (this.redis as unknown as { ttstoreRateHit(k: string, l: number, w: number): Promise<number[]> }).ttstoreRateHit;
-    const [admitted, count, oldest, now] = (await run.call(this.redis, this.prefix + key, limit.requests, windowMs)).map(Number) as [
+    const run = (this.redis as unknown as { ttstoreRateHit(k: string, s: string, l: number, w: number): Promise<number[]> }).ttstoreRateHit;
+    const k = this.prefix + key;
+    const [admitted, count, oldest, now] = (await run.call(this.redis, k, `${k}:seq`, limit.requests, windowMs)).map(Number) as [
       number,
       number,
       number,
