@@ -128,22 +128,30 @@ export class EntryService {
   /**
    * Start-up work, before the server listens: sum the stored bytes, remove the invisible rows of
    * writes a crash interrupted, finish the stamping of deletes it interrupted, remove orphan blobs and
-   * temp files, purge expired tombstones, and schedule compaction hourly (the timer does not keep the
-   * process alive).
+   * temp files, purge expired tombstones, and schedule compaction (and the sweep of a shared blob store)
+   * hourly (the timer does not keep the process alive).
    */
   async start(): Promise<void> {
     this.storage.load(await this.store.storedBytesByTenant());
     const unfinished = await this.purgeWhere({ staged: true });
     if (unfinished > 0) this.opts.log.info({ entries: unfinished }, 'removed the rows of writes interrupted by a stop');
     await this.store.stampDeleted('all');
+    await this.sweepBlobs();
+    await this.compact();
+    const shared = (this.opts.blobSweepGraceMs ?? 0) > 0;
+    this.timer = setInterval(() => {
+      this.compact().catch((err) => this.opts.log.error({ err }, 'compaction failed'));
+      // A store other nodes share collects the orphans of nodes that died at any time: sweep it hourly too.
+      if (shared) this.sweepBlobs().catch((err) => this.opts.log.error({ err }, 'blob sweep failed'));
+    }, HOUR_MS);
+    this.timer.unref();
+  }
+
+  /** Remove the blobs no row names (older than the grace period, when nodes share the store). */
+  private async sweepBlobs(): Promise<void> {
     const live = await this.store.blobIds();
     const swept = await this.blobs.sweep((id) => live.has(id), this.opts.blobSweepGraceMs ?? 0);
     if (swept.orphans > 0 || swept.temps > 0) this.opts.log.info(swept, 'removed orphan blobs and temp files');
-    await this.compact();
-    this.timer = setInterval(() => {
-      this.compact().catch((err) => this.opts.log.error({ err }, 'compaction failed'));
-    }, HOUR_MS);
-    this.timer.unref();
   }
 
   stop(): void {
