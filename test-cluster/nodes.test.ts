@@ -6,8 +6,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { generateApiKey, sha256Hex } from '../src/gate/keys.js';
+import { openSqliteStores } from '../src/store/sqlite/index.js';
 import { http, startServer, type Reply, type TestServer } from '../test/helpers/server.js';
-import { admin, createTenant, tenantHeaders } from '../test/helpers/tenants.js';
+import { admin, createTenant, randomTenantId, tenantHeaders } from '../test/helpers/tenants.js';
 import { clusterEnv, nodeEnv } from './env.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -94,5 +96,32 @@ describe('cluster: two nodes on one Redis', function () {
     expect((await get(b)).body.version).to.equal(2);
     const served = await http(b.url, 'POST', '/v1/serve', { json: { key: 'k' }, headers: tenantHeaders(t) });
     expect(Buffer.from(served.body.data_b64, 'base64').toString()).to.equal('two');
+  });
+
+  it('POST /gate/admin/reload on node a reloads node b too', async () => {
+    // a tenant written to the metadata store behind both nodes' backs (as a restore or a migration would)
+    const stores = await openSqliteStores(path.join(dataDir, 'ttstore.db'));
+    const apiKey = generateApiKey();
+    try {
+      const row = await stores.tenants.insert({
+        tenant_id: randomTenantId('restored'),
+        plan: 'enterprise',
+        namespaces: '["default"]',
+        email: null,
+        key_hash: sha256Hex(apiKey),
+        rate_limit_requests: 1000,
+        rate_limit_window_s: 60,
+        monthly_quota: 1_000_000,
+        storage_quota_bytes: null,
+        created_at: Date.now() / 1000,
+      });
+      expect(row).to.not.equal(null);
+    } finally {
+      await stores.close();
+    }
+    expect((await list(b, apiKey)).status).to.equal(401);
+    expect((await admin(a, 'POST', '/gate/admin/reload')).status).to.equal(200);
+    await sleep(200);
+    expect((await list(b, apiKey)).status).to.equal(200);
   });
 });
