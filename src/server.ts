@@ -58,6 +58,30 @@ function selectBackend(config: Config): void {
   nativeEngine.gpu?.setBudget(config.gpuCacheBytes);
 }
 
+/** `fn` run at most once at a time; calls while it runs share one more run after it. */
+function coalesced(fn: () => Promise<unknown>): () => Promise<void> {
+  let running: Promise<void> | null = null;
+  let queued: Promise<void> | null = null;
+  const start = (): Promise<void> => {
+    const p = fn().then(() => undefined);
+    running = p;
+    p.finally(() => {
+      if (running === p) running = null;
+    }).catch(() => undefined);
+    return p;
+  };
+  return () => {
+    if (!running) return start();
+    queued ??= running
+      .catch(() => undefined)
+      .then(() => {
+        queued = null;
+        return start();
+      });
+    return queued;
+  };
+}
+
 export interface RunningServer {
   port: number;
   url: string;
@@ -126,11 +150,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   // its tenant and entry changes so the others reload or drop what they cache of them.
   const redis = config.redisUrl ? connectRedis(config.redisUrl, 'commands', log) : null;
   const bus = config.redisUrl && redis ? new RedisBus(redis, connectRedis(config.redisUrl, 'bus', log), log) : null;
-  if (redis && bus) {
-    await connectOrExplain(redis);
-    await bus.start();
-    log.info({ node: bus.nodeId }, 'sharing rate limits and cache invalidation through Redis');
-  }
+  if (redis) await connectOrExplain(redis);
 
   // gate: registry + limiter + meter; tenantGate goes first on every /v1 route
   const gate = await createGate({
@@ -166,13 +186,20 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     announce: bus ? (changes) => bus.publish('entries', changes) : undefined,
   });
   if (bus) {
-    bus.on('tenants', async () => void (await gate.reloadLocal()));
+    // A burst of tenant changes elsewhere costs one reload running and at most one more queued.
+    const reloadTenants = coalesced(() => gate.reloadLocal());
+    bus.on('tenants', reloadTenants);
     bus.on('entries', (changes) => entries.applyRemote(changes as EntryChange[]));
     // Messages missed while Redis was away: reload every tenant, drop every cached entry row and core.
     bus.onResync(async () => {
-      await gate.reloadLocal();
+      await reloadTenants();
       entries.applyRemote(gate.registry.list().map((t) => ({ tenantId: t.tenantId })));
     });
+    // Subscribed only now that every handler is in place; a tenant change committed elsewhere since the
+    // first load (above) is caught by loading once more.
+    await bus.start();
+    await reloadTenants();
+    log.info({ node: bus.nodeId }, 'sharing rate limits and cache invalidation through Redis');
   }
   await entries.start();
   releaseGpuCoresOnRemoval(entries, engine.gpu);
