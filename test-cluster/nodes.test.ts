@@ -32,7 +32,8 @@ describe('cluster: two nodes on one Redis', function () {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  const list = (node: TestServer, key: string): Promise<Reply> => http(node.url, 'GET', '/v1/list/default', { headers: { 'X-Api-Key': key } });
+  const list = (node: TestServer, key: string): Promise<Reply> =>
+    http(node.url, 'GET', '/v1/list/default', { headers: { 'X-Api-Key': key } });
 
   it("admits exactly a starter tenant's 10 of 30 concurrent requests spread over both nodes, with one count in the headers", async () => {
     const t = await createTenant(a, { plan: 'starter' });
