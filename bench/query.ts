@@ -17,7 +17,7 @@ import { engine } from '../src/engine/index.js';
 import { blasKernelsFor, cpuFlags } from '../src/engine/load.js';
 import { Database } from '../src/store/sqlite/db.js';
 import { SqliteEntryStore } from '../src/store/sqlite/entries.js';
-import { BlobStore } from '../src/store/blobs.js';
+import { FileBlobStore } from '../src/store/blobs.js';
 import { EntryService } from '../src/entries/service.js';
 import { ENTRY_MIGRATIONS } from '../src/store/sqlite/migrations/entries.js';
 import { resolveTarget } from '../src/entries/oracle.js';
@@ -71,7 +71,7 @@ const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
 
 async function openEntries(dir: string): Promise<{ db: Database; entries: EntryService }> {
   const db = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS);
-  const blobs = await BlobStore.open(path.join(dir, 'blobs'));
+  const blobs = await FileBlobStore.open(path.join(dir, 'blobs'));
   const entries = testEntryService(db, blobs);
   return { db, entries };
 }

@@ -2,6 +2,7 @@
 // with a message that names the variable (CONTRACT.md section 7).
 import os from 'node:os';
 import path from 'node:path';
+import { parseS3Url } from './store/blob-url.js';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -173,6 +174,53 @@ export const SPECS = {
     1024 * GiB,
     'Byte budget per device for entry cores placed on a GPU (serve target gpu), least recently used first out',
   ),
+  // Several nodes, one store (docs/deploy.md): blobs in shared storage, rate limits and cache invalidation in Redis.
+  blobUrl: stringVar(
+    'SVC_GATE_BLOB_URL',
+    undefined,
+    'Where blobs live when nodes share them: s3://bucket/prefix (S3-compatible storage) or an absolute folder path every node mounts; unset: <SVC_GATE_DATA_DIR>/blobs',
+    (v) =>
+      parseS3Url(v) !== null || (!v.startsWith('s3:') && path.isAbsolute(v)) ? null : 'must be s3://bucket/prefix or an absolute path',
+  ),
+  blobSweepGraceS: intVar(
+    'SVC_GATE_BLOB_SWEEP_GRACE_S',
+    3600,
+    60,
+    30 * 86_400,
+    'With SVC_GATE_BLOB_URL: the start-up sweep removes only unclaimed blobs older than this, so writes in flight on other nodes are safe',
+  ),
+  s3Endpoint: stringVar('SVC_GATE_S3_ENDPOINT', undefined, 'Endpoint URL of the S3-compatible server (unset: AWS S3)', (v) =>
+    /^https?:\/\/[^\s/]+\/?$/.test(v) ? null : 'must be an http(s)://host[:port] URL',
+  ),
+  s3Region: stringVar('SVC_GATE_S3_REGION', 'us-east-1', 'Region of the S3 bucket', (v) =>
+    /^[a-z0-9-]{1,40}$/.test(v) ? null : 'must be a region name such as us-east-1',
+  ),
+  s3ForcePathStyle: enumVar(
+    'SVC_GATE_S3_FORCE_PATH_STYLE',
+    'true',
+    ['true', 'false'] as const,
+    'Bucket in the URL path (most S3-compatible servers) rather than the host name',
+  ),
+  s3AccessKeyId: stringVar(
+    'SVC_GATE_S3_ACCESS_KEY_ID',
+    undefined,
+    "S3 access key id (unset: the SDK's AWS_ACCESS_KEY_ID, profile or role)",
+    (v) => (/^[\x21-\x7e]{1,256}$/.test(v) ? null : 'must be 1-256 printable characters'),
+  ),
+  s3SecretAccessKey: stringVar(
+    'SVC_GATE_S3_SECRET_ACCESS_KEY',
+    undefined,
+    'S3 secret access key, with SVC_GATE_S3_ACCESS_KEY_ID',
+    (v) => (/^[\x21-\x7e]{1,256}$/.test(v) ? null : 'must be 1-256 printable characters'),
+    true,
+  ),
+  redisUrl: stringVar(
+    'SVC_GATE_REDIS_URL',
+    undefined,
+    'redis://[:password@]host:port[/db]: rate limits shared by every node and cache invalidation across nodes; unset: per process',
+    (v) => (/^rediss?:\/\/\S+$/.test(v) ? null : 'must be a redis:// or rediss:// URL'),
+    true,
+  ),
 } as const;
 
 type SpecValue<S> = S extends Spec<infer T> ? T : never;
@@ -191,6 +239,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     out[field] = (spec as Spec<unknown>).parse(env[spec.name]);
   }
   const parsed = out as Parsed;
+  if ((parsed.s3AccessKeyId === undefined) !== (parsed.s3SecretAccessKey === undefined)) {
+    throw new ConfigError('SVC_GATE_S3_ACCESS_KEY_ID and SVC_GATE_S3_SECRET_ACCESS_KEY are set together or not at all');
+  }
   return { ...parsed, host: parsed.host ?? '127.0.0.1', dataDir: path.resolve(parsed.dataDir ?? './data') };
 }
 

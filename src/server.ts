@@ -21,8 +21,11 @@ import { registerHealthRoutes } from './routes/health/routes.js';
 import { registerMetricsRoute } from './routes/metrics/routes.js';
 import { registerReferenceRoutes } from './routes/reference/routes.js';
 // storage (entries): blob store, service, routes
-import { EntryService } from './entries/service.js';
-import { BlobStore } from './store/blobs.js';
+import { EntryService, type EntryChange } from './entries/service.js';
+import { openBlobStore } from './store/open-blobs.js';
+import { connectOrExplain, connectRedis } from './store/redis/connect.js';
+import { RedisBus } from './store/redis/bus.js';
+import { RedisRateWindows } from './store/redis/rate-windows.js';
 import { VERSION } from './runtime/version.js';
 import { BufferPool } from './runtime/buffer-pool.js';
 // gate: tenants, keys, rate limits, metering; admin routes
@@ -53,6 +56,30 @@ function selectBackend(config: Config): void {
     throw new ConfigError(`SVC_GATE_ENGINE_BACKEND=${config.engineBackend}: ${(err as Error).message}`);
   }
   nativeEngine.gpu?.setBudget(config.gpuCacheBytes);
+}
+
+/** `fn` run at most once at a time; calls while it runs share one more run after it. */
+function coalesced(fn: () => Promise<unknown>): () => Promise<void> {
+  let running: Promise<void> | null = null;
+  let queued: Promise<void> | null = null;
+  const start = (): Promise<void> => {
+    const p = fn().then(() => undefined);
+    running = p;
+    p.finally(() => {
+      if (running === p) running = null;
+    }).catch(() => undefined);
+    return p;
+  };
+  return () => {
+    if (!running) return start();
+    queued ??= running
+      .catch(() => undefined)
+      .then(() => {
+        queued = null;
+        return start();
+      });
+    return queued;
+  };
 }
 
 export interface RunningServer {
@@ -119,13 +146,29 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const dbFile = path.join(config.dataDir, 'ttstore.db');
   const stores = await openSqliteStores(dbFile, log);
 
-  // gate: registry + limiter + meter; tenantGate goes first on every /v1 route
-  const gate = await createGate({ tenants: stores.tenants, usage: stores.usage, config, log, metrics: metrics.registry });
+  // cluster (SVC_GATE_REDIS_URL): rate limits shared by every node, and a bus on which each node announces
+  // its tenant and entry changes so the others reload or drop what they cache of them.
+  const redis = config.redisUrl ? connectRedis(config.redisUrl, 'commands', log) : null;
+  const bus = config.redisUrl && redis ? new RedisBus(redis, connectRedis(config.redisUrl, 'bus', log), log) : null;
+  if (redis) await connectOrExplain(redis);
 
-  // storage: blob files under <dataDir>/blobs; start() sweeps orphans and runs compaction (then hourly).
-  // Storage quotas come from the tenant's plan (gate/plans.ts); a tenant unknown to the registry has none.
-  const blobDir = path.join(config.dataDir, 'blobs');
-  const blobs = await BlobStore.open(blobDir);
+  // gate: registry + limiter + meter; tenantGate goes first on every /v1 route
+  const gate = await createGate({
+    tenants: stores.tenants,
+    usage: stores.usage,
+    config,
+    log,
+    metrics: metrics.registry,
+    limiter: redis ? new RedisRateWindows(redis) : undefined,
+    announce: bus ? () => bus.publish('tenants') : undefined,
+  });
+
+  // storage: blobs where SVC_GATE_BLOB_URL says (default <dataDir>/blobs); start() sweeps orphans and runs
+  // compaction (then hourly). Storage quotas come from the tenant's plan (gate/plans.ts); a tenant unknown
+  // to the registry has none.
+  const opened = await openBlobStore(config);
+  const blobs = opened.blobs;
+  log.info({ blobs: opened.where }, 'blob store opened');
   const engineAdmission = new EngineAdmission({ slots: ENGINE_SLOTS, tenantInflight: config.tenantInflight });
   const entries = new EntryService({
     store: stores.entries,
@@ -139,7 +182,25 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       const t = gate.registry.get(tenantId);
       return t ? effectiveStorageQuota(t, config) : null;
     },
+    blobSweepGraceMs: opened.sweepGraceMs,
+    announce: bus ? (changes) => bus.publish('entries', changes) : undefined,
   });
+  if (bus) {
+    // A burst of tenant changes elsewhere costs one reload running and at most one more queued.
+    const reloadTenants = coalesced(() => gate.reloadLocal());
+    bus.on('tenants', reloadTenants);
+    bus.on('entries', (changes) => entries.applyRemote(changes as EntryChange[]));
+    // Messages missed while Redis was away: reload every tenant, drop every cached entry row and core.
+    bus.onResync(async () => {
+      await reloadTenants();
+      entries.applyRemote(gate.registry.list().map((t) => ({ tenantId: t.tenantId })));
+    });
+    // Subscribed only now that every handler is in place; a tenant change committed elsewhere since the
+    // first load (above) is caught by loading once more.
+    await bus.start();
+    await reloadTenants();
+    log.info({ node: bus.nodeId }, 'sharing rate limits and cache invalidation through Redis');
+  }
   await entries.start();
   releaseGpuCoresOnRemoval(entries, engine.gpu);
   const purger = new TenantPurger(
@@ -211,8 +272,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     engineAdmission: () => engineAdmission.stats(),
     inflightBytes: () => budget.stats(),
     dbFile,
-    blobDir,
-    blobReadBytes: () => blobs.bytesRead,
+    blobs,
     build: { version: VERSION, backend: engine.info().backend },
   });
 
@@ -250,6 +310,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         entries.stop();
         purger.stop();
         await stores.close(); // waits for queued writes (metered CU among them), then closes SQLite
+        opened.close();
+        await bus?.close();
+        redis?.disconnect();
       })();
       return closing;
     },

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Database } from '../src/store/sqlite/db.js';
-import { BlobStore } from '../src/store/blobs.js';
+import { FileBlobStore } from '../src/store/blobs.js';
 import { ENTRY_MIGRATIONS } from '../src/store/sqlite/migrations/entries.js';
 import { resolveTarget } from '../src/entries/oracle.js';
 import { engine } from '../src/engine/index.js';
@@ -21,7 +21,7 @@ describe('GPU cores released on delete', function () {
     this.timeout(60000);
     const dir = await mkdtemp(path.join(os.tmpdir(), 'ttstore-gpu-release-'));
     const db = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS);
-    const blobs = await BlobStore.open(path.join(dir, 'blobs'));
+    const blobs = await FileBlobStore.open(path.join(dir, 'blobs'));
     const svc = testEntryService(db, blobs);
     const rows: Array<{ id: number }> = [];
     try {

@@ -8,7 +8,7 @@
 // leaves invisible rows that start() removes.
 import type { EntryStore, NewEntryRow, PurgeScope, StoredRef } from '../store/entries.js';
 import type { Transaction } from '../store/transaction.js';
-import { BlobCorrupted, BlobStore, type BlobKind, type BlobRef } from '../store/blobs.js';
+import { BlobCorrupted, type BlobKind, type BlobRef, type BlobStore } from '../store/blobs.js';
 import { coreBytes, coreDtypeOf, decodeCores, encodeCores } from '../store/cores.js';
 import { badRequest, notFound, ProblemError } from '../http/errors.js';
 import { ITEM_SIZE, type DType, type Engine, type LayoutName, type Selection, type TensorTrain } from '../engine/types.js';
@@ -45,6 +45,13 @@ export interface EntryServiceOptions {
   rowCacheRows?: number;
   /** Each tenant's storage quota in bytes (null: unlimited). Default: unlimited for everyone. */
   storageQuota?: StorageQuotaOf;
+  /**
+   * Tell the other nodes (their row caches and listeners) of committed changes; the write is answered
+   * only after this resolves, so every node's next request sees it. Default: one node, nobody to tell.
+   */
+  announce?: (changes: EntryChange[]) => Promise<void>;
+  /** Age under which start()'s sweep leaves an unclaimed blob alone (BlobStore.sweep); default 0, one node. */
+  blobSweepGraceMs?: number;
 }
 
 export interface PutInput {
@@ -122,22 +129,30 @@ export class EntryService {
   /**
    * Start-up work, before the server listens: sum the stored bytes, remove the invisible rows of
    * writes a crash interrupted, finish the stamping of deletes it interrupted, remove orphan blobs and
-   * temp files, purge expired tombstones, and schedule compaction hourly (the timer does not keep the
-   * process alive).
+   * temp files, purge expired tombstones, and schedule compaction (and the sweep of a shared blob store)
+   * hourly (the timer does not keep the process alive).
    */
   async start(): Promise<void> {
     this.storage.load(await this.store.storedBytesByTenant());
     const unfinished = await this.purgeWhere({ staged: true });
     if (unfinished > 0) this.opts.log.info({ entries: unfinished }, 'removed the rows of writes interrupted by a stop');
     await this.store.stampDeleted('all');
-    const live = await this.store.blobIds();
-    const swept = await this.blobs.sweep((id) => live.has(id));
-    if (swept.orphans > 0 || swept.temps > 0) this.opts.log.info(swept, 'removed orphan blobs and temp files');
+    await this.sweepBlobs();
     await this.compact();
+    const shared = (this.opts.blobSweepGraceMs ?? 0) > 0;
     this.timer = setInterval(() => {
       this.compact().catch((err) => this.opts.log.error({ err }, 'compaction failed'));
+      // A store other nodes share collects the orphans of nodes that died at any time: sweep it hourly too.
+      if (shared) this.sweepBlobs().catch((err) => this.opts.log.error({ err }, 'blob sweep failed'));
     }, HOUR_MS);
     this.timer.unref();
+  }
+
+  /** Remove the blobs no row names (older than the grace period, when nodes share the store). */
+  private async sweepBlobs(): Promise<void> {
+    const live = await this.store.blobIds();
+    const swept = await this.blobs.sweep((id) => live.has(id), this.opts.blobSweepGraceMs ?? 0);
+    if (swept.orphans > 0 || swept.temps > 0) this.opts.log.info(swept, 'removed orphan blobs and temp files');
   }
 
   stop(): void {
@@ -151,6 +166,26 @@ export class EntryService {
    */
   onChange(listener: (change: EntryChange) => void): void {
     this.listeners.push(listener);
+  }
+
+  /** Changes another node committed (its announce): drop what the row cache holds of them and tell the listeners. */
+  applyRemote(changes: EntryChange[]): void {
+    for (const change of changes) {
+      if (change.namespace !== undefined && change.key !== undefined)
+        this.cache.invalidate(RowCache.id(change.tenantId, change.namespace, change.key));
+      else this.cache.clear();
+      this.emit(change);
+    }
+  }
+
+  /** After a commit: this node's caches and listeners at once, then the other nodes. */
+  private async changed(changes: EntryChange[]): Promise<void> {
+    for (const c of changes) this.emit(c);
+    if (this.opts.announce) {
+      await this.opts
+        .announce(changes)
+        .catch((err: unknown) => this.opts.log.error({ err }, 'could not announce a change to the other nodes'));
+    }
   }
 
   private emit(change: EntryChange): void {
@@ -347,19 +382,18 @@ export class EntryService {
     also?: (tx: Transaction) => Promise<void>,
   ): Promise<EntryRow[]> {
     const held = [...reservations, ...items.flatMap((it) => (it.reservation ? [it.reservation] : []))];
+    let rows: EntryRow[];
     try {
-      const rows = await this.store.insert(tenantId, namespace, items, this.now, also);
-      for (const r of held) this.storage.commit(r);
-      for (const it of items) {
-        this.cache.invalidate(RowCache.id(tenantId, namespace, it.key));
-        this.emit({ tenantId, namespace, key: it.key });
-      }
-      return rows;
+      rows = await this.store.insert(tenantId, namespace, items, this.now, also);
     } catch (err) {
       for (const r of held) this.storage.release(r);
       await Promise.all(items.map((it) => this.blobs.remove(it.blob.id).catch(() => undefined)));
       throw err;
     }
+    for (const r of held) this.storage.commit(r);
+    for (const it of items) this.cache.invalidate(RowCache.id(tenantId, namespace, it.key));
+    await this.changed(items.map((it) => ({ tenantId, namespace, key: it.key })));
+    return rows;
   }
 
   /**
@@ -374,7 +408,7 @@ export class EntryService {
     const hidden = await this.store.hide(tenantId, namespace, key, deletedAt);
     if (!hidden) throw notFound(`no entry ${JSON.stringify(key)} in namespace ${namespace}`);
     this.cache.invalidate(RowCache.id(tenantId, namespace, key));
-    this.emit({ tenantId, namespace, key, removedIds: hidden.removedIds });
+    await this.changed([{ tenantId, namespace, key, removedIds: hidden.removedIds }]);
     // The delete took effect above; a stamping that fails is finished by the next start.
     await this.store
       .stampDeleted({ tenantId, namespace, key })
@@ -542,7 +576,7 @@ export class EntryService {
     const n = await this.purgeWhere({ tenantId }, removedIds);
     await this.store.removeKeys(tenantId);
     this.cache.clear();
-    this.emit({ tenantId, removedIds });
+    await this.changed([{ tenantId, removedIds }]);
     return n;
   }
 

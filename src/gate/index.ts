@@ -9,13 +9,13 @@ import type { UsageStore } from '../store/usage.js';
 import { Meter } from './meter.js';
 import { createAdminGate, createTenantGate } from './middleware.js';
 import { createGateMetrics, type GateMetrics } from './metrics.js';
-import { SlidingWindowLimiter } from './rate-limit.js';
+import { SlidingWindowLimiter, type RateLimiter } from './rate-limit.js';
 import { TenantRegistry } from './registry.js';
 import { resolveServiceKey } from './service-key.js';
 
 export interface Gate {
   registry: TenantRegistry;
-  limiter: SlidingWindowLimiter;
+  limiter: RateLimiter;
   meter: Meter;
   metrics: GateMetrics;
   config: Config;
@@ -23,8 +23,10 @@ export interface Gate {
   tenantGate: Middleware;
   /** First middleware of every /gate/admin/*, /gate/onboard/* and /gate/metrics route. */
   adminGate: Middleware;
-  /** Re-read tenants (and usage of tenants new to this process) from disk; returns the tenant count. */
+  /** Re-read tenants (and usage of tenants new to this process) from the store, on every node; returns this node's tenant count. */
   reload(): Promise<number>;
+  /** The same on this node only (another node announced a change). */
+  reloadLocal(): Promise<number>;
 }
 
 export async function createGate(opts: {
@@ -33,19 +35,34 @@ export async function createGate(opts: {
   config: Config;
   log: Logger;
   metrics?: Registry;
+  /** Shared by the nodes (store/redis); default: this process's own SlidingWindowLimiter. */
+  limiter?: RateLimiter;
+  /** Tell the other nodes to reload their tenants (after a change or a reload here); default: one node. */
+  announce?: () => Promise<void>;
 }): Promise<Gate> {
   const { config, log } = opts;
   const serviceKey = await resolveServiceKey(config.serviceKey, config.dataDir, log);
   const registry = new TenantRegistry(opts.tenants, log);
   const meter = new Meter(opts.usage, log);
-  const limiter = new SlidingWindowLimiter();
+  const limiter = opts.limiter ?? new SlidingWindowLimiter();
   const metrics = createGateMetrics(opts.metrics ?? new Registry(), registry);
-  const reload = async (): Promise<number> => {
+  const reloadLocal = async (): Promise<number> => {
     const n = await registry.reload();
     await meter.load();
     return n;
   };
-  const tenants = await reload();
+  const announce = opts.announce;
+  if (announce) {
+    registry.onChange(() => {
+      announce().catch((err: unknown) => log.error({ err }, 'could not announce a tenant change to the other nodes'));
+    });
+  }
+  const reload = async (): Promise<number> => {
+    const n = await reloadLocal();
+    await announce?.();
+    return n;
+  };
+  const tenants = await reloadLocal();
   log.info({ tenants }, 'tenant registry loaded');
   return {
     registry,
@@ -56,5 +73,6 @@ export async function createGate(opts: {
     tenantGate: createTenantGate({ registry, limiter, meter, limits: config, log, metrics }),
     adminGate: createAdminGate({ registry, serviceKey }),
     reload,
+    reloadLocal,
   };
 }

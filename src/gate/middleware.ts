@@ -16,7 +16,7 @@ import type { GateMetrics } from './metrics.js';
 import { counterSeries } from '../metrics/series.js';
 import type { Operation } from './operations.js';
 import { effectiveQuota, effectiveRateLimit, type GateLimitsConfig } from './plans.js';
-import type { RateDecision, SlidingWindowLimiter } from './rate-limit.js';
+import type { RateDecision, RateLimiter } from './rate-limit.js';
 import type { TenantRecord, TenantRegistry } from './registry.js';
 
 const CHALLENGE = 'Bearer realm="ttstore"';
@@ -28,7 +28,7 @@ export const invalidKey = (detail: string): ProblemError =>
 
 export interface TenantGateDeps {
   registry: TenantRegistry;
-  limiter: SlidingWindowLimiter;
+  limiter: RateLimiter;
   meter: Meter;
   limits: GateLimitsConfig;
   log: Logger;

@@ -12,9 +12,8 @@
 // store's msBeforeNext is the exact time until it leaves: Retry-After. A rejected request does not
 // advance the count, so it takes nothing from the window. Remaining and Reset come from the oldest
 // live slot, tracked with a pointer that only moves forward (amortised O(1) store calls per request).
-// The store is any one-point rate-limiter-flexible limiter: RateLimiterMemory here; RateLimiterRedis
-// would hold the slots for several processes, though the admission counter and the per-tenant
-// ordering below would then have to move into the store as well (a Lua script).
+// The store is any one-point rate-limiter-flexible limiter: RateLimiterMemory here. Nodes that share
+// limits use src/store/redis/rate-windows.ts instead (the same rule in one Lua script per request).
 //
 // LogWindow: RateLimiterMemory keeps a record and a timer per key (about 450 bytes per admission in
 // the window), fine for the plans (at most 1000 per tenant) but not for a custom enterprise limit of
@@ -39,6 +38,12 @@ export interface RateDecision {
   resetAtMs: number;
   /** Rejected only: ms until a request would be admitted (>= 1). */
   retryAfterMs: number;
+}
+
+/** Counts a tenant's requests against its limit: in process (SlidingWindowLimiter) or shared by nodes (store/redis). */
+export interface RateLimiter {
+  /** Count a request of `key` against `limit`; a changed limit applies from this call on. */
+  hit(key: string, limit: RateLimit): Promise<RateDecision>;
 }
 
 interface TenantWindow {
@@ -215,7 +220,7 @@ interface Entry {
   tail: Promise<unknown>;
 }
 
-export class SlidingWindowLimiter {
+export class SlidingWindowLimiter implements RateLimiter {
   private readonly entries = new Map<string, Entry>();
   private readonly store: RateLimiterAbstract;
   private readonly slotLimitMax: number;

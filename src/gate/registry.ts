@@ -68,6 +68,7 @@ export class TenantRegistry {
   private byId = new Map<string, TenantRecord>();
   /** Active tenants only, by hex SHA-256 of the key. */
   private byHash = new Map<string, TenantRecord>();
+  private readonly listeners: Array<(tenantId: string) => void> = [];
 
   constructor(
     private readonly store: TenantStore,
@@ -196,6 +197,11 @@ export class TenantRegistry {
     return change.row;
   }
 
+  /** Call `listener` after each change this process commits (other nodes reload on it). */
+  onChange(listener: (tenantId: string) => void): void {
+    this.listeners.push(listener);
+  }
+
   /** Put a committed row into the cache (called after the commit, never before). */
   private install(row: TenantRow): TenantRecord {
     const rec = toRecord(row);
@@ -203,6 +209,7 @@ export class TenantRegistry {
     if (previous) this.byHash.delete(previous.keyHash.toString('hex'));
     this.byId.set(rec.tenantId, rec);
     if (rec.active) this.byHash.set(rec.keyHash.toString('hex'), rec);
+    for (const l of this.listeners) l(rec.tenantId);
     return rec;
   }
 }

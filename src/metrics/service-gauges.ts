@@ -1,11 +1,11 @@
 // Gauges read at scrape time from the services that own the numbers: the decoded-core cache, the job
 // queue, engine admission and the bytes held for requests in flight, and the bytes on disk. Nothing here is updated on the request path.
-import { readdir, stat } from 'node:fs/promises';
-import path from 'node:path';
+import { stat } from 'node:fs/promises';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { CoreCacheStats } from '../query/core-cache.js';
 import type { EngineAdmissionStats } from '../admission/engine-admission.js';
 import type { ByteBudgetStats } from '../admission/byte-budget.js';
+import type { BlobStore } from '../store/blobs.js';
 
 export interface ServiceGaugeSources {
   coreCache(): CoreCacheStats;
@@ -14,13 +14,11 @@ export interface ServiceGaugeSources {
   inflightBytes(): ByteBudgetStats;
   /** The SQLite database file (its -wal and -shm siblings are counted with it). */
   dbFile: string;
-  /** Root of the blob files. */
-  blobDir: string;
-  /** Payload bytes read from blob files since start. */
-  blobReadBytes(): number;
+  /** The blob store (its usage() walks or lists every blob; bytesRead counts payload bytes read). */
+  blobs: Pick<BlobStore, 'usage' | 'bytesRead'>;
   /** Constant labels of ttstore_build_info. */
   build: { version: string; backend: string };
-  /** How long a blob-store walk is reused; a walk stats every file. Default 30 s. */
+  /** How long a blob-store walk is reused; a walk stats or lists every blob. Default 30 s. */
   blobWalkTtlMs?: number;
 }
 
@@ -32,26 +30,12 @@ async function fileBytes(file: string): Promise<number> {
   }
 }
 
-/** Bytes and count of the blob files under `dir` (two levels: fan-out folder, file). */
-async function walkBlobs(dir: string): Promise<{ bytes: number; files: number }> {
-  let bytes = 0;
-  let files = 0;
-  for (const sub of await readdir(dir).catch(() => [] as string[])) {
-    const subdir = path.join(dir, sub);
-    const names = await readdir(subdir).catch(() => [] as string[]);
-    const sizes = await Promise.all(names.filter((n) => n.endsWith('.blob')).map((n) => fileBytes(path.join(subdir, n))));
-    for (const s of sizes) bytes += s;
-    files += sizes.length;
-  }
-  return { bytes, files };
-}
-
 export function registerServiceGauges(registry: Registry, src: ServiceGaugeSources): void {
   const ttl = src.blobWalkTtlMs ?? 30_000;
   let walked: { at: number; result: Promise<{ bytes: number; files: number }> } | null = null;
   const blobs = () => {
     // One walk at a time, reused for `ttl`: scrapes every few seconds never stat the store each time.
-    if (!walked || Date.now() - walked.at > ttl) walked = { at: Date.now(), result: walkBlobs(src.blobDir) };
+    if (!walked || Date.now() - walked.at > ttl) walked = { at: Date.now(), result: src.blobs.usage() };
     return walked.result;
   };
 
@@ -119,7 +103,7 @@ export function registerServiceGauges(registry: Registry, src: ServiceGaugeSourc
     registers: [registry],
     collect() {
       this.reset();
-      this.inc(src.blobReadBytes());
+      this.inc(src.blobs.bytesRead);
     },
   });
   new Gauge({

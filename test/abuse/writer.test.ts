@@ -11,7 +11,7 @@ import path from 'node:path';
 import { ENTRY_MIGRATIONS } from '../../src/store/sqlite/migrations/entries.js';
 import { resolveTarget } from '../../src/entries/oracle.js';
 import { EntryService, type CoresInput } from '../../src/entries/service.js';
-import { BlobStore } from '../../src/store/blobs.js';
+import { FileBlobStore } from '../../src/store/blobs.js';
 import { Database, WRITE_COST_BUDGET } from '../../src/store/sqlite/db.js';
 import { http, type TestServer } from '../helpers/server.js';
 import { tenantHeaders, type CreatedTenant } from '../helpers/tenants.js';
@@ -127,13 +127,13 @@ describe('abuse: writes in pieces stay all or nothing (entries service, no HTTP)
   const TENANT = 't1';
   let dir: string;
   let db: Database;
-  let blobs: BlobStore;
+  let blobs: FileBlobStore;
   let svc: EntryService;
   let realWrite: Database['write'];
 
   const open = async () => {
     db = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS);
-    blobs = await BlobStore.open(path.join(dir, 'blobs'));
+    blobs = await FileBlobStore.open(path.join(dir, 'blobs'));
     svc = testEntryService(db, blobs, { storageQuota: () => 1_000_000 });
     await svc.start();
     realWrite = db.write.bind(db);

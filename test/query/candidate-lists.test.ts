@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Database } from '../../src/store/sqlite/db.js';
 import { SqliteEntryStore } from '../../src/store/sqlite/entries.js';
-import { BlobStore } from '../../src/store/blobs.js';
+import { FileBlobStore } from '../../src/store/blobs.js';
 import { EntryService } from '../../src/entries/service.js';
 import { ENTRY_MIGRATIONS } from '../../src/store/sqlite/migrations/entries.js';
 import { resolveTarget } from '../../src/entries/oracle.js';
@@ -44,7 +44,7 @@ describe('query: candidate lists', function () {
       if (/e\.norm IS NOT NULL/.test(sql)) listings++;
       return all(sql, params as never);
     }) as Database['all'];
-    const blobs = await BlobStore.open(path.join(dir, 'blobs'));
+    const blobs = await FileBlobStore.open(path.join(dir, 'blobs'));
     entries = testEntryService(db, blobs);
   });
   afterEach(async () => {

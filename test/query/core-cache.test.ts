@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Database } from '../../src/store/sqlite/db.js';
 import { SqliteEntryStore } from '../../src/store/sqlite/entries.js';
-import { BlobStore } from '../../src/store/blobs.js';
+import { FileBlobStore } from '../../src/store/blobs.js';
 import { EntryService } from '../../src/entries/service.js';
 import { ENTRY_MIGRATIONS } from '../../src/store/sqlite/migrations/entries.js';
 import { resolveTarget } from '../../src/entries/oracle.js';
@@ -27,9 +27,9 @@ describe('query: core cache', function () {
   const open = async (budget: number, groupBytes?: number) => {
     const db = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS);
     dbs.push(db);
-    const blobs = await BlobStore.open(path.join(dir, 'blobs'));
+    const blobs = await FileBlobStore.open(path.join(dir, 'blobs'));
     const read = blobs.read.bind(blobs);
-    blobs.read = (...args: Parameters<BlobStore['read']>) => {
+    blobs.read = (...args: Parameters<FileBlobStore['read']>) => {
       reads++;
       return read(...args);
     };

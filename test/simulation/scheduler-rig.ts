@@ -3,7 +3,7 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Database } from '../../src/store/sqlite/db.js';
-import { BlobStore } from '../../src/store/blobs.js';
+import { FileBlobStore } from '../../src/store/blobs.js';
 import { EntryService } from '../../src/entries/service.js';
 import { ENTRY_MIGRATIONS } from '../../src/store/sqlite/migrations/entries.js';
 import { JOB_MIGRATIONS } from '../../src/store/sqlite/migrations/jobs.js';
@@ -32,7 +32,7 @@ export type RigOptions = Partial<Omit<JobSchedulerOptions, 'store' | 'runner' | 
 /** A started scheduler on `dir` (concurrency 1 unless given); close() stops it and the stores. */
 export async function openScheduler(dir: string, opts: RigOptions = {}): Promise<SchedulerRig> {
   const db = await Database.open(path.join(dir, 'ttstore.db'), [...ENTRY_MIGRATIONS, ...JOB_MIGRATIONS]);
-  const blobs = await BlobStore.open(path.join(dir, 'blobs'));
+  const blobs = await FileBlobStore.open(path.join(dir, 'blobs'));
   const entries = testEntryService(db, blobs);
   await entries.start();
   const store = new JobStore(db);

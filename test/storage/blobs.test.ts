@@ -2,15 +2,15 @@ import { expect } from 'chai';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { BlobCorrupted, BlobStore } from '../../src/store/blobs.js';
+import { BlobCorrupted, FileBlobStore } from '../../src/store/blobs.js';
 import { decodeCores, encodeCores } from '../../src/store/cores.js';
 
 describe('blob store', () => {
   let dir: string;
-  let store: BlobStore;
+  let store: FileBlobStore;
   beforeEach(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'ttstore-blobs-'));
-    store = await BlobStore.open(path.join(dir, 'blobs'));
+    store = await FileBlobStore.open(path.join(dir, 'blobs'));
   });
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Database } from '../../src/store/sqlite/db.js';
-import { BlobStore } from '../../src/store/blobs.js';
+import { FileBlobStore } from '../../src/store/blobs.js';
 import { EntryService } from '../../src/entries/service.js';
 import { ENTRY_MIGRATIONS } from '../../src/store/sqlite/migrations/entries.js';
 import { resolveTarget } from '../../src/entries/oracle.js';
@@ -42,7 +42,7 @@ describe('GPU cores released on delete and purge', () => {
   beforeEach(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'ttstore-gpu-release-'));
     db = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS);
-    const blobs = await BlobStore.open(path.join(dir, 'blobs'));
+    const blobs = await FileBlobStore.open(path.join(dir, 'blobs'));
     svc = testEntryService(db, blobs);
     evicted.length = 0;
     releaseGpuCoresOnRemoval(svc, gpu);

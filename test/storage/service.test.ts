@@ -7,7 +7,7 @@ import path from 'node:path';
 import { Database } from '../../src/store/sqlite/db.js';
 import { globPrefix, SqliteEntryStore } from '../../src/store/sqlite/entries.js';
 import { storedBytesOf } from '../../src/entries/storage-quota.js';
-import { BlobStore } from '../../src/store/blobs.js';
+import { FileBlobStore } from '../../src/store/blobs.js';
 import { EntryService } from '../../src/entries/service.js';
 import { ENTRY_MIGRATIONS } from '../../src/store/sqlite/migrations/entries.js';
 import { resolveTarget } from '../../src/entries/oracle.js';
@@ -25,13 +25,13 @@ async function countBlobs(dir: string): Promise<number> {
 describe('entries service (no HTTP)', () => {
   let dir: string;
   let db: Database;
-  let blobs: BlobStore;
+  let blobs: FileBlobStore;
   let clock: number;
   let svc: EntryService;
 
   const open = async () => {
     db = await Database.open(path.join(dir, 'ttstore.db'), ENTRY_MIGRATIONS);
-    blobs = await BlobStore.open(path.join(dir, 'blobs'));
+    blobs = await FileBlobStore.open(path.join(dir, 'blobs'));
     svc = testEntryService(db, blobs, { now: () => clock });
   };
   const put = (key: string, text: string, tenantId = 't1', namespace = 'default') =>
