@@ -150,7 +150,7 @@ export class QueryService {
       turn.signal,
     );
     try {
-      if (!same) await holdInLayout(this.layoutChange(), movedId, cacheRow(tenantId, namespace, moved), kept.layout, turn);
+      if (!same) await holdInLayout(this.layoutChange(), movedId, cacheRow(tenantId, namespace, moved), moved.tolerance, kept.layout, turn);
       const ids = Float64Array.of(kept.id);
       const [work] = await this.pool.scoreWork(movedId, ids, metric);
       const s = await this.admission.run(
@@ -189,7 +189,7 @@ export class QueryService {
       for (const layout of layouts) {
         const id = layout === q.layout ? q.id : this.nextTransientId--;
         queries.set(layout, { id, norm });
-        if (id < 0) await holdInLayout(this.layoutChange(), id, cacheRow(tenantId, namespace, q), layout, turn);
+        if (id < 0) await holdInLayout(this.layoutChange(), id, cacheRow(tenantId, namespace, q), q.tolerance, layout, turn);
       }
       return await this.rank(tenantId, namespace, queries, candidates, k, metric, turn);
     } finally {
