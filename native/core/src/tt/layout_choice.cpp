@@ -2,6 +2,7 @@
 // cores take fewer bytes at the target. A probe on a coarse sample decides when one layout clearly
 // wins (a front across the axes, a smooth field); close calls sweep both layouts in full.
 #include <algorithm>
+#include <limits>
 
 #include "ttstore/internal/qtt_svd_run.hpp"
 #include "ttstore/tt.hpp"
@@ -111,9 +112,19 @@ LayoutChosen compress_best_layout(const ArrayView& a, const std::vector<int64_t>
     const QttLayout cil = make_layout(cshape, LayoutKind::Interleaved);
     if (!same_order(crm, cil)) {
       // The decomposition alone: float32 cores and measured errors would move both layouts alike.
+      // Each stops once it is clearly the worse (the other's values times the margin, or the
+      // sample's own size), so a probe never pays for the losing layout's high ranks.
       const ArrayView cv{coarse.data(), DType::F64, static_cast<int64_t>(coarse.size())};
-      const double orm = static_cast<double>(qtt_svd(cv, crm, opt).core_elements());
-      const double oil = static_cast<double>(qtt_svd(cv, cil, opt).core_elements());
+      const auto probe = [&](const QttLayout& l, double stop_elements) {
+        detail::SvdRun run;
+        run.abort_core_bytes = std::max<int64_t>(1, static_cast<int64_t>(4 * stop_elements));
+        const TensorTrain t = detail::qtt_svd_run(cv, l, opt, {}, run);
+        return run.aborted ? std::numeric_limits<double>::infinity() : static_cast<double>(t.core_elements());
+      };
+      const double sample = static_cast<double>(cv.numel);
+      // A probe stopped at the sample's size counts as that size: as large as the data, no more.
+      const double orm = std::min(sample, probe(crm, sample));
+      const double oil = std::min(sample, probe(cil, std::min(sample, kClearMargin * orm)));
       out.probed = true;
       if (oil * kClearMargin <= orm) {
         out.layout = std::move(il);
