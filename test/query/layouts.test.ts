@@ -78,8 +78,9 @@ describe('query: entries of one shape in different layouts', function () {
 
   for (const metric of METRICS) {
     it(`${metric}: similarity of every pair agrees with the dense arrays, whatever the two layouts`, async () => {
-      for (const a of keys) {
-        for (const b of keys) {
+      // Every unordered pair (the metrics are symmetric); an uncompressed entry comes on either side.
+      for (const [i, a] of keys.entries()) {
+        for (const b of keys.slice(i)) {
           const r = await similarity(c, { key_a: a, key_b: b, metric });
           expect(r.status, r.text).to.equal(200);
           expectAgrees(
