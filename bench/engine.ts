@@ -1,5 +1,6 @@
 // Engine benchmark: the engine's compress against a textbook numpy TT-SVD (bench/ttsvd_numpy.py)
-// on the same arrays in the same run, peak memory of a 2^24 compression, and the layout comparison.
+// on the same arrays in the same run, peak memory of a 2^24 compression, the layout choice (against
+// the textbook TT in both layouts and ZFP) and a top-K over candidates in two layouts.
 // Run: npm run build:ts && node dist/bench/engine.js [--quick]   (--quick: only the 2^22 and 2-D cases)
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +13,7 @@ import type { CompressResult } from '../src/engine/index.js';
 import { front1d, noisy1d, smooth1d, smooth2d, smooth3d } from './fields.js';
 import type { Field } from './fields.js';
 import { layoutComparison } from './layout.js';
+import { topkAcrossLayouts } from './query_layouts.js';
 import { writeNpy } from './npy.js';
 
 const PYTHON = '/usr/bin/python3'; // Debian's python with numpy (the pyenv python3 on PATH has none)
@@ -241,7 +243,9 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
   peakMemory();
-  await layoutComparison();
+  await layoutComparison(quick);
+  console.log('\n# top-K across layouts (bench/query_layouts.ts)');
+  await topkAcrossLayouts(quick ? 2000 : 10000);
 }
 
 const child = process.argv.indexOf('--peak-rss-child');

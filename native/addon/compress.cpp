@@ -1,5 +1,7 @@
 // compress(data, dtype, shape, {tolerance, maxRank?, layout?, gathered?, gatheredSumSquares?})
 //   -> Promise<CompressResult>.
+// Without `layout` the core chooses it per array (tts::compress_best_layout, over this backend's
+// sweep); the result names the layout its train is in.
 // The input bytes are read in place on the worker thread; the cores come back in one external
 // ArrayBuffer (Float32Array cores when the core chose float32, else Float64Array). `gathered`: a
 // Float64Array of the input's values in C order, converted by the caller (while the upload arrived),
@@ -16,12 +18,13 @@ namespace {
 
 class CompressWorker : public PromiseWorker {
  public:
-  CompressWorker(Napi::Env env, Bytes data, tts::DType dtype, tts::QttLayout layout, tts::SvdOptions opt,
-                 tts::CompressOptions more)
+  CompressWorker(Napi::Env env, Bytes data, tts::DType dtype, tts::QttLayout layout, bool choose_layout,
+                 tts::SvdOptions opt, tts::CompressOptions more)
       : PromiseWorker(env, "ttstore.compress"),
         data_(data),
         dtype_(dtype),
         layout_(std::move(layout)),
+        choose_layout_(choose_layout),
         opt_(opt),
         more_(std::move(more)) {}
   using PromiseWorker::keep_;
@@ -29,7 +32,16 @@ class CompressWorker : public PromiseWorker {
  protected:
   void Run() override {
     tts::ArrayView a{data_.data, dtype_, layout_.numel()};
-    tts::CompressResult r = BackendCompress(a, layout_, opt_, more_);
+    tts::CompressResult r;
+    if (choose_layout_) {
+      tts::LayoutChosen c = tts::compress_best_layout(
+          a, layout_.shape, opt_, more_,
+          [&](const tts::QttLayout& l, const tts::CompressOptions& m) { return BackendCompress(a, l, opt_, m); });
+      layout_ = std::move(c.layout);
+      r = std::move(c.result);
+    } else {
+      r = BackendCompress(a, layout_, opt_, more_);
+    }
     fingerprint_ = r.fingerprint;
     compressible_ = r.compressible;
     stored_bytes_ = r.tt.stored_bytes();
@@ -50,6 +62,7 @@ class CompressWorker : public PromiseWorker {
   Bytes data_;
   tts::DType dtype_;
   tts::QttLayout layout_;
+  bool choose_layout_;
   tts::SvdOptions opt_;
   tts::CompressOptions more_;
   tts::Fingerprint fingerprint_;
@@ -66,7 +79,8 @@ Napi::Value Compress(const Napi::CallbackInfo& info) {
   std::vector<int64_t> shape = ToShape(env, info[2]);
   Bytes data = ToArrayBytes(env, info[0], "data", dtype, shape);
   tts::SvdOptions opt = ToSvdOptions(env, info[3]);
-  tts::QttLayout layout = ToLayout(env, shape, info[3].As<Napi::Object>().Get("layout"));
+  const Napi::Value layout_arg = info[3].As<Napi::Object>().Get("layout");
+  tts::QttLayout layout = ToLayout(env, shape, layout_arg);
   const Napi::Value g = info[3].As<Napi::Object>().Get("gathered");
   tts::CompressOptions more;
   if (!g.IsUndefined()) {
@@ -90,7 +104,7 @@ Napi::Value Compress(const Napi::CallbackInfo& info) {
     more.gathered_sum_squares = gs.As<Napi::Number>().DoubleValue();
     if (more.gathered_sum_squares < 0) ThrowRangeError(env, "options.gatheredSumSquares must not be negative");
   }
-  auto w = std::make_unique<CompressWorker>(env, data, dtype, std::move(layout), opt, more);
+  auto w = std::make_unique<CompressWorker>(env, data, dtype, std::move(layout), layout_arg.IsUndefined(), opt, more);
   w->keep_.Add(env, info[0]);
   if (more.gathered != nullptr) w->keep_.Add(env, g);
   return Launch(std::move(w));

@@ -1,4 +1,4 @@
-// The QTT layout is a function of the shape alone and maps digits to C-order offsets exactly as
+// The QTT layouts (row_major, interleaved) map a shape's digits to C-order offsets exactly as
 // CONTRACT.md section 3 words it.
 #include "check.hpp"
 #include "tt_testing.hpp"

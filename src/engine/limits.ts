@@ -35,9 +35,12 @@ export const LIGHT_TURN_WORK: number = limits.lightTurnWork;
 export const MAX_SELECTION_WORK_PER_VALUE: number = limits.maxSelectionWorkPerValue;
 
 /**
- * Estimated work of compressing `values` values: a QTT-SVD of full ranks does about values^1.5
- * multiply-adds (each unfolding's Gram is its size times its short side), a smooth array far fewer.
+ * Estimated work of compressing `values` values in `layouts` layouts: a QTT-SVD of full ranks does
+ * about values^1.5 multiply-adds (each unfolding's Gram is its size times its short side), a smooth
+ * array far fewer. The engine choosing the layout (no layout given) sweeps both at most, after a
+ * probe on at most 1/64 of the values.
  */
-export function compressWork(values: number): number {
-  return values * Math.sqrt(values);
+export function compressWork(values: number, layouts: 1 | 2 = 2): number {
+  const sweep = values * Math.sqrt(values);
+  return layouts === 1 ? sweep : 2 * sweep + (values / 64) * Math.sqrt(values / 64) * 2;
 }

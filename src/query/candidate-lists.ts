@@ -1,4 +1,4 @@
-// The candidate lists of recent top-K queries, by (tenant, namespace, comparable class): a top-K over
+// The candidate lists of recent top-K queries, by (tenant, namespace, shape): a top-K over
 // a namespace that has not changed since the last one reads no rows (listing 10,000 candidates
 // through SQLite costs ~25 ms, scoring them on the cached cores ~4 ms). Only unfiltered lists are
 // kept; a filtered query lists from the store, which answers it from the metadata index.
@@ -40,7 +40,7 @@ export class CandidateLists {
       return this.search.candidates(tenantId, namespace, like, excludeKey, filters);
     }
     const ns = `${tenantId}\u0000${namespace}`;
-    const id = `${ns}\u0000${like.shape}\u0000${like.layout}`;
+    const id = `${ns}\u0000${like.shape}`;
     const slot = this.lists.get(id);
     let rows: readonly CandidateRow[];
     if (slot) {

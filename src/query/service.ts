@@ -3,13 +3,16 @@
 // contractions on the stored representation (cores against cores; an uncompressed entry through its
 // stored values), with each entry's norm kept at write time, so cosine costs one inner product per
 // candidate; a top-K scores its candidates in chunks of bounded engine work, each in the tenant's
-// turn of the engine admission (score-turns.ts), and keeps the k best with a bounded heap.
+// turn of the engine admission (score-turns.ts), and keeps the k best with a bounded heap. Entries of
+// one shape are comparable whatever their layouts: the query is held once in each layout its
+// candidates are held in (query-layouts.ts), and each candidate is scored against that one.
 import { badRequest, ProblemError } from '../http/errors.js';
 import { isInvalidInput } from '../engine/index.js';
 import { ITEM_SIZE, type Engine, type LayoutName, type Metric, type OperandPool } from '../engine/types.js';
 import { compressWork } from '../engine/limits.js';
 import { shapeOf, type EntryRow } from '../entries/entry.js';
 import { layoutForShape, type EntryService } from '../entries/service.js';
+import { holdInLayout, layoutsOf, type LayoutChange } from './query-layouts.js';
 import type { Payload } from '../codec/payload.js';
 import { EngineAdmission, type Turn } from '../admission/engine-admission.js';
 import { CandidateLists } from './candidate-lists.js';
@@ -59,6 +62,9 @@ interface QueryOperand {
   id: number;
   norm: number;
 }
+
+/** The query held in each layout its candidates are held in. */
+type QueryOperands = Map<LayoutName, QueryOperand>;
 
 function numel(shape: string): number {
   return (JSON.parse(shape) as number[]).reduce((a, b) => a * b, 1);
@@ -122,25 +128,40 @@ export class QueryService {
   ): Promise<number> {
     const a = await this.entries.require(tenantId, namespace, keyA);
     const b = await this.entries.require(tenantId, namespace, keyB);
-    if (a.shape !== b.shape || a.layout !== b.layout) {
+    if (a.shape !== b.shape) {
       throw new ProblemError(
         400,
         'shape_mismatch',
-        `entries ${JSON.stringify(keyA)} (shape ${a.shape}, layout ${a.layout}) and ${JSON.stringify(keyB)} ` +
-          `(shape ${b.shape}, layout ${b.layout}) are not comparable: shape and layout must be equal`,
+        `entries ${JSON.stringify(keyA)} (shape ${a.shape}) and ${JSON.stringify(keyB)} (shape ${b.shape}) ` +
+          `are not comparable: their shapes must be equal`,
       );
     }
-    const normA = finiteNorm(a);
-    const normB = finiteNorm(b);
+    const norms = new Map([
+      [a, finiteNorm(a)],
+      [b, finiteNorm(b)],
+    ]);
     if (numel(a.shape) === 0) return 0;
-    const release = await this.cache.acquire([cacheRow(tenantId, namespace, a), cacheRow(tenantId, namespace, b)], turn.signal);
+    // In different layouts one side moves into the other's: an uncompressed one (a gather) if any.
+    const same = a.layout === b.layout;
+    const [moved, kept] = same || b.blob_kind === 'cores' ? [a, b] : [b, a];
+    const movedId = same ? a.id : this.nextTransientId--;
+    const release = await this.cache.acquire(
+      same ? [cacheRow(tenantId, namespace, a), cacheRow(tenantId, namespace, b)] : [cacheRow(tenantId, namespace, kept)],
+      turn.signal,
+    );
     try {
-      const ids = Float64Array.of(b.id);
-      const [work] = await this.pool.scoreWork(a.id, ids, metric);
-      const s = await this.admission.run(turn, () => this.pool.score(a.id, normA, ids, Float64Array.of(normB), metric), work);
+      if (!same) await holdInLayout(this.layoutChange(), movedId, cacheRow(tenantId, namespace, moved), moved.tolerance, kept.layout, turn);
+      const ids = Float64Array.of(kept.id);
+      const [work] = await this.pool.scoreWork(movedId, ids, metric);
+      const s = await this.admission.run(
+        turn,
+        () => this.pool.score(movedId, norms.get(moved)!, ids, Float64Array.of(norms.get(kept)!), metric),
+        work,
+      );
       return s[0]!;
     } finally {
       release();
+      if (movedId < 0) this.pool.remove(movedId);
     }
   }
 
@@ -161,19 +182,28 @@ export class QueryService {
     const norm = finiteNorm(q);
     const candidates = await this.candidates.list(tenantId, namespace, q, queryKey, filters);
     if (candidates.length === 0 || numel(q.shape) === 0) return this.rankTrivially(candidates, k);
-    const release = await this.cache.acquire([cacheRow(tenantId, namespace, q)], turn.signal);
+    const layouts = layoutsOf(candidates);
+    const release = layouts.includes(q.layout) ? await this.cache.acquire([cacheRow(tenantId, namespace, q)], turn.signal) : () => {};
+    const queries: QueryOperands = new Map();
     try {
-      return await this.rank(tenantId, namespace, { id: q.id, norm }, candidates, k, metric, turn);
+      for (const layout of layouts) {
+        const id = layout === q.layout ? q.id : this.nextTransientId--;
+        queries.set(layout, { id, norm });
+        if (id < 0) await holdInLayout(this.layoutChange(), id, cacheRow(tenantId, namespace, q), q.tolerance, layout, turn);
+      }
+      return await this.rank(tenantId, namespace, queries, candidates, k, metric, turn);
     } finally {
       release();
+      for (const { id } of queries.values()) if (id < 0) this.pool.remove(id);
     }
   }
 
   /**
-   * The k stored entries most similar to an array given with the request: decomposed with the
-   * layout its shape gets and `tolerance`, then compared core against core (kept as values when
-   * its cores would not be smaller than the array, as put would store it). The decomposition and
-   * the scoring take `turn` of the engine admission, as a put's compression does.
+   * The k stored entries most similar to an array given with the request: decomposed at `tolerance`
+   * in each layout its candidates are held in (row_major when there are none), then compared core
+   * against core (kept as values when its cores would not be smaller than the array, as put would
+   * store it). The decompositions and the scoring take `turn` of the engine admission, as a put's
+   * compression does.
    */
   async topkVector(
     tenantId: string,
@@ -185,17 +215,22 @@ export class QueryService {
     filters: Filters,
     turn: Turn = { owner: tenantId },
   ): Promise<TopKResult> {
-    const { layout } = layoutForShape(this.engine, payload.shape);
-    const like: Comparable = { shape: JSON.stringify(payload.shape), layout };
+    const like: Comparable = { shape: JSON.stringify(payload.shape) };
     const size = payload.shape.reduce((a, b) => a * b, 1);
-    const id = this.nextTransientId--;
+    const candidates = await this.candidates.list(tenantId, namespace, like, null, filters);
+    if (size === 0) return this.rankTrivially(candidates, k);
+    const layouts = candidates.length > 0 ? layoutsOf(candidates) : [layoutForShape(this.engine, payload.shape).layout];
+    const queries: QueryOperands = new Map();
     try {
-      const norm = size > 0 ? await this.addVector(id, payload, layout, tolerance, turn) : 0;
-      const candidates = await this.candidates.list(tenantId, namespace, like, null, filters);
-      if (candidates.length === 0 || size === 0) return this.rankTrivially(candidates, k);
-      return await this.rank(tenantId, namespace, { id, norm }, candidates, k, metric, turn);
+      for (const layout of layouts) {
+        const id = this.nextTransientId--;
+        queries.set(layout, { id, norm: 0 });
+        queries.get(layout)!.norm = await this.addVector(id, payload, layout, tolerance, turn);
+      }
+      if (candidates.length === 0) return this.rankTrivially(candidates, k);
+      return await this.rank(tenantId, namespace, queries, candidates, k, metric, turn);
     } finally {
-      this.pool.remove(id);
+      for (const { id } of queries.values()) this.pool.remove(id);
     }
   }
 
@@ -215,14 +250,14 @@ export class QueryService {
   }
 
   /**
-   * Scores every candidate and keeps the k best: the operands are held a group at a time (a group's
-   * about as large as the cache's budget, so a namespace larger than it never sits in memory whole),
-   * each group scored in chunks, each chunk in `turn`.
+   * Scores every candidate against the query in its layout and keeps the k best: the operands are
+   * held a group at a time (a group's about as large as the cache's budget, so a namespace larger
+   * than it never sits in memory whole), each group scored in chunks, each chunk in `turn`.
    */
   private async rank(
     tenantId: string,
     namespace: string,
-    q: QueryOperand,
+    queries: QueryOperands,
     candidates: readonly CandidateRow[],
     k: number,
     metric: Metric,
@@ -245,7 +280,15 @@ export class QueryService {
     )) {
       const release = await this.cache.acquireIds(ids.subarray(start, end), refsOf, turn.signal);
       try {
-        scores.set(await scoreInTurns(turns, turn, q.id, q.norm, ids.subarray(start, end), norms.subarray(start, end), metric), start);
+        for (const [layout, q] of queries) {
+          const at = queries.size === 1 ? null : indicesIn(candidates, start, end, layout);
+          if (at === null) {
+            scores.set(await scoreInTurns(turns, turn, q.id, q.norm, ids.subarray(start, end), norms.subarray(start, end), metric), start);
+          } else if (at.length > 0) {
+            const part = await scoreInTurns(turns, turn, q.id, q.norm, pick(ids, at), pick(norms, at), metric);
+            at.forEach((j, i) => (scores[j] = part[i]!));
+          }
+        }
       } finally {
         release();
       }
@@ -260,14 +303,18 @@ export class QueryService {
     return { n_candidates: candidates.length, results: candidates.slice(0, k).map((c) => [c.key, 0]) };
   }
 
-  /** Decomposes the array and holds it under `id` (its cores, or its values); resolves to its norm. */
+  private layoutChange(): LayoutChange {
+    return { engine: this.engine, pool: this.pool, entries: this.entries, admission: this.admission };
+  }
+
+  /** Decomposes the array in `layout` and holds it under `id` (its cores, or its values); resolves to its norm. */
   private async addVector(id: number, payload: Payload, layout: LayoutName, tolerance: number, turn: Turn): Promise<number> {
     try {
       const values = payload.data.length / ITEM_SIZE[payload.dtype];
       const r = await this.admission.run(
         turn,
         () => this.engine.compress(payload.data, payload.dtype, payload.shape, { tolerance, layout }),
-        compressWork(values),
+        compressWork(values, 1),
       );
       // Holding it (a dense array is gathered into mode order) and its norm: a second, shorter turn.
       const { modes, ranks } = r.tt;
@@ -285,6 +332,17 @@ export class QueryService {
       throw err;
     }
   }
+}
+
+/** Indices j in [start, end) of the candidates held in `layout`. */
+function indicesIn(candidates: readonly CandidateRow[], start: number, end: number, layout: LayoutName): number[] {
+  const at: number[] = [];
+  for (let j = start; j < end; j++) if (candidates[j]!.layout === layout) at.push(j);
+  return at;
+}
+
+function pick(values: Float64Array, at: number[]): Float64Array {
+  return Float64Array.from(at, (j) => values[j]!);
 }
 
 function cacheRow(tenantId: string, namespace: string, row: Omit<CacheRow, 'tenantId' | 'namespace'>): CacheRow {

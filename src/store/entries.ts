@@ -67,12 +67,12 @@ export interface EntryStore {
 }
 
 /**
- * Entries are comparable when shape and layout are equal (the columns hold canonical JSON), whatever
- * their mode sizes: a row_major train put with its own split is compared in the engine's (CoreCache).
+ * Entries are comparable when their shapes are equal (the column holds canonical JSON), whatever their
+ * layouts and mode sizes (CONTRACT.md section 3): a top-K brings its query into each candidate layout
+ * present, and a row_major train put with its own split is compared in the engine's (CoreCache).
  */
 export interface Comparable {
   shape: string;
-  layout: LayoutName;
 }
 
 /**
@@ -86,6 +86,8 @@ export interface CandidateRow {
   norm: number;
   /** What its operand holds in the core cache, about: the cores as stored, or the values as float64. */
   bytes: number;
+  /** The layout its operand is held in (an uncompressed entry's: row_major). */
+  layout: LayoutName;
 }
 
 /** The columns reading an entry's stored data needs. */

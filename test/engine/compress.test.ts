@@ -262,18 +262,43 @@ describe('engine: compress', function () {
       });
     }
 
-    it('chooses row_major for every shape (the measured better default) and gives interleaved on request', function () {
+    it('lays out a shape before any data is seen in row_major (an uncompressed entry) and gives interleaved on request', function () {
       expect(engine.layoutFor([1024]).layout).to.equal('row_major');
       expect(engine.layoutFor([64, 64]).layout).to.equal('row_major');
       expect(engine.layoutFor([8, 8, 8]).layout).to.equal('row_major');
       expect(engine.layoutFor([64, 64], 'interleaved').layout).to.equal('interleaved');
     });
 
-    it('uses the layout of layoutFor when none is given', async function () {
-      const shape = [16, 32];
-      const res = await engine.compress(sampleGrid(shape, smooth), 'float64', shape, { tolerance: 1e-6 });
-      expect(res.layout).to.equal(engine.layoutFor(shape).layout);
-    });
+    // The issue's fields: a front running across the axes (interleaved's), a separable smooth field
+    // and a Gaussian bump (row_major's). 512^2 is decided by the coarse probe, 128^2 by two sweeps.
+    const FIELDS: Array<[string, (x: number, y: number) => number]> = [
+      ['diagonal front', (x, y) => Math.tanh((x - y) / 0.01)],
+      ['separable smooth field', (x, y) => Math.sin(3 * x) * Math.cos(5 * y) + 0.5 * Math.exp(x) * y * y],
+      ['Gaussian bump', (x, y) => Math.exp(-((x - 0.4) ** 2 + (y - 0.55) ** 2) / (2 * 0.1 ** 2))],
+    ];
+    const storedBytes = (r: { compressible: boolean; storedCoreBytes: number }, input: number) =>
+      r.compressible ? r.storedCoreBytes : input;
+    for (const n of [512, 128]) {
+      for (const [name, f] of FIELDS) {
+        it(`${name} ${n}^2: with no layout given, the chosen one stores within 5% of the better forced layout`, async function () {
+          this.timeout(60000);
+          const shape = [n, n];
+          const x = new Float32Array(sampleGrid(shape, (u) => f(u[0]!, u[1]!)));
+          for (const tolerance of [1e-3, 1e-6]) {
+            const chosen = await engine.compress(x, 'float32', shape, { tolerance });
+            const forced = await Promise.all(
+              (['row_major', 'interleaved'] as const).map((layout) => engine.compress(x, 'float32', shape, { tolerance, layout })),
+            );
+            const best = Math.min(...forced.map((r) => storedBytes(r, x.byteLength)));
+            expect(storedBytes(chosen, x.byteLength), `${name} at ${tolerance} in ${chosen.layout}`).to.be.at.most(1.05 * best);
+            if (chosen.compressible) {
+              expect(chosen.tt.modes).to.deep.equal(engine.layoutFor(shape, chosen.layout).modes);
+              expect(chosen.fingerprint.relative_error).to.be.at.most(tolerance);
+            }
+          }
+        });
+      }
+    }
   });
 
   describe('input views', function () {

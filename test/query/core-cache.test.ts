@@ -12,10 +12,20 @@ import { ENTRY_MIGRATIONS } from '../../src/store/sqlite/migrations/entries.js';
 import { resolveTarget } from '../../src/entries/oracle.js';
 import { engine } from '../../src/engine/index.js';
 import { QueryService } from '../../src/query/service.js';
-import { smooth } from './helpers.js';
 import { testEntryService } from '../helpers/entries.js';
 
 const SHAPE = [64, 64];
+
+/**
+ * Separable fields, so that put lays every one out in row_major: a query whose candidates sit in
+ * another layout reads its own cores again to move into theirs (query-layouts.ts).
+ */
+function separable(seed: number): number[] {
+  return Array.from({ length: 64 * 64 }, (_, t) => {
+    const [x, y] = [Math.floor(t / 64) / 64, (t % 64) / 64];
+    return Math.sin(3 * x + seed) * Math.cos(2 * y) + Math.cos(2 * x - seed) * Math.sin(3 * y + seed);
+  });
+}
 
 describe('query: core cache', function () {
   this.timeout(60000);
@@ -42,7 +52,7 @@ describe('query: core cache', function () {
       namespace: 'default',
       key,
       metadata: { seed },
-      payload: { kind: 'array', dtype: 'float64', shape: SHAPE, data: Buffer.from(new Float64Array(smooth(SHAPE, seed)).buffer) },
+      payload: { kind: 'array', dtype: 'float64', shape: SHAPE, data: Buffer.from(new Float64Array(separable(seed)).buffer) },
       target: resolveTarget(undefined, undefined, undefined),
     });
 

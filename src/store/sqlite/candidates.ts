@@ -24,12 +24,12 @@ export function listCandidates(
 ): Promise<CandidateRow[]> {
   const match = matchCondition(filterPairs(filters), 'e.id');
   return db.all<CandidateRow>(
-    `SELECT e.id, e.key, e.norm, ${OPERAND_BYTES} AS bytes
+    `SELECT e.id, e.key, e.norm, ${OPERAND_BYTES} AS bytes, e.layout
      FROM entry_keys k JOIN entries e ON e.id = k.live_id
-     WHERE k.tenant_id = ? AND k.namespace = ? AND e.shape = ? AND e.layout = ?
+     WHERE k.tenant_id = ? AND k.namespace = ? AND e.shape = ?
        AND e.norm IS NOT NULL AND k.key IS NOT ? AND ${match.sql}
      ORDER BY k.key`,
-    [tenantId, namespace, like.shape, like.layout, excludeKey, ...match.params],
+    [tenantId, namespace, like.shape, excludeKey, ...match.params],
   );
 }
 

@@ -1,4 +1,5 @@
-// The QTT layout of an array: a function of its shape alone (CONTRACT.md section 3).
+// The QTT layouts of an array (CONTRACT.md section 3): row_major or interleaved, chosen per entry
+// (compress_best_layout in tt.hpp).
 #pragma once
 
 #include "ttstore/types.hpp"
@@ -10,8 +11,8 @@ enum class LayoutKind : uint8_t { RowMajor, Interleaved };
 LayoutKind layout_from_name(const std::string& name);  // "row_major" | "interleaved"
 const char* layout_name(LayoutKind k);
 
-// The engine's choice for a shape: row_major for every shape (interleaved is available on
-// request). Measured in README "Layout choice".
+// The layout of a shape before any data is seen: row_major (an entry stored uncompressed, a train
+// put without one). Compressed entries get theirs from compress_best_layout.
 LayoutKind default_layout(const std::vector<int64_t>& shape);
 
 // Each axis of size n = m * 2^a (m odd) gives one mode of size m (when m > 1) and a modes of size 2.

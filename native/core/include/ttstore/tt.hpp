@@ -91,6 +91,22 @@ struct CompressOptions {
 CompressResult compress(const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,
                         const CompressOptions& more = {});
 
+// compress() in the layout the engine chooses for an entry (CONTRACT.md section 3): of row_major and
+// interleaved, the one whose result meets the target with fewer stored bytes (row_major on ties, and
+// where the two orders coincide). A probe on a coarse sample (at most 1/64 of the array) decides
+// when one layout clearly wins; otherwise both are swept in full, so the work is at most two
+// sweeps and a probe. `shape` is the array's; `compress_in` runs one full compress in a layout (a
+// backend's sweep); `more.gathered` goes only to the row_major sweep.
+using CompressInFn = std::function<CompressResult(const QttLayout&, const CompressOptions&)>;
+struct LayoutChosen {
+  QttLayout layout;
+  CompressResult result;
+  bool probed = false;      // the coarse probe ran
+  bool swept_both = false;  // both layouts were swept in full
+};
+LayoutChosen compress_best_layout(const ArrayView& a, const std::vector<int64_t>& shape, const SvdOptions& opt,
+                                  const CompressOptions& more, const CompressInFn& compress_in);
+
 // compress()'s first step done ahead, piece by piece: n elements of `dtype` at `src` (any alignment)
 // as float64 into dst[0, n), in the order given. An input converted this way in C order, as it
 // arrives, is compress()'s `gathered` for a row_major layout.

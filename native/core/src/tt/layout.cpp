@@ -15,9 +15,7 @@ LayoutKind layout_from_name(const std::string& name) {
 const char* layout_name(LayoutKind k) { return k == LayoutKind::Interleaved ? "interleaved" : "row_major"; }
 
 LayoutKind default_layout(const std::vector<int64_t>& /*shape*/) {
-  // Measured (README "Layout choice", bench/layout.ts): on the benchmark's 1024 x 1024 and 256^3
-  // fields and a Gaussian bump, row_major stores 2.4x to 47x fewer core bytes at 1e-6; interleaved
-  // wins only where a feature runs across the axes (a diagonal front). The two coincide for one axis.
+  // C order: what an uncompressed entry is held in; compressed ones choose per array.
   return LayoutKind::RowMajor;
 }
 
