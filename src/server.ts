@@ -20,6 +20,7 @@ import { registerServiceGauges } from './metrics/service-gauges.js';
 import { registerHealthRoutes } from './routes/health/routes.js';
 import { registerMetricsRoute } from './routes/metrics/routes.js';
 import { registerReferenceRoutes } from './routes/reference/routes.js';
+import { registerConsoleRoutes } from './routes/console/routes.js';
 // storage (entries): blob store, service, routes
 import { EntryService } from './entries/service.js';
 import { BlobStore } from './store/blobs.js';
@@ -202,6 +203,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   });
   registerMetricsRoute(api, metrics.registry);
   registerReferenceRoutes(api);
+  registerConsoleRoutes(api);
   registerStorageRoutes(api, { entries, engine, config, buffers, admission });
   registerSimulationRoutes(api, { scheduler, runner: engine });
   const query = registerQueryRoutes(api, { entries, search: stores.entries, engine, config, admission });

@@ -139,6 +139,8 @@ OPERATIONS: Dict[str, tuple] = {
     "openapi": ("GET", "/openapi.json", "none"),
     "docs": ("GET", "/docs", "none"),
     "root": ("GET", "/", "none"),
+    "console": ("GET", "/console", "none"),
+    "console_asset": ("GET", "/console/assets/{file}", "none"),
 }
 
 # The client method of each operation.
@@ -172,6 +174,8 @@ METHOD_OF = {
     "openapi": "openapi",
     "docs": "docs",
     "root": "root",
+    "console": "console",
+    "console_asset": "console_asset",
 }
 
 
@@ -353,6 +357,14 @@ class Client:
 
     def root(self) -> Dict[str, Any]:
         return self._json("root")
+
+    def console(self) -> str:
+        """The web console's page (HTML, for a browser)."""
+        return self._send("console")[0].decode("utf-8")
+
+    def console_asset(self, file: str) -> bytes:
+        """A file of the console's build, by the name its page gives."""
+        return self._send("console_asset", path={"file": file})[0]
 
     # ---- transport ----
 

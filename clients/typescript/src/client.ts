@@ -122,6 +122,8 @@ export const METHOD_OF: Record<OperationId, keyof TtstoreClient> = {
   openapi: 'openapi',
   docs: 'docs',
   root: 'root',
+  console: 'console',
+  console_asset: 'consoleAsset',
 };
 
 const UPLOAD_CHUNK = 64 * 1024;
@@ -346,6 +348,16 @@ export class TtstoreClient {
 
   root(opts?: CallOptions): Promise<Reply<'root'>> {
     return this.json('root', {}, opts);
+  }
+
+  /** The web console's page (HTML, for a browser). */
+  async console(opts?: CallOptions): Promise<string> {
+    return (await this.send('console', {}, opts)).text();
+  }
+
+  /** A file of the console's build, by the name its page gives. */
+  async consoleAsset(file: string, opts?: CallOptions): Promise<Uint8Array> {
+    return new Uint8Array(await (await this.send('console_asset', { path: { file } }, opts)).arrayBuffer());
   }
 
   // ---- transport ----

@@ -857,7 +857,7 @@ export type DocsQuery = Record<string, never>;
 export type DocsRequest = never;
 export type DocsResponse = string;
 
-/** Where the API reference is */
+/** Where the API reference and the web console are */
 export type RootPath = Record<string, never>;
 export type RootQuery = Record<string, never>;
 export type RootRequest = never;
@@ -866,7 +866,23 @@ export type RootResponse = {
   version?: string;
   docs?: string;
   openapi?: string;
+  console?: string;
 };
+
+/** The web console (HTML; it signs in with an API key or the service key, kept in sessionStorage) */
+export type ConsolePath = Record<string, never>;
+export type ConsoleQuery = Record<string, never>;
+export type ConsoleRequest = never;
+export type ConsoleResponse = string;
+
+/** A file of the console's build (content-hashed name, cached for good) */
+export type ConsoleAssetPath = {
+  /** A file name from the console page. */
+  file: string;
+};
+export type ConsoleAssetQuery = Record<string, never>;
+export type ConsoleAssetRequest = never;
+export type ConsoleAssetResponse = string;
 
 /** Every operation of the API: how to call it. */
 export const OPERATIONS = {
@@ -899,6 +915,8 @@ export const OPERATIONS = {
   openapi: { method: 'GET', path: "/openapi.json", success: 200, auth: 'none', bodyTypes: [], replyTypes: ["application/json"] },
   docs: { method: 'GET', path: "/docs", success: 200, auth: 'none', bodyTypes: [], replyTypes: ["text/html"] },
   root: { method: 'GET', path: "/", success: 200, auth: 'none', bodyTypes: [], replyTypes: ["application/json"] },
+  console: { method: 'GET', path: "/console", success: 200, auth: 'none', bodyTypes: [], replyTypes: ["text/html"] },
+  console_asset: { method: 'GET', path: "/console/assets/{file}", success: 200, auth: 'none', bodyTypes: [], replyTypes: ["application/octet-stream"] },
 } as const;
 
 export type OperationId = keyof typeof OPERATIONS;
@@ -934,4 +952,6 @@ export interface OperationTypes {
   openapi: { path: OpenapiPath; query: OpenapiQuery; body: OpenapiRequest; response: OpenapiResponse };
   docs: { path: DocsPath; query: DocsQuery; body: DocsRequest; response: DocsResponse };
   root: { path: RootPath; query: RootQuery; body: RootRequest; response: RootResponse };
+  console: { path: ConsolePath; query: ConsoleQuery; body: ConsoleRequest; response: ConsoleResponse };
+  console_asset: { path: ConsoleAssetPath; query: ConsoleAssetQuery; body: ConsoleAssetRequest; response: ConsoleAssetResponse };
 }
