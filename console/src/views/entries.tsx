@@ -1,0 +1,130 @@
+// Tenant: the keys of a namespace (latest versions), filtered by prefix, a page at a time.
+import { useEffect, useState } from 'preact/hooks';
+import { enc, type Client } from '../api';
+import { bytes } from '../plot';
+import { Busy, ErrorNote } from '../components';
+
+const PAGE = 50;
+
+interface Listed {
+  key: string;
+  version: number;
+  created_at: number;
+  verdict: string;
+  compressed: boolean;
+  original_bytes: number;
+  stored_core_bytes: number;
+}
+
+export function Entries({
+  api,
+  namespace,
+  setNamespace,
+  open,
+}: {
+  api: Client;
+  namespace: string;
+  setNamespace: (ns: string) => void;
+  open: (key: string) => void;
+}) {
+  const [ns, setNs] = useState(namespace);
+  const [prefix, setPrefix] = useState('');
+  const [offset, setOffset] = useState(0);
+  const [page, setPage] = useState<{ keys: Listed[]; total: number } | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    let live = true;
+    setBusy(true);
+    api
+      .get<{ keys: Listed[]; total: number }>(`/v1/list/${enc(namespace)}?prefix=${enc(prefix)}&limit=${PAGE}&offset=${offset}`)
+      .then((p) => live && (setPage(p), setError(null)))
+      .catch((e) => live && (setPage(null), setError(e)))
+      .finally(() => live && setBusy(false));
+    return () => void (live = false);
+  }, [namespace, prefix, offset]);
+  return (
+    <section aria-labelledby="entries-title">
+      <h2 id="entries-title">Entries</h2>
+      <form
+        class="row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setOffset(0);
+          setNamespace(ns.trim() || 'default');
+        }}
+      >
+        <label>
+          Namespace <input name="namespace" value={ns} onInput={(e) => setNs((e.target as HTMLInputElement).value)} required />
+        </label>
+        <button type="submit">Open namespace</button>
+        <label>
+          Key prefix{' '}
+          <input
+            name="prefix"
+            value={prefix}
+            onInput={(e) => {
+              setOffset(0);
+              setPrefix((e.target as HTMLInputElement).value);
+            }}
+          />
+        </label>
+      </form>
+      <ErrorNote error={error} />
+      <Busy when={busy && !page} />
+      {page && (
+        <>
+          <p>
+            {page.total === 0
+              ? 'No keys here yet.'
+              : `Keys ${offset + 1}–${offset + page.keys.length} of ${page.total} in ${namespace}${prefix ? ` starting with “${prefix}”` : ''}.`}
+          </p>
+          <table data-testid="entries">
+            <thead>
+              <tr>
+                <th scope="col">Key</th>
+                <th scope="col">Version</th>
+                <th scope="col">Verdict</th>
+                <th scope="col">Stored</th>
+                <th scope="col">Original</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {page.keys.map((k) => (
+                <tr key={k.key}>
+                  <td>
+                    <a
+                      href={`#entry/${enc(namespace)}/${enc(k.key)}`}
+                      onClick={(e) => {
+                        e.preventDefault();
+                        open(k.key);
+                      }}
+                    >
+                      {k.key}
+                    </a>
+                  </td>
+                  <td>{k.version}</td>
+                  <td>
+                    <span class={`verdict ${k.verdict}`}>{k.verdict}</span>
+                  </td>
+                  <td>{bytes(k.stored_core_bytes)}</td>
+                  <td>{bytes(k.original_bytes)}</td>
+                  <td>{new Date(k.created_at * 1000).toLocaleString()}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <div class="row">
+            <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
+              Previous page
+            </button>
+            <button type="button" disabled={offset + PAGE >= page.total} onClick={() => setOffset(offset + PAGE)}>
+              Next page
+            </button>
+          </div>
+        </>
+      )}
+    </section>
+  );
+}

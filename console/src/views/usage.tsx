@@ -1,0 +1,101 @@
+// Usage: one tenant's CU this month by operation against its quota and its stored bytes against its
+// storage quota (the operator's usage endpoint), and for a signed-in tenant the rate-limit window its
+// last answer reported: the public API gives a tenant no usage endpoint of its own.
+import { useEffect, useState } from 'preact/hooks';
+import { enc, rateLimit, type Client, type Json } from '../api';
+import { bytes, fmt } from '../plot';
+import { Busy, ErrorNote } from '../components';
+
+/** A used-against-limit bar; `compact` keeps its label for screen readers only (a table's header says it). */
+export function Meter({
+  label,
+  used,
+  limit,
+  text,
+  compact = false,
+}: {
+  label: string;
+  used: number;
+  limit: number | null;
+  text: string;
+  compact?: boolean;
+}) {
+  return (
+    <div class="meter">
+      <span class={compact ? 'sr-only' : undefined}>{label}</span>
+      {limit !== null && limit > 0 ? (
+        <meter min={0} max={limit} value={used} high={limit * 0.8} optimum={0} aria-label={label} />
+      ) : (
+        <span>(unlimited)</span>
+      )}
+      <span>{text}</span>
+    </div>
+  );
+}
+
+export function TenantUsage({ api, tenantId }: { api: Client; tenantId: string }) {
+  const [u, setU] = useState<Json | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    api
+      .get(`/gate/admin/usage/${enc(tenantId)}`)
+      .then(setU)
+      .catch(setError);
+  }, [tenantId]);
+  if (error) return <ErrorNote error={error} />;
+  if (!u) return <Busy when />;
+  const storageQuota = u.storage_quota_bytes === -1 ? null : u.storage_quota_bytes;
+  return (
+    <div data-testid="tenant-usage">
+      <h3>
+        {u.tenant_id} in {u.period}
+      </h3>
+      <Meter label="CU this month" used={u.cus_used} limit={u.monthly_quota} text={`${fmt(u.cus_used)} of ${fmt(u.monthly_quota)} CU`} />
+      <Meter label="Stored bytes" used={u.stored_bytes} limit={storageQuota} text={`${bytes(u.stored_bytes)} of ${bytes(storageQuota)}`} />
+      <table>
+        <caption>CU by operation</caption>
+        <thead>
+          <tr>
+            <th scope="col">Operation</th>
+            <th scope="col">CU</th>
+            <th scope="col">Share of the quota</th>
+          </tr>
+        </thead>
+        <tbody>
+          {Object.entries(u.breakdown as Record<string, number>).map(([op, cu]) => (
+            <tr key={op}>
+              <td>{op}</td>
+              <td>{fmt(cu)}</td>
+              <td>
+                <meter min={0} max={u.monthly_quota || 1} value={cu} aria-label={`${op}: ${fmt(cu)} CU`} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export function OwnUsage() {
+  const seen = Number.isFinite(rateLimit.limit);
+  return (
+    <section aria-labelledby="usage-title">
+      <h2 id="usage-title">Usage</h2>
+      {seen ? (
+        <Meter
+          label="Requests left in this rate-limit window"
+          used={rateLimit.remaining}
+          limit={rateLimit.limit}
+          text={`${rateLimit.remaining} of ${rateLimit.limit}, window resets in ${rateLimit.reset} s`}
+        />
+      ) : (
+        <p>No request answered yet.</p>
+      )}
+      <p>
+        CU this month by operation and stored bytes against the quotas are reported by the operator's usage endpoint (
+        <code>GET /gate/admin/usage/&#123;tenant_id&#125;</code>): ask your operator, or sign in with the service key.
+      </p>
+    </section>
+  );
+}
