@@ -6,6 +6,7 @@ import { errorText, type Client } from './api';
 import { drawBars, drawColourBar, drawHeatmap, drawLine, fmt, type Range } from './plot';
 import { HEATMAP_CELLS, LINE_POINTS, THUMB_CELLS, readPart, type Entry } from './part';
 import type { NdArray } from './npy';
+import { useLoad } from './load';
 
 export function ErrorNote({ error }: { error: unknown }) {
   if (!error) return null;
@@ -91,20 +92,15 @@ export function Picture({ api, entry, info, cells = HEATMAP_CELLS }: { api: Clie
   const { shape } = info;
   const [across, setAcross] = useState(0);
   const [fixed, setFixed] = useState(() => defaultFixed(shape, 0));
-  const [array, setArray] = useState<NdArray | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  useEffect(() => setFixed(defaultFixed(shape, across)), [shape.join(','), across]);
-  useEffect(() => {
-    if (info.kind !== 'array' || shape.length === 0) return;
-    let live = true;
-    setBusy(true);
-    readPart(api, entry, shape, shape.length === 1 ? LINE_POINTS : cells, fixed)
-      .then((a) => live && (setArray(a), setError(null)))
-      .catch((e) => live && setError(e))
-      .finally(() => live && setBusy(false));
-    return () => void (live = false);
-  }, [entry.namespace, entry.key, entry.version, fixed]);
+  const drawable = info.kind === 'array' && shape.length > 0;
+  const {
+    data: array,
+    error,
+    busy,
+  } = useLoad(
+    async () => (drawable ? readPart(api, entry, shape, shape.length === 1 ? LINE_POINTS : cells, fixed) : null),
+    [entry.namespace, entry.key, entry.version, fixed],
+  );
   if (info.kind !== 'array') return <p>A blob has no picture.</p>;
   if (shape.length === 0) return <p>A scalar has no picture.</p>;
   const label = `${entry.namespace}/${entry.key}`;
@@ -113,7 +109,14 @@ export function Picture({ api, entry, info, cells = HEATMAP_CELLS }: { api: Clie
       {shape.length === 3 && (
         <label>
           Slice across axis{' '}
-          <select value={across} onChange={(e) => setAcross(Number((e.target as HTMLSelectElement).value))}>
+          <select
+            value={across}
+            onChange={(e) => {
+              const a = Number((e.target as HTMLSelectElement).value);
+              setAcross(a);
+              setFixed(defaultFixed(shape, a));
+            }}
+          >
             {shape.map((n, a) => (
               <option value={a} key={a}>
                 {a} ({n})
@@ -143,5 +146,20 @@ export function Picture({ api, entry, info, cells = HEATMAP_CELLS }: { api: Clie
           <Heatmap array={array} label={label} thumb={cells <= THUMB_CELLS} testId={cells <= THUMB_CELLS ? 'thumb' : 'heatmap'} />
         ))}
     </div>
+  );
+}
+
+/** A table's column headers. */
+export function TableHead({ cols }: { cols: string[] }) {
+  return (
+    <thead>
+      <tr>
+        {cols.map((c) => (
+          <th scope="col" key={c}>
+            {c}
+          </th>
+        ))}
+      </tr>
+    </thead>
   );
 }

@@ -14,6 +14,24 @@ function half(bits: number): number {
   return s * 2 ** (e - 15) * (1 + f / 1024);
 }
 
+type Reader = (v: DataView, at: number, little: boolean) => number;
+
+/** One value at a byte offset, by the dtype's kind and size (the descr without its byte order). */
+const READERS: Record<string, Reader> = {
+  f8: (v, at, le) => v.getFloat64(at, le),
+  f4: (v, at, le) => v.getFloat32(at, le),
+  f2: (v, at, le) => half(v.getUint16(at, le)),
+  i8: (v, at, le) => Number(v.getBigInt64(at, le)),
+  i4: (v, at, le) => v.getInt32(at, le),
+  i2: (v, at, le) => v.getInt16(at, le),
+  i1: (v, at) => v.getInt8(at),
+  u8: (v, at, le) => Number(v.getBigUint64(at, le)),
+  u4: (v, at, le) => v.getUint32(at, le),
+  u2: (v, at, le) => v.getUint16(at, le),
+  u1: (v, at) => v.getUint8(at),
+  b1: (v, at) => v.getUint8(at),
+};
+
 export function decodeBase64(b64: string): Uint8Array {
   const bin = atob(b64);
   const out = new Uint8Array(bin.length);
@@ -34,36 +52,13 @@ export function parseNpy(bytes: Uint8Array): NdArray {
     .filter(Boolean)
     .map(Number);
   if (/'fortran_order':\s*True/.test(header)) throw new Error('a Fortran-order .npy is not drawn');
+  const read = READERS[descr.slice(1)];
+  if (!read) throw new Error(`dtype ${descr} is not drawn`);
   const little = descr[0] !== '>';
-  const kind = descr[1];
   const size = Number(descr.slice(2));
   const n = shape.reduce((a, b) => a * b, 1);
   const off = start + headerLen;
   const data = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    const p = off + i * size;
-    if (kind === 'f')
-      data[i] = size === 8 ? view.getFloat64(p, little) : size === 4 ? view.getFloat32(p, little) : half(view.getUint16(p, little));
-    else if (kind === 'i')
-      data[i] =
-        size === 8
-          ? Number(view.getBigInt64(p, little))
-          : size === 4
-            ? view.getInt32(p, little)
-            : size === 2
-              ? view.getInt16(p, little)
-              : view.getInt8(p);
-    else if (kind === 'u')
-      data[i] =
-        size === 8
-          ? Number(view.getBigUint64(p, little))
-          : size === 4
-            ? view.getUint32(p, little)
-            : size === 2
-              ? view.getUint16(p, little)
-              : view.getUint8(p);
-    else if (kind === 'b') data[i] = view.getUint8(p);
-    else throw new Error(`dtype ${descr} is not drawn`);
-  }
+  for (let i = 0; i < n; i++) data[i] = read(view, off + i * size, little);
   return { shape, data };
 }

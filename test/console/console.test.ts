@@ -90,6 +90,8 @@ describe('console: the web console served at /console, driven in headless Chromi
   });
 
   it('the entry shows its facts, its ranks and a heatmap of the right size with non-uniform pixels', async () => {
+    const serves = () => requests.filter((r) => r.url.endsWith('/v1/serve')).length;
+    const servedBefore = serves();
     await page.click('[data-testid=entries] a:text-is("fields/wave")');
     await page.waitForSelector('[data-testid=entry-facts] >> text=Compression ratio');
     await page.waitForSelector('canvas[data-testid=ranks]');
@@ -102,6 +104,7 @@ describe('console: the web console served at /console, driven in headless Chromi
     });
     expect(drawn).to.include({ width: GRID, height: GRID });
     expect(drawn.colours, 'distinct colours in the heatmap').to.be.greaterThan(50);
+    expect(serves() - servedBefore, 'one read of a part per picture').to.equal(1);
     await page.click('button:text-is("Find similar")');
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=neighbours] canvas[data-testid=thumb]').length === 2);
     expect(await page.textContent('[data-testid=neighbours]'))

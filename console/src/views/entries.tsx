@@ -1,8 +1,9 @@
 // Tenant: the keys of a namespace (latest versions), filtered by prefix, a page at a time.
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { enc, type Client } from '../api';
 import { bytes } from '../plot';
-import { Busy, ErrorNote } from '../components';
+import { Busy, ErrorNote, TableHead } from '../components';
+import { useLoad } from '../load';
 
 const PAGE = 50;
 
@@ -30,19 +31,14 @@ export function Entries({
   const [ns, setNs] = useState(namespace);
   const [prefix, setPrefix] = useState('');
   const [offset, setOffset] = useState(0);
-  const [page, setPage] = useState<{ keys: Listed[]; total: number } | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  useEffect(() => {
-    let live = true;
-    setBusy(true);
-    api
-      .get<{ keys: Listed[]; total: number }>(`/v1/list/${enc(namespace)}?prefix=${enc(prefix)}&limit=${PAGE}&offset=${offset}`)
-      .then((p) => live && (setPage(p), setError(null)))
-      .catch((e) => live && (setPage(null), setError(e)))
-      .finally(() => live && setBusy(false));
-    return () => void (live = false);
-  }, [namespace, prefix, offset]);
+  const {
+    data: page,
+    error,
+    busy,
+  } = useLoad(
+    () => api.get<{ keys: Listed[]; total: number }>(`/v1/list/${enc(namespace)}?prefix=${enc(prefix)}&limit=${PAGE}&offset=${offset}`),
+    [namespace, prefix, offset],
+  );
   return (
     <section aria-labelledby="entries-title">
       <h2 id="entries-title">Entries</h2>
@@ -80,16 +76,7 @@ export function Entries({
               : `Keys ${offset + 1}–${offset + page.keys.length} of ${page.total} in ${namespace}${prefix ? ` starting with “${prefix}”` : ''}.`}
           </p>
           <table data-testid="entries">
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col">Version</th>
-                <th scope="col">Verdict</th>
-                <th scope="col">Stored</th>
-                <th scope="col">Original</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
+            <TableHead cols={['Key', 'Version', 'Verdict', 'Stored', 'Original', 'Created']} />
             <tbody>
               {page.keys.map((k) => (
                 <tr key={k.key}>

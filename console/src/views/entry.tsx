@@ -5,6 +5,7 @@ import { enc, type Client, type Json } from '../api';
 import { bytes, fmt } from '../plot';
 import { Bars, Busy, ErrorNote, Picture } from '../components';
 import { THUMB_CELLS } from '../part';
+import { useLoad } from '../load';
 
 export function EntryView({
   api,
@@ -21,22 +22,13 @@ export function EntryView({
 }) {
   const [latest, setLatest] = useState<number | null>(null);
   const [version, setVersion] = useState<number | undefined>(undefined);
-  const [info, setInfo] = useState<Json | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const { data: info, error } = useLoad<Json>(
+    () => api.get(`/v1/get/${enc(namespace)}/${enc(entryKey)}${version ? `?version=${version}` : ''}`),
+    [namespace, entryKey, version],
+  );
   useEffect(() => {
-    let live = true;
-    setInfo(null);
-    api
-      .get(`/v1/get/${enc(namespace)}/${enc(entryKey)}${version ? `?version=${version}` : ''}`)
-      .then((e) => {
-        if (!live) return;
-        setInfo(e);
-        setError(null);
-        if (version === undefined) setLatest(e.version);
-      })
-      .catch((e) => live && setError(e));
-    return () => void (live = false);
-  }, [namespace, entryKey, version]);
+    if (info && version === undefined) setLatest(info.version);
+  }, [info]);
   return (
     <section aria-labelledby="entry-title">
       <p>

@@ -4,6 +4,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { enc, openApi, type Client, type Json } from '../api';
 import { Busy, ErrorNote, Heatmap } from '../components';
+import { useLoad } from '../load';
 import { HEATMAP_CELLS, readPart } from '../part';
 import { rangeOf, type Range } from '../plot';
 import type { NdArray } from '../npy';
@@ -323,31 +324,21 @@ function JobRow({
 }
 
 export function Jobs({ api, namespace, openOutput }: { api: Client; namespace: string; openOutput: (ns: string, key: string) => void }) {
-  const [jobs, setJobs] = useState<Json[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [tick, setTick] = useState(0);
-  const refresh = () => setTick((t) => t + 1);
-  useEffect(() => {
-    let live = true;
-    api
-      .get<{ jobs: Json[] }>('/v1/simulation/list?limit=20')
-      .then((r) => live && (setJobs(r.jobs), setError(null)))
-      .catch((e) => live && setError(e));
-    return () => void (live = false);
-  }, [tick]);
+  const { data, error, busy, reload: refresh } = useLoad(() => api.get<{ jobs: Json[] }>('/v1/simulation/list?limit=20'), []);
+  const jobs = data?.jobs ?? null;
   const running = jobs?.some((j) => j.status === 'queued' || j.status === 'running');
   useEffect(() => {
-    if (!running) return;
+    if (!running || busy) return;
     const t = window.setTimeout(refresh, POLL_MS);
     return () => window.clearTimeout(t);
-  }, [jobs]);
+  }, [data, busy]);
   return (
     <section aria-labelledby="jobs-title">
       <h2 id="jobs-title">Simulations</h2>
       <SubmitForm api={api} namespace={namespace} submitted={refresh} />
       <h3>Your jobs</h3>
       <ErrorNote error={error} />
-      <Busy when={!jobs && !error} />
+      <Busy when={busy && !jobs} />
       {jobs && jobs.length === 0 && <p>No jobs yet.</p>}
       <ul class="jobs" aria-live="polite">
         {jobs?.map((j) => (

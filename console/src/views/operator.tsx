@@ -1,9 +1,10 @@
 // Operator (the service key): tenants (create, rotate key, add namespace, change plan, deactivate),
 // every tenant's usage, health and the main metrics. A new key is shown once and dropped when dismissed.
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { type Client, type Json } from '../api';
 import { bytes, fmt } from '../plot';
-import { Busy, ErrorNote } from '../components';
+import { Busy, ErrorNote, TableHead } from '../components';
+import { useLoad } from '../load';
 import { Meter, TenantUsage } from './usage';
 
 const PLANS = ['starter', 'builder', 'pro', 'enterprise'];
@@ -114,21 +115,14 @@ function TenantRow({
 }
 
 export function Tenants({ api }: { api: Client }) {
-  const [tenants, setTenants] = useState<Json[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const { data, error, reload } = useLoad(() => api.get<{ tenants: Json[] }>('/gate/admin/tenants'), []);
+  const tenants = data?.tenants ?? null;
   const [formError, setFormError] = useState<unknown>(null);
-  const [tick, setTick] = useState(0);
   const [shown, setShown] = useState<{ id: string; key: string } | null>(null);
   const [id, setId] = useState('');
   const [plan, setPlan] = useState('starter');
   const [namespaces, setNamespaces] = useState('default');
   const [email, setEmail] = useState('');
-  useEffect(() => {
-    api
-      .get<{ tenants: Json[] }>('/gate/admin/tenants')
-      .then((r) => (setTenants(r.tenants), setError(null)))
-      .catch(setError);
-  }, [tick]);
   async function create(e: Event) {
     e.preventDefault();
     try {
@@ -145,7 +139,7 @@ export function Tenants({ api }: { api: Client }) {
       setShown({ id: r.tenant_id, key: r.api_key });
       setFormError(null);
       setId('');
-      setTick(tick + 1);
+      reload();
     } catch (err) {
       setFormError(err);
     }
@@ -187,24 +181,10 @@ export function Tenants({ api }: { api: Client }) {
       <Busy when={!tenants && !error} />
       {tenants && (
         <table data-testid="tenants">
-          <thead>
-            <tr>
-              <th scope="col">Tenant</th>
-              <th scope="col">State</th>
-              <th scope="col">Plan</th>
-              <th scope="col">Namespaces</th>
-              <th scope="col">Key and state</th>
-            </tr>
-          </thead>
+          <TableHead cols={['Tenant', 'State', 'Plan', 'Namespaces', 'Key and state']} />
           <tbody>
             {tenants.map((t) => (
-              <TenantRow
-                key={t.tenant_id}
-                api={api}
-                t={t}
-                changed={() => setTick((n) => n + 1)}
-                showKey={(tid, key) => setShown({ id: tid, key })}
-              />
+              <TenantRow key={t.tenant_id} api={api} t={t} changed={reload} showKey={(tid, key) => setShown({ id: tid, key })} />
             ))}
           </tbody>
         </table>
@@ -214,12 +194,8 @@ export function Tenants({ api }: { api: Client }) {
 }
 
 export function AllUsage({ api }: { api: Client }) {
-  const [u, setU] = useState<Json | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const { data: u, error } = useLoad(() => api.get('/gate/admin/usage'), []);
   const [open, setOpen] = useState<string | null>(null);
-  useEffect(() => {
-    api.get('/gate/admin/usage').then(setU).catch(setError);
-  }, []);
   return (
     <section aria-labelledby="all-usage-title">
       <h2 id="all-usage-title">Usage{u ? ` in ${u.period}` : ''}</h2>
@@ -227,13 +203,7 @@ export function AllUsage({ api }: { api: Client }) {
       <Busy when={!u && !error} />
       {u && (
         <table data-testid="usage">
-          <thead>
-            <tr>
-              <th scope="col">Tenant</th>
-              <th scope="col">CU against the monthly quota</th>
-              <th scope="col">Stored bytes against the storage quota</th>
-            </tr>
-          </thead>
+          <TableHead cols={['Tenant', 'CU against the monthly quota', 'Stored bytes against the storage quota']} />
           <tbody>
             {(u.tenants as Json[]).map((t) => {
               const sq = t.storage_quota_bytes === -1 ? null : t.storage_quota_bytes;
@@ -303,20 +273,13 @@ export function sumSeries(text: string): Map<string, number> {
 }
 
 export function Health({ api }: { api: Client }) {
-  const [health, setHealth] = useState<Json | null>(null);
-  const [metrics, setMetrics] = useState<Map<string, number> | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  useEffect(() => {
-    api.get('/gate/health').then(setHealth).catch(setError);
-    api
-      .text('/gate/metrics')
-      .then((t) => setMetrics(sumSeries(t)))
-      .catch(setError);
-  }, []);
+  const { data: health, error } = useLoad(() => api.get('/gate/health'), []);
+  const { data: metrics, error: metricsError } = useLoad(async () => sumSeries(await api.text('/gate/metrics')), []);
   return (
     <section aria-labelledby="health-title">
       <h2 id="health-title">Health and metrics</h2>
       <ErrorNote error={error} />
+      <ErrorNote error={metricsError} />
       {health && (
         <dl class="facts" data-testid="health">
           <dt>Status</dt>

@@ -1,10 +1,10 @@
 // Usage: one tenant's CU this month by operation against its quota and its stored bytes against its
 // storage quota (the operator's usage endpoint), and for a signed-in tenant the rate-limit window its
 // last answer reported: the public API gives a tenant no usage endpoint of its own.
-import { useEffect, useState } from 'preact/hooks';
 import { enc, rateLimit, type Client, type Json } from '../api';
 import { bytes, fmt } from '../plot';
-import { Busy, ErrorNote } from '../components';
+import { Busy, ErrorNote, TableHead } from '../components';
+import { useLoad } from '../load';
 
 /** A used-against-limit bar; `compact` keeps its label for screen readers only (a table's header says it). */
 export function Meter({
@@ -34,14 +34,7 @@ export function Meter({
 }
 
 export function TenantUsage({ api, tenantId }: { api: Client; tenantId: string }) {
-  const [u, setU] = useState<Json | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  useEffect(() => {
-    api
-      .get(`/gate/admin/usage/${enc(tenantId)}`)
-      .then(setU)
-      .catch(setError);
-  }, [tenantId]);
+  const { data: u, error } = useLoad<Json>(() => api.get(`/gate/admin/usage/${enc(tenantId)}`), [tenantId]);
   if (error) return <ErrorNote error={error} />;
   if (!u) return <Busy when />;
   const storageQuota = u.storage_quota_bytes === -1 ? null : u.storage_quota_bytes;
@@ -54,13 +47,7 @@ export function TenantUsage({ api, tenantId }: { api: Client; tenantId: string }
       <Meter label="Stored bytes" used={u.stored_bytes} limit={storageQuota} text={`${bytes(u.stored_bytes)} of ${bytes(storageQuota)}`} />
       <table>
         <caption>CU by operation</caption>
-        <thead>
-          <tr>
-            <th scope="col">Operation</th>
-            <th scope="col">CU</th>
-            <th scope="col">Share of the quota</th>
-          </tr>
-        </thead>
+        <TableHead cols={['Operation', 'CU', 'Share of the quota']} />
         <tbody>
           {Object.entries(u.breakdown as Record<string, number>).map(([op, cu]) => (
             <tr key={op}>
