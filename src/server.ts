@@ -31,6 +31,7 @@ import { createGate } from './gate/index.js';
 import { effectiveStorageQuota } from './gate/plans.js';
 import { TenantPurger } from './gate/purge.js';
 import { registerAdminRoutes } from './routes/admin/routes.js';
+import { registerAccountRoutes } from './routes/account/routes.js';
 import { registerStorageRoutes } from './routes/storage/routes.js';
 import { bodyReader } from './http/body.js';
 import { releaseGpuCoresOnRemoval } from './routes/storage/read.js';
@@ -201,6 +202,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         .catch((err) => log.error({ err, tenant_id: tenantId }, "cancelling a deactivated tenant's jobs failed"));
     },
   });
+  registerAccountRoutes(api, gate, entries.storage);
   registerMetricsRoute(api, metrics.registry);
   registerReferenceRoutes(api);
   registerConsoleRoutes(api);

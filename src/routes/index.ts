@@ -2,6 +2,7 @@
 // route tests read this list, and each feature's routes.ts mounts its own part of it.
 import type { Endpoint } from '../http/endpoint.js';
 import { CONSOLE_ENDPOINTS } from './console/endpoints.js';
+import { ACCOUNT_ENDPOINTS } from './account/endpoints.js';
 import { ADMIN_ENDPOINTS } from './admin/endpoints.js';
 import { HEALTH_ENDPOINTS } from './health/endpoints.js';
 import { METRICS_ENDPOINTS } from './metrics/endpoints.js';
@@ -14,6 +15,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   ...Object.values(STORAGE_ENDPOINTS),
   ...Object.values(QUERY_ENDPOINTS),
   ...Object.values(SIMULATION_ENDPOINTS),
+  ...Object.values(ACCOUNT_ENDPOINTS),
   ...Object.values(ADMIN_ENDPOINTS),
   ...Object.values(METRICS_ENDPOINTS),
   ...Object.values(HEALTH_ENDPOINTS),

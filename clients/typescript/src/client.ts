@@ -108,6 +108,8 @@ export const METHOD_OF: Record<OperationId, keyof TtstoreClient> = {
   simulation_status: 'simulationStatus',
   simulation_cancel: 'cancelSimulation',
   simulation_list: 'listSimulations',
+  own_usage: 'ownUsage',
+  own_namespaces: 'namespaces',
   create_tenant: 'createTenant',
   rotate_key: 'rotateKey',
   add_namespace: 'addNamespace',
@@ -314,6 +316,16 @@ export class TtstoreClient {
 
   reload(body: Body<'reload'> = {}, opts?: CallOptions): Promise<Reply<'reload'>> {
     return this.json('reload', { json: body }, opts);
+  }
+
+  /** The caller's own usage record (the tenant key's; free). */
+  ownUsage(query: Query<'own_usage'> = {}, opts?: CallOptions): Promise<Reply<'own_usage'>> {
+    return this.json('own_usage', { query }, opts);
+  }
+
+  /** The caller's namespaces and what its key may do in each (free). */
+  namespaces(opts?: CallOptions): Promise<Reply<'own_namespaces'>> {
+    return this.json('own_namespaces', {}, opts);
   }
 
   tenants(opts?: CallOptions): Promise<Reply<'tenants'>> {

@@ -624,6 +624,49 @@ export type SimulationListResponse = {
   count?: number;
 };
 
+/** The caller's usage in a period, by operation, and its stored bytes */
+export type OwnUsagePath = Record<string, never>;
+export type OwnUsageQuery = {
+  /** A month, YYYY-MM (default: the current UTC month). */
+  period?: string;
+};
+export type OwnUsageRequest = never;
+export type OwnUsageResponse = {
+  tenant_id?: string;
+  period?: string;
+  /** CU used in the period: an exact sum of thousandths of a CU. */
+  cus_used?: number;
+  monthly_quota?: number;
+  utilization?: number;
+  /** Bytes stored now (whatever the period asked): live and deleted-but-unpurged versions, core bytes or data bytes when uncompressed, simulation outputs included. */
+  stored_bytes?: number;
+  /** Storage quota in bytes (integer), or null when unlimited: starter 1 GiB, builder 100 GiB, pro 1 TiB, enterprise its storage_quota_bytes or SVC_GATE_ENTERPRISE_STORAGE_QUOTA_BYTES (-1: unlimited). */
+  storage_quota_bytes?: unknown;
+  breakdown?: {
+    put?: number;
+    get?: number;
+    list?: number;
+    serve?: number;
+    query_topk?: number;
+    search?: number;
+    delete?: number;
+    simulation?: number;
+  };
+};
+
+/** The caller's namespaces and what its key may do in each */
+export type OwnNamespacesPath = Record<string, never>;
+export type OwnNamespacesQuery = Record<string, never>;
+export type OwnNamespacesRequest = never;
+export type OwnNamespacesResponse = {
+  tenant_id?: string;
+  namespaces?: {
+    namespace?: string;
+    /** The operations the key may run in this namespace (the ACL grants a namespace whole). */
+    operations?: Array<"put" | "put_cores" | "put_cores_batch" | "get" | "serve_dense" | "serve_gpu" | "serve_cores" | "delete" | "list" | "similarity" | "topk" | "topk_vector" | "search" | "simulation_submit" | "simulation_list">;
+  }[];
+};
+
 /** Create a tenant and issue its API key (shown once) */
 export type CreateTenantPath = Record<string, never>;
 export type CreateTenantQuery = Record<string, never>;
@@ -901,6 +944,8 @@ export const OPERATIONS = {
   simulation_status: { method: 'GET', path: "/v1/simulation/status/{job_id}", success: 200, auth: 'tenant', bodyTypes: [], replyTypes: ["application/json"] },
   simulation_cancel: { method: 'POST', path: "/v1/simulation/cancel/{job_id}", success: 200, auth: 'tenant', bodyTypes: [], replyTypes: ["application/json"] },
   simulation_list: { method: 'GET', path: "/v1/simulation/list", success: 200, auth: 'tenant', bodyTypes: [], replyTypes: ["application/json"] },
+  own_usage: { method: 'GET', path: "/v1/usage", success: 200, auth: 'tenant', bodyTypes: [], replyTypes: ["application/json"] },
+  own_namespaces: { method: 'GET', path: "/v1/namespaces", success: 200, auth: 'tenant', bodyTypes: [], replyTypes: ["application/json"] },
   create_tenant: { method: 'POST', path: "/gate/onboard/create", success: 201, auth: 'service', bodyTypes: ["application/json"], replyTypes: ["application/json"] },
   rotate_key: { method: 'POST', path: "/gate/onboard/rotate-key", success: 200, auth: 'service', bodyTypes: ["application/json"], replyTypes: ["application/json"] },
   add_namespace: { method: 'POST', path: "/gate/onboard/add-namespace", success: 200, auth: 'service', bodyTypes: ["application/json"], replyTypes: ["application/json"] },
@@ -938,6 +983,8 @@ export interface OperationTypes {
   simulation_status: { path: SimulationStatusPath; query: SimulationStatusQuery; body: SimulationStatusRequest; response: SimulationStatusResponse };
   simulation_cancel: { path: SimulationCancelPath; query: SimulationCancelQuery; body: SimulationCancelRequest; response: SimulationCancelResponse };
   simulation_list: { path: SimulationListPath; query: SimulationListQuery; body: SimulationListRequest; response: SimulationListResponse };
+  own_usage: { path: OwnUsagePath; query: OwnUsageQuery; body: OwnUsageRequest; response: OwnUsageResponse };
+  own_namespaces: { path: OwnNamespacesPath; query: OwnNamespacesQuery; body: OwnNamespacesRequest; response: OwnNamespacesResponse };
   create_tenant: { path: CreateTenantPath; query: CreateTenantQuery; body: CreateTenantRequest; response: CreateTenantResponse };
   rotate_key: { path: RotateKeyPath; query: RotateKeyQuery; body: RotateKeyRequest; response: RotateKeyResponse };
   add_namespace: { path: AddNamespacePath; query: AddNamespaceQuery; body: AddNamespaceRequest; response: AddNamespaceResponse };
