@@ -152,7 +152,7 @@ function Shell({ api, signOut }: { api: Client; signOut: () => void }) {
           />
         )}
         {view === 'jobs' && <Jobs api={api} namespace={namespace} openOutput={openEntry} />}
-        {view === 'usage' && <OwnUsage />}
+        {view === 'usage' && <OwnUsage api={api} />}
         {view === 'tenants' && <Tenants api={api} />}
         {view === 'all-usage' && <AllUsage api={api} />}
         {view === 'health' && <Health api={api} />}

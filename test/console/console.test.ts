@@ -41,7 +41,7 @@ describe('console: the web console served at /console, driven in headless Chromi
     await mkdir(shots, { recursive: true });
     console.log(`    screenshots: ${shots}`);
     server = await startServer();
-    tenant = await createTenant(server);
+    tenant = await createTenant(server, { namespaces: ['default', 'lab'] });
     // Three smooth fields of one shape: one to open, two to come back as its neighbours.
     // And a cube, drawn a slice at a time.
     for (const [key, seed, shape] of [
@@ -87,6 +87,15 @@ describe('console: the web console served at /console, driven in headless Chromi
     await page.fill('input[name=prefix]', '');
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=entries] tbody tr').length === 4);
     await shot('entries');
+  });
+
+  it("the namespace is picked from the key's own namespaces", async () => {
+    const offered = await page.$$eval('select[name=namespace] option', (os) => os.map((o) => o.textContent));
+    expect(offered).to.deep.equal(['default', 'lab']);
+    await page.selectOption('select[name=namespace]', 'lab');
+    await page.waitForSelector('text=No keys here yet.');
+    await page.selectOption('select[name=namespace]', 'default');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=entries] tbody tr').length === 4);
   });
 
   it('the entry shows its facts, its ranks and a heatmap of the right size with non-uniform pixels', async () => {
@@ -167,6 +176,16 @@ describe('console: the web console served at /console, driven in headless Chromi
     expect(kept.cookie).to.equal('');
     expect(kept.session).to.include(tenant.api_key);
     expect(await page.context().cookies()).to.deep.equal([]);
+  });
+
+  it("the tenant's usage shows its CU by operation (the four puts) and its stored bytes against the quotas", async () => {
+    await page.click('nav >> text=Usage');
+    const put = await page.waitForSelector('[data-testid=own-usage] tr[data-op=put]');
+    expect(await put.textContent()).to.match(/^put4\b/);
+    const own = (await page.textContent('[data-testid=own-usage]'))!;
+    expect(own).to.include(tenant.tenant_id).and.include('Stored bytes');
+    expect(await page.$$('[data-testid=own-usage] meter')).to.have.length.greaterThan(8);
+    await shot('own-usage');
   });
 
   it('the operator signs in, creates a tenant and sees its key once; usage and health show', async () => {

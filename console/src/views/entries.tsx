@@ -1,5 +1,6 @@
-// Tenant: the keys of a namespace (latest versions), filtered by prefix, a page at a time.
-import { useState } from 'preact/hooks';
+// Tenant: the keys of a namespace (latest versions), filtered by prefix, a page at a time. The namespace
+// is picked from the key's own (GET /v1/namespaces), or typed when that list is empty.
+import { useEffect, useState } from 'preact/hooks';
 import { enc, type Client } from '../api';
 import { bytes } from '../plot';
 import { Busy, ErrorNote, TableHead } from '../components';
@@ -31,6 +32,17 @@ export function Entries({
   const [ns, setNs] = useState(namespace);
   const [prefix, setPrefix] = useState('');
   const [offset, setOffset] = useState(0);
+  const { data: owned } = useLoad(() => api.get<{ namespaces: { namespace: string }[] }>('/v1/namespaces'), []);
+  const names = owned?.namespaces.map((n) => n.namespace) ?? [];
+  const choose = (next: string) => {
+    setOffset(0);
+    setNs(next);
+    setNamespace(next);
+  };
+  // A namespace outside the key's own would only be refused (403): start at its first one instead.
+  useEffect(() => {
+    if (names.length > 0 && !names.includes(namespace)) choose(names[0]!);
+  }, [owned]);
   const {
     data: page,
     error,
@@ -50,10 +62,25 @@ export function Entries({
           setNamespace(ns.trim() || 'default');
         }}
       >
-        <label>
-          Namespace <input name="namespace" value={ns} onInput={(e) => setNs((e.target as HTMLInputElement).value)} required />
-        </label>
-        <button type="submit">Open namespace</button>
+        {names.length > 0 ? (
+          <label>
+            Namespace{' '}
+            <select name="namespace" value={namespace} onChange={(e) => choose((e.target as HTMLSelectElement).value)}>
+              {names.map((n) => (
+                <option key={n} value={n}>
+                  {n}
+                </option>
+              ))}
+            </select>
+          </label>
+        ) : (
+          <>
+            <label>
+              Namespace <input name="namespace" value={ns} onInput={(e) => setNs((e.target as HTMLInputElement).value)} required />
+            </label>
+            <button type="submit">Open namespace</button>
+          </>
+        )}
         <label>
           Key prefix{' '}
           <input

@@ -1,6 +1,7 @@
-// Usage: one tenant's CU this month by operation against its quota and its stored bytes against its
-// storage quota (the operator's usage endpoint), and for a signed-in tenant the rate-limit window its
-// last answer reported: the public API gives a tenant no usage endpoint of its own.
+// Usage: a tenant's CU this month by operation against its quota and its stored bytes against its
+// storage quota, as bars: the operator reads any tenant's record (GET /gate/admin/usage/{id}), a
+// signed-in tenant its own (GET /v1/usage, the same record), beside the rate-limit window its last
+// answer reported.
 import { enc, rateLimit, type Client, type Json } from '../api';
 import { bytes, fmt } from '../plot';
 import { Busy, ErrorNote, TableHead } from '../components';
@@ -33,13 +34,11 @@ export function Meter({
   );
 }
 
-export function TenantUsage({ api, tenantId }: { api: Client; tenantId: string }) {
-  const { data: u, error } = useLoad<Json>(() => api.get(`/gate/admin/usage/${enc(tenantId)}`), [tenantId]);
-  if (error) return <ErrorNote error={error} />;
-  if (!u) return <Busy when />;
+/** One usage record (the same shape from either endpoint) as bars. */
+function UsageRecord({ u, testId }: { u: Json; testId: string }) {
   const storageQuota = u.storage_quota_bytes === -1 ? null : u.storage_quota_bytes;
   return (
-    <div data-testid="tenant-usage">
+    <div data-testid={testId}>
       <h3>
         {u.tenant_id} in {u.period}
       </h3>
@@ -50,7 +49,7 @@ export function TenantUsage({ api, tenantId }: { api: Client; tenantId: string }
         <TableHead cols={['Operation', 'CU', 'Share of the quota']} />
         <tbody>
           {Object.entries(u.breakdown as Record<string, number>).map(([op, cu]) => (
-            <tr key={op}>
+            <tr key={op} data-op={op}>
               <td>{op}</td>
               <td>{fmt(cu)}</td>
               <td>
@@ -64,25 +63,29 @@ export function TenantUsage({ api, tenantId }: { api: Client; tenantId: string }
   );
 }
 
-export function OwnUsage() {
+export function TenantUsage({ api, tenantId }: { api: Client; tenantId: string }) {
+  const { data: u, error } = useLoad<Json>(() => api.get(`/gate/admin/usage/${enc(tenantId)}`), [tenantId]);
+  if (error) return <ErrorNote error={error} />;
+  if (!u) return <Busy when />;
+  return <UsageRecord u={u} testId="tenant-usage" />;
+}
+
+export function OwnUsage({ api }: { api: Client }) {
+  const { data: u, error } = useLoad<Json>(() => api.get('/v1/usage'), []);
   const seen = Number.isFinite(rateLimit.limit);
   return (
     <section aria-labelledby="usage-title">
       <h2 id="usage-title">Usage</h2>
-      {seen ? (
+      <ErrorNote error={error} />
+      {u ? <UsageRecord u={u} testId="own-usage" /> : <Busy when={!error} />}
+      {seen && (
         <Meter
           label="Requests left in this rate-limit window"
           used={rateLimit.remaining}
           limit={rateLimit.limit}
-          text={`${rateLimit.remaining} of ${rateLimit.limit}, window resets in ${rateLimit.reset} s`}
+          text={`${rateLimit.remaining} of ${rateLimit.limit}, window resets in ${Math.max(0, Math.ceil(rateLimit.reset - Date.now() / 1000))} s`}
         />
-      ) : (
-        <p>No request answered yet.</p>
       )}
-      <p>
-        CU this month by operation and stored bytes against the quotas are reported by the operator's usage endpoint (
-        <code>GET /gate/admin/usage/&#123;tenant_id&#125;</code>): ask your operator, or sign in with the service key.
-      </p>
     </section>
   );
 }
