@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up behind `npm start` and `npm test`: system packages (Debian/Ubuntu, as root),
-# npm dependencies, the native addon (cmake-js) and the TypeScript build. Each step runs only when
-# its inputs changed, so after the first run this takes a second.
+# npm dependencies, the native addon (cmake-js), the TypeScript build and the web console (Vite).
+# Each step runs only when its inputs changed, so after the first run this takes a second.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,4 +42,8 @@ if newer_than dist/.stamp src test test-gpu bench clients/typescript/src clients
   echo "setup: compiling TypeScript"
   npm run --silent build:ts
   touch dist/.stamp
+fi
+if newer_than dist/console/index.html console; then
+  echo "setup: building the web console (Vite)"
+  npm run --silent build:console
 fi

@@ -20,6 +20,7 @@ import { registerServiceGauges } from './metrics/service-gauges.js';
 import { registerHealthRoutes } from './routes/health/routes.js';
 import { registerMetricsRoute } from './routes/metrics/routes.js';
 import { registerReferenceRoutes } from './routes/reference/routes.js';
+import { registerConsoleRoutes } from './routes/console/routes.js';
 // storage (entries): blob store, service, routes
 import { EntryService, type EntryChange } from './entries/service.js';
 import { openBlobStore } from './store/open-blobs.js';
@@ -33,6 +34,7 @@ import { createGate } from './gate/index.js';
 import { effectiveStorageQuota } from './gate/plans.js';
 import { TenantPurger } from './gate/purge.js';
 import { registerAdminRoutes } from './routes/admin/routes.js';
+import { registerAccountRoutes } from './routes/account/routes.js';
 import { registerStorageRoutes } from './routes/storage/routes.js';
 import { bodyReader } from './http/body.js';
 import { releaseGpuCoresOnRemoval } from './routes/storage/read.js';
@@ -261,8 +263,10 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         .catch((err) => log.error({ err, tenant_id: tenantId }, "cancelling a deactivated tenant's jobs failed"));
     },
   });
+  registerAccountRoutes(api, gate, entries.storage);
   registerMetricsRoute(api, metrics.registry);
   registerReferenceRoutes(api);
+  registerConsoleRoutes(api);
   registerStorageRoutes(api, { entries, engine, config, buffers, admission });
   registerSimulationRoutes(api, { scheduler, runner: engine });
   const query = registerQueryRoutes(api, { entries, search: stores.entries, engine, config, admission });

@@ -1,6 +1,6 @@
 // What the gate hands to the routes behind it, on ctx.state. Routes know nothing else of the gate.
 import type { Context } from 'koa';
-import type { Operation } from './operations.js';
+import type { ChargedOperation } from './operations.js';
 
 export const PLANS = ['starter', 'builder', 'pro', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -20,7 +20,7 @@ export interface Authorizer {
    * reserves the operation's CU against the monthly quota (402 quota_exceeded). The reservation is
    * charged when the response is 2xx and released otherwise. Synchronous: it throws the problem.
    */
-  authorize(namespace: string | null, op: Operation): void;
+  authorize(namespace: string | null, op: ChargedOperation): void;
 }
 
 export interface GateState {

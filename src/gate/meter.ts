@@ -12,7 +12,7 @@
 import { ProblemError } from '../http/errors.js';
 import type { Logger } from '../runtime/log.js';
 import type { UsageStore } from '../store/usage.js';
-import { BREAKDOWN_KEYS, OPERATIONS, type BreakdownKey, type Operation } from './operations.js';
+import { BREAKDOWN_KEYS, OPERATIONS, type BreakdownKey, type ChargedOperation } from './operations.js';
 import type { TenantRecord } from './registry.js';
 
 export const MILLI = 1000;
@@ -40,7 +40,7 @@ export interface Reservation {
   readonly bucket: BreakdownKey;
   readonly milli: number;
   /** What was reserved for (the metrics label of the charge). */
-  readonly op: Operation;
+  readonly op: ChargedOperation;
 }
 
 export interface UsageFigures {
@@ -91,7 +91,7 @@ export class Meter {
    * Hold `op`'s CU for `tenant` in the current period; 402 quota_exceeded when used + reserved + cost
    * would pass `quota` (CU).
    */
-  reserve(tenant: TenantRecord, op: Operation, quota: number): Reservation {
+  reserve(tenant: TenantRecord, op: ChargedOperation, quota: number): Reservation {
     const { cu, bucket } = OPERATIONS[op];
     const milli = Math.round(cu * MILLI);
     const u = this.current(tenant.tenantId);

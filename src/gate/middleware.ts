@@ -14,7 +14,7 @@ import { apiKeyHeader, bearerToken, digestsEqual, presentedTenantKey, sha256 } f
 import { MILLI, type Meter, type Reservation } from './meter.js';
 import type { GateMetrics } from './metrics.js';
 import { counterSeries } from '../metrics/series.js';
-import type { Operation } from './operations.js';
+import type { ChargedOperation } from './operations.js';
 import { effectiveQuota, effectiveRateLimit, type GateLimitsConfig } from './plans.js';
 import type { RateDecision, RateLimiter } from './rate-limit.js';
 import type { TenantRecord, TenantRegistry } from './registry.js';
@@ -55,7 +55,7 @@ class RequestAuthorizer implements Authorizer {
     private readonly deps: AuthorizerDeps,
   ) {}
 
-  authorize(namespace: string | null, op: Operation): void {
+  authorize(namespace: string | null, op: ChargedOperation): void {
     const { tenant, deps } = this;
     if (namespace !== null && !tenant.namespaceSet.has(namespace)) {
       deps.metrics.denied.inc({ reason: 'namespace_forbidden' });

@@ -27,7 +27,7 @@ export interface Endpoint {
   path: string;
   summary: string;
   description?: string;
-  tag: 'storage' | 'query' | 'simulation' | 'admin' | 'operations';
+  tag: 'storage' | 'query' | 'simulation' | 'account' | 'admin' | 'operations';
   auth: Auth;
   /**
    * The metered operations a 2xx is charged as (tenant endpoints): their CU are written once, in

@@ -108,6 +108,15 @@ describe('clients: the ttstore command line', function () {
     expect(cancel.err).to.match(/job_finished/);
   });
 
+  it("the API key's own usage and namespaces", async () => {
+    const own = await json('usage', '--own');
+    expect(own.breakdown).to.have.property('put');
+    expect((await json('usage', '--own', '--period', '2001-01')).cus_used).to.equal(0);
+    expect((await json('namespaces')).namespaces.map((n: { namespace: string }) => n.namespace)).to.deep.equal(['default', 'cfd']);
+    expect((await ttstore('namespaces')).out).to.match(/^default\tput /m);
+    expect((await ttstore('usage', '--own', 'someone')).rc).to.equal(2);
+  });
+
   it('tenants and usage for the operator', async () => {
     const created = await json('tenants', 'create', 'cli-made', '--plan', 'builder', '--namespace', 'default', '--namespace', 'x');
     expect(created).to.include({ tenant_id: 'cli-made', plan: 'builder' });

@@ -264,6 +264,8 @@ describe('clients: the TypeScript client', function () {
       expect(rotated.api_key).to.not.equal(t.api_key);
       expect((await operator.updateTier({ tenant_id: id, plan: 'builder' })).plan).to.equal('builder');
       expect((await operator.tenantUsage(tenantId)).cus_used).to.be.above(0);
+      expect(await c.ownUsage()).to.deep.equal(await operator.tenantUsage(tenantId));
+      expect((await c.namespaces()).namespaces!.map((n) => n.namespace)).to.include('default');
       expect((await operator.usage()).tenants).to.be.an('array');
       expect((await operator.reload()).reloaded).to.equal(true);
       expect(await operator.metrics()).to.match(/^# HELP/m);

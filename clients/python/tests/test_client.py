@@ -132,6 +132,14 @@ def test_operator_endpoints(server, operator):
     assert "<html" in anon.docs().lower()
 
 
+def test_own_usage_and_namespaces(client):
+    client.list()
+    mine = client.own_usage()
+    assert mine["cus_used"] >= 0.1 and mine["breakdown"]["list"] >= 0.1
+    assert client.own_usage(period="2001-01")["cus_used"] == 0
+    assert [n["namespace"] for n in client.namespaces()["namespaces"]] == ["default"]
+
+
 def test_problems_are_typed_exceptions(server, client):
     with pytest.raises(ttstore.AuthenticationError) as e:
         ttstore.Client(server["url"], api_key="tts_" + "A" * 43).list()

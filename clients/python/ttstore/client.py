@@ -125,6 +125,8 @@ OPERATIONS: Dict[str, tuple] = {
     "simulation_status": ("GET", "/v1/simulation/status/{job_id}", "tenant"),
     "simulation_cancel": ("POST", "/v1/simulation/cancel/{job_id}", "tenant"),
     "simulation_list": ("GET", "/v1/simulation/list", "tenant"),
+    "own_usage": ("GET", "/v1/usage", "tenant"),
+    "own_namespaces": ("GET", "/v1/namespaces", "tenant"),
     "create_tenant": ("POST", "/gate/onboard/create", "service"),
     "rotate_key": ("POST", "/gate/onboard/rotate-key", "service"),
     "add_namespace": ("POST", "/gate/onboard/add-namespace", "service"),
@@ -139,6 +141,8 @@ OPERATIONS: Dict[str, tuple] = {
     "openapi": ("GET", "/openapi.json", "none"),
     "docs": ("GET", "/docs", "none"),
     "root": ("GET", "/", "none"),
+    "console": ("GET", "/console", "none"),
+    "console_asset": ("GET", "/console/assets/{file}", "none"),
 }
 
 # The client method of each operation.
@@ -158,6 +162,8 @@ METHOD_OF = {
     "simulation_status": "simulation_status",
     "simulation_cancel": "cancel_simulation",
     "simulation_list": "list_simulations",
+    "own_usage": "own_usage",
+    "own_namespaces": "namespaces",
     "create_tenant": "create_tenant",
     "rotate_key": "rotate_key",
     "add_namespace": "add_namespace",
@@ -172,6 +178,8 @@ METHOD_OF = {
     "openapi": "openapi",
     "docs": "docs",
     "root": "root",
+    "console": "console",
+    "console_asset": "console_asset",
 }
 
 
@@ -328,6 +336,14 @@ class Client:
     def reload(self) -> Dict[str, Any]:
         return self._json("reload", json_body={})
 
+    def own_usage(self, period: Optional[str] = None) -> Dict[str, Any]:
+        """The caller's own usage record (the tenant key's; free)."""
+        return self._json("own_usage", query={"period": period})
+
+    def namespaces(self) -> Dict[str, Any]:
+        """The caller's namespaces and what its key may do in each (free)."""
+        return self._json("own_namespaces")
+
     def tenants(self) -> Dict[str, Any]:
         return self._json("tenants")
 
@@ -353,6 +369,14 @@ class Client:
 
     def root(self) -> Dict[str, Any]:
         return self._json("root")
+
+    def console(self) -> str:
+        """The web console's page (HTML, for a browser)."""
+        return self._send("console")[0].decode("utf-8")
+
+    def console_asset(self, file: str) -> bytes:
+        """A file of the console's build, by the name its page gives."""
+        return self._send("console_asset", path={"file": file})[0]
 
     # ---- transport ----
 

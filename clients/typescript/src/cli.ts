@@ -426,21 +426,34 @@ export function program(): Command {
       out(j, () => jobLine(j));
     });
 
+  const usageLine = (u: Awaited<ReturnType<TtstoreClient['ownUsage']>>) => () =>
+    `${u.tenant_id} ${u.period}: ${u.cus_used} CU of ${u.monthly_quota ?? 'unlimited'}, ${size(u.stored_bytes)} stored`;
   cli
     .command('usage')
-    .description('compute units and storage per tenant (operator)')
+    .description("compute units and storage: the API key's own (--own), or per tenant (operator)")
     .argument('[tenant_id]')
     .option('--period <yyyy-mm>')
-    .action(async (id: string | undefined, o: { period?: string }) => {
+    .option('--own', "the API key's own usage (GET /v1/usage)")
+    .action(async (id: string | undefined, o: { period?: string; own?: boolean }) => {
+      if (o.own) {
+        if (id !== undefined) throw new UsageError("usage --own takes no tenant_id: it is the API key's tenant");
+        const u = await client().ownUsage({ period: o.period });
+        return out(u, usageLine(u));
+      }
       if (id !== undefined) {
         const u = await client().tenantUsage(id, { period: o.period });
-        return out(
-          u,
-          () => `${u.tenant_id} ${u.period}: ${u.cus_used} CU of ${u.monthly_quota ?? 'unlimited'}, ${size(u.stored_bytes)} stored`,
-        );
+        return out(u, usageLine(u));
       }
       const u = await client().usage({ period: o.period });
       out(u, () => table((u.tenants ?? []) as Array<Record<string, unknown>>, ['tenant_id', 'cus_used', 'monthly_quota']));
+    });
+
+  cli
+    .command('namespaces')
+    .description("the API key's namespaces and what it may do in each")
+    .action(async () => {
+      const r = await client().namespaces();
+      out(r, () => (r.namespaces ?? []).map((n) => `${n.namespace}\t${(n.operations ?? []).join(' ')}`).join('\n'));
     });
 
   const tenants = cli.command('tenants').description('tenants (operator)');

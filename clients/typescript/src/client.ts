@@ -108,6 +108,8 @@ export const METHOD_OF: Record<OperationId, keyof TtstoreClient> = {
   simulation_status: 'simulationStatus',
   simulation_cancel: 'cancelSimulation',
   simulation_list: 'listSimulations',
+  own_usage: 'ownUsage',
+  own_namespaces: 'namespaces',
   create_tenant: 'createTenant',
   rotate_key: 'rotateKey',
   add_namespace: 'addNamespace',
@@ -122,6 +124,8 @@ export const METHOD_OF: Record<OperationId, keyof TtstoreClient> = {
   openapi: 'openapi',
   docs: 'docs',
   root: 'root',
+  console: 'console',
+  console_asset: 'consoleAsset',
 };
 
 const UPLOAD_CHUNK = 64 * 1024;
@@ -314,6 +318,16 @@ export class TtstoreClient {
     return this.json('reload', { json: body }, opts);
   }
 
+  /** The caller's own usage record (the tenant key's; free). */
+  ownUsage(query: Query<'own_usage'> = {}, opts?: CallOptions): Promise<Reply<'own_usage'>> {
+    return this.json('own_usage', { query }, opts);
+  }
+
+  /** The caller's namespaces and what its key may do in each (free). */
+  namespaces(opts?: CallOptions): Promise<Reply<'own_namespaces'>> {
+    return this.json('own_namespaces', {}, opts);
+  }
+
   tenants(opts?: CallOptions): Promise<Reply<'tenants'>> {
     return this.json('tenants', {}, opts);
   }
@@ -346,6 +360,16 @@ export class TtstoreClient {
 
   root(opts?: CallOptions): Promise<Reply<'root'>> {
     return this.json('root', {}, opts);
+  }
+
+  /** The web console's page (HTML, for a browser). */
+  async console(opts?: CallOptions): Promise<string> {
+    return (await this.send('console', {}, opts)).text();
+  }
+
+  /** A file of the console's build, by the name its page gives. */
+  async consoleAsset(file: string, opts?: CallOptions): Promise<Uint8Array> {
+    return new Uint8Array(await (await this.send('console_asset', { path: { file } }, opts)).arrayBuffer());
   }
 
   // ---- transport ----

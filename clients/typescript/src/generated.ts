@@ -624,6 +624,49 @@ export type SimulationListResponse = {
   count?: number;
 };
 
+/** The caller's usage in a period, by operation, and its stored bytes */
+export type OwnUsagePath = Record<string, never>;
+export type OwnUsageQuery = {
+  /** A month, YYYY-MM (default: the current UTC month). */
+  period?: string;
+};
+export type OwnUsageRequest = never;
+export type OwnUsageResponse = {
+  tenant_id?: string;
+  period?: string;
+  /** CU used in the period: an exact sum of thousandths of a CU. */
+  cus_used?: number;
+  monthly_quota?: number;
+  utilization?: number;
+  /** Bytes stored now (whatever the period asked): live and deleted-but-unpurged versions, core bytes or data bytes when uncompressed, simulation outputs included. */
+  stored_bytes?: number;
+  /** Storage quota in bytes (integer), or null when unlimited: starter 1 GiB, builder 100 GiB, pro 1 TiB, enterprise its storage_quota_bytes or SVC_GATE_ENTERPRISE_STORAGE_QUOTA_BYTES (-1: unlimited). */
+  storage_quota_bytes?: unknown;
+  breakdown?: {
+    put?: number;
+    get?: number;
+    list?: number;
+    serve?: number;
+    query_topk?: number;
+    search?: number;
+    delete?: number;
+    simulation?: number;
+  };
+};
+
+/** The caller's namespaces and what its key may do in each */
+export type OwnNamespacesPath = Record<string, never>;
+export type OwnNamespacesQuery = Record<string, never>;
+export type OwnNamespacesRequest = never;
+export type OwnNamespacesResponse = {
+  tenant_id?: string;
+  namespaces?: {
+    namespace?: string;
+    /** The operations the key may run in this namespace (the ACL grants a namespace whole). */
+    operations?: Array<"put" | "put_cores" | "put_cores_batch" | "get" | "serve_dense" | "serve_gpu" | "serve_cores" | "delete" | "list" | "similarity" | "topk" | "topk_vector" | "search" | "simulation_submit" | "simulation_list">;
+  }[];
+};
+
 /** Create a tenant and issue its API key (shown once) */
 export type CreateTenantPath = Record<string, never>;
 export type CreateTenantQuery = Record<string, never>;
@@ -857,7 +900,7 @@ export type DocsQuery = Record<string, never>;
 export type DocsRequest = never;
 export type DocsResponse = string;
 
-/** Where the API reference is */
+/** Where the API reference and the web console are */
 export type RootPath = Record<string, never>;
 export type RootQuery = Record<string, never>;
 export type RootRequest = never;
@@ -866,7 +909,23 @@ export type RootResponse = {
   version?: string;
   docs?: string;
   openapi?: string;
+  console?: string;
 };
+
+/** The web console (HTML; it signs in with an API key or the service key, kept in sessionStorage) */
+export type ConsolePath = Record<string, never>;
+export type ConsoleQuery = Record<string, never>;
+export type ConsoleRequest = never;
+export type ConsoleResponse = string;
+
+/** A file of the console's build (content-hashed name, cached for good) */
+export type ConsoleAssetPath = {
+  /** A file name from the console page. */
+  file: string;
+};
+export type ConsoleAssetQuery = Record<string, never>;
+export type ConsoleAssetRequest = never;
+export type ConsoleAssetResponse = string;
 
 /** Every operation of the API: how to call it. */
 export const OPERATIONS = {
@@ -885,6 +944,8 @@ export const OPERATIONS = {
   simulation_status: { method: 'GET', path: "/v1/simulation/status/{job_id}", success: 200, auth: 'tenant', bodyTypes: [], replyTypes: ["application/json"] },
   simulation_cancel: { method: 'POST', path: "/v1/simulation/cancel/{job_id}", success: 200, auth: 'tenant', bodyTypes: [], replyTypes: ["application/json"] },
   simulation_list: { method: 'GET', path: "/v1/simulation/list", success: 200, auth: 'tenant', bodyTypes: [], replyTypes: ["application/json"] },
+  own_usage: { method: 'GET', path: "/v1/usage", success: 200, auth: 'tenant', bodyTypes: [], replyTypes: ["application/json"] },
+  own_namespaces: { method: 'GET', path: "/v1/namespaces", success: 200, auth: 'tenant', bodyTypes: [], replyTypes: ["application/json"] },
   create_tenant: { method: 'POST', path: "/gate/onboard/create", success: 201, auth: 'service', bodyTypes: ["application/json"], replyTypes: ["application/json"] },
   rotate_key: { method: 'POST', path: "/gate/onboard/rotate-key", success: 200, auth: 'service', bodyTypes: ["application/json"], replyTypes: ["application/json"] },
   add_namespace: { method: 'POST', path: "/gate/onboard/add-namespace", success: 200, auth: 'service', bodyTypes: ["application/json"], replyTypes: ["application/json"] },
@@ -899,6 +960,8 @@ export const OPERATIONS = {
   openapi: { method: 'GET', path: "/openapi.json", success: 200, auth: 'none', bodyTypes: [], replyTypes: ["application/json"] },
   docs: { method: 'GET', path: "/docs", success: 200, auth: 'none', bodyTypes: [], replyTypes: ["text/html"] },
   root: { method: 'GET', path: "/", success: 200, auth: 'none', bodyTypes: [], replyTypes: ["application/json"] },
+  console: { method: 'GET', path: "/console", success: 200, auth: 'none', bodyTypes: [], replyTypes: ["text/html"] },
+  console_asset: { method: 'GET', path: "/console/assets/{file}", success: 200, auth: 'none', bodyTypes: [], replyTypes: ["application/octet-stream"] },
 } as const;
 
 export type OperationId = keyof typeof OPERATIONS;
@@ -920,6 +983,8 @@ export interface OperationTypes {
   simulation_status: { path: SimulationStatusPath; query: SimulationStatusQuery; body: SimulationStatusRequest; response: SimulationStatusResponse };
   simulation_cancel: { path: SimulationCancelPath; query: SimulationCancelQuery; body: SimulationCancelRequest; response: SimulationCancelResponse };
   simulation_list: { path: SimulationListPath; query: SimulationListQuery; body: SimulationListRequest; response: SimulationListResponse };
+  own_usage: { path: OwnUsagePath; query: OwnUsageQuery; body: OwnUsageRequest; response: OwnUsageResponse };
+  own_namespaces: { path: OwnNamespacesPath; query: OwnNamespacesQuery; body: OwnNamespacesRequest; response: OwnNamespacesResponse };
   create_tenant: { path: CreateTenantPath; query: CreateTenantQuery; body: CreateTenantRequest; response: CreateTenantResponse };
   rotate_key: { path: RotateKeyPath; query: RotateKeyQuery; body: RotateKeyRequest; response: RotateKeyResponse };
   add_namespace: { path: AddNamespacePath; query: AddNamespaceQuery; body: AddNamespaceRequest; response: AddNamespaceResponse };
@@ -934,4 +999,6 @@ export interface OperationTypes {
   openapi: { path: OpenapiPath; query: OpenapiQuery; body: OpenapiRequest; response: OpenapiResponse };
   docs: { path: DocsPath; query: DocsQuery; body: DocsRequest; response: DocsResponse };
   root: { path: RootPath; query: RootQuery; body: RootRequest; response: RootResponse };
+  console: { path: ConsolePath; query: ConsoleQuery; body: ConsoleRequest; response: ConsoleResponse };
+  console_asset: { path: ConsoleAssetPath; query: ConsoleAssetQuery; body: ConsoleAssetRequest; response: ConsoleAssetResponse };
 }

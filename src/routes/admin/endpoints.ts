@@ -117,6 +117,17 @@ const usage = {
   storage_quota_bytes: storageQuotaShown,
 };
 
+/** One tenant's usage record in a period, by operation: the admin's answer for a tenant and the tenant's own. */
+export const tenantUsage = s.object(
+  {
+    tenant_id: s.string(),
+    period: s.string(),
+    ...usage,
+    breakdown: s.object(Object.fromEntries(BREAKDOWN_KEYS.map((k) => [k, s.number()]))),
+  },
+  { title: 'TenantUsage' },
+);
+
 const ADMIN = 'admin';
 const BODY_ERRORS = [400, 413, 415];
 
@@ -240,15 +251,7 @@ export const ADMIN_ENDPOINTS = {
     pathParams: { tenant_id: tenantId },
     query: periodQuery,
     answers: {
-      200: {
-        description: 'Usage.',
-        schema: s.object({
-          tenant_id: s.string(),
-          period: s.string(),
-          ...usage,
-          breakdown: s.object(Object.fromEntries(BREAKDOWN_KEYS.map((k) => [k, s.number()]))),
-        }),
-      },
+      200: { description: 'Usage.', schema: tenantUsage },
     },
     problems: [400, 404],
   },

@@ -18,13 +18,7 @@ import {
 import type { Api } from '../../http/endpoint.js';
 import { parseBody, parseParams } from '../../http/schema/validate.js';
 import { customLimits } from './custom-limits.js';
-
-const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
-
-/** What the admin routes read of storage: a tenant's stored bytes now (the entries service has it). */
-export interface StoredBytes {
-  storedBytes(tenantId: string): number;
-}
+import { storageUsage, usageRecord, utilization, type StoredBytes } from './usage.js';
 
 /** What other features do when an admin route changes a tenant (wired by the composition root). */
 export interface AdminHooks {
@@ -37,10 +31,6 @@ export function registerAdminRoutes(api: Api, gate: Gate, storage: StoredBytes, 
   const limits = (t: TenantRecord) => ({
     monthly_quota: effectiveQuota(t, config),
     rate_limit: effectiveRateLimit(t, config),
-    storage_quota_bytes: effectiveStorageQuota(t, config),
-  });
-  const storageUsage = (t: TenantRecord) => ({
-    stored_bytes: storage.storedBytes(t.tenantId),
     storage_quota_bytes: effectiveStorageQuota(t, config),
   });
   const mustExist = (id: string): TenantRecord => {
@@ -140,7 +130,7 @@ export function registerAdminRoutes(api: Api, gate: Gate, storage: StoredBytes, 
           cus_used: cus,
           monthly_quota: quota,
           utilization: utilization(cus, quota),
-          ...storageUsage(t),
+          ...storageUsage(gate, storage, t),
         };
       }),
     };
@@ -149,21 +139,6 @@ export function registerAdminRoutes(api: Api, gate: Gate, storage: StoredBytes, 
   api.mount(EP.usage_tenant, async (ctx) => {
     const tenantId = parseParams(EP.usage_tenant.pathParams, ctx.params, ['tenant_id']).tenant_id;
     const period = parseParams(periodQuery, ctx.query).period ?? periodOf();
-    const t = mustExist(tenantId);
-    const quota = effectiveQuota(t, config);
-    const u = await meter.usageOf(tenantId, period);
-    ctx.body = {
-      tenant_id: tenantId,
-      period,
-      cus_used: u.cusUsed,
-      monthly_quota: quota,
-      utilization: utilization(u.cusUsed, quota),
-      breakdown: u.breakdown,
-      ...storageUsage(t),
-    };
+    ctx.body = await usageRecord(gate, storage, mustExist(tenantId), period);
   });
-}
-
-function utilization(cus: number, quota: number): number {
-  return quota > 0 ? round6(cus / quota) : 0;
 }

@@ -28,11 +28,11 @@ export const REFERENCE_ENDPOINTS = {
     path: '/',
     tag: 'operations',
     auth: 'none',
-    summary: 'Where the API reference is',
+    summary: 'Where the API reference and the web console are',
     answers: {
       200: {
-        description: 'The service name and version, and the paths of the reference.',
-        schema: s.object({ service: s.string(), version: s.string(), docs: s.string(), openapi: s.string() }),
+        description: 'The service name and version, and the paths of the reference and the console.',
+        schema: s.object({ service: s.string(), version: s.string(), docs: s.string(), openapi: s.string(), console: s.string() }),
       },
     },
   },

@@ -6,12 +6,19 @@ import { openApiDocument } from '../../http/openapi.js';
 import { VERSION } from '../../runtime/version.js';
 import { ENDPOINTS } from '../index.js';
 import { REFERENCE_ENDPOINTS as EP } from './endpoints.js';
+import { CONSOLE_ENDPOINTS } from '../console/endpoints.js';
 
 export function registerReferenceRoutes(api: Api): void {
   const doc = openApiDocument(ENDPOINTS);
   const json = JSON.stringify(doc);
   const html = renderDocsPage(doc);
-  const pointer = { service: 'ttstore', version: VERSION, docs: EP.docs.path, openapi: EP.openapi.path };
+  const pointer = {
+    service: 'ttstore',
+    version: VERSION,
+    docs: EP.docs.path,
+    openapi: EP.openapi.path,
+    console: CONSOLE_ENDPOINTS.page.path,
+  };
   api.mount(EP.openapi, async (ctx) => {
     ctx.type = 'application/json';
     ctx.body = json;
