@@ -20,7 +20,8 @@
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED", "TTS_VERSION=\"0.1.0\""],
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17", "-std=gnu++20"],
-      "cflags_cc": ["-std=c++17", "-fexceptions", "-frtti", "-fopenmp", "-O3", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off"],
+      "cflags_cc": ["-std=c++17", "-fexceptions", "-frtti", "-fopenmp", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off"],
+      "configurations": { "Release": { "cflags_cc": ["-O3"] } },
       "ldflags": ["-fopenmp"],
       "libraries": ["-llapacke", "-llapack", "-lopenblas", "-lgomp"]
     }

@@ -1,41 +1,7 @@
-// An entry as stored (one row of `entries`) and the shapes the storage responses give it
-// (CONTRACT.md section 6).
-import type { DType, Fingerprint, LayoutName } from '../engine/types.js';
-import type { Verdict } from './oracle.js';
-
-export interface EntryRow {
-  id: number;
-  tenant_id: string;
-  namespace: string;
-  key: string;
-  version: number;
-  kind: 'array' | 'blob';
-  dtype: DType;
-  shape: string;
-  layout: LayoutName;
-  modes: string;
-  ranks: string;
-  core_dtype: 'float32' | 'float64' | null;
-  verdict: Verdict;
-  compressed: number;
-  original_bytes: number;
-  stored_core_bytes: number;
-  frobenius_error: number;
-  max_abs_error: number;
-  relative_error: number;
-  tolerance: number;
-  max_rank_request: number | null;
-  domain: string;
-  source: 'put' | 'put_cores';
-  passthrough_reason: string | null;
-  metadata: string;
-  norm: number | null;
-  created_at: number;
-  blob_id: string;
-  blob_kind: 'raw' | 'cores';
-  checksum: string;
-  deleted_at: number | null;
-}
+// The shapes the storage responses give an entry (CONTRACT.md section 6), from its stored row
+// (src/store/entries.ts).
+import type { Fingerprint } from '../engine/types.js';
+import type { EntryRow, ListRow } from '../store/entries.js';
 
 /** Parsed JSON columns, cached on the row object. */
 export function shapeOf(row: Pick<EntryRow, 'shape'>): number[] {
@@ -108,16 +74,6 @@ function buildGetView(row: EntryRow) {
   };
 }
 
-export interface ListRow {
-  key: string;
-  version: number;
-  created_at: number;
-  verdict: Verdict;
-  compressed: number;
-  original_bytes: number;
-  stored_core_bytes: number;
-}
-
 export function listItemView(row: ListRow) {
   return {
     key: row.key,
@@ -128,15 +84,4 @@ export function listItemView(row: ListRow) {
     original_bytes: row.original_bytes,
     stored_core_bytes: row.stored_core_bytes,
   };
-}
-
-/** JSON with object keys sorted at every depth: equal values give equal text (metadata index). */
-export function canonicalJson(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v);
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  const o = v as Record<string, unknown>;
-  return `{${Object.keys(o)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
-    .join(',')}}`;
 }

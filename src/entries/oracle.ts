@@ -4,6 +4,7 @@
 import type { GatheredValues } from '../codec/npy-gather.js';
 import { ENGINE_INVALID } from '../engine/index.js';
 import { compressWork } from '../engine/limits.js';
+import type { Verdict } from '../store/entries.js';
 import {
   ITEM_SIZE,
   type CompressOptions,
@@ -25,8 +26,6 @@ export const DOMAIN_TOLERANCE = {
 } as const;
 export type Domain = keyof typeof DOMAIN_TOLERANCE;
 export const DEFAULT_DOMAIN: Domain = 'structured_data';
-
-export type Verdict = 'exact' | 'safe' | 'weak' | 'passthrough';
 
 /** What a put asks for: the domain, the tolerance in force, and the caller's rank budget. */
 export interface Target {

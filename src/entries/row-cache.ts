@@ -2,7 +2,7 @@
 // Rows of a version never change, but which row is latest (and whether any is live) does; every
 // write of a key goes through this process's EntryService, which drops the key here first and bumps
 // its generation, so a read that raced a write cannot put a stale row back.
-import type { EntryRow } from './entry.js';
+import type { EntryRow } from '../store/entries.js';
 
 interface Slot {
   latest?: EntryRow;

@@ -6,7 +6,7 @@
 // The rows go through the EntryStore (src/store/entries.ts), which keeps every write within its
 // writer's budget and all of a batch visible at once or not at all; a write interrupted by a stop
 // leaves invisible rows that start() removes.
-import type { EntryStore, NewEntryRow, PurgeScope, StoredRef } from '../store/entries.js';
+import type { EntryRow, EntryStore, ListRow, NewEntryRow, PurgeScope, StoredRef } from '../store/entries.js';
 import type { Transaction } from '../store/transaction.js';
 import { BlobCorrupted, type BlobKind, type BlobRef, type BlobStore } from '../store/blobs.js';
 import { coreBytes, coreDtypeOf, decodeCores, encodeCores } from '../store/cores.js';
@@ -16,7 +16,7 @@ import { isInvalidInput } from '../engine/index.js';
 import { MAX_SELECTION_WORK_PER_VALUE, MAX_TRAIN_WORK } from '../engine/limits.js';
 import type { Payload } from '../codec/payload.js';
 import { chooseRepresentation, ZERO_FINGERPRINT, type Target } from './oracle.js';
-import { type EntryRow, type ListRow, shapeOf } from './entry.js';
+import { shapeOf } from './entry.js';
 import { denseNorm } from './norm.js';
 import { EngineAdmission, SERVER_TURN, type Turn } from '../admission/engine-admission.js';
 import { RowCache } from './row-cache.js';

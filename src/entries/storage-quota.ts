@@ -5,7 +5,7 @@
 // its blob is written; the commit turns the reservation into stored bytes, a failure releases it, and
 // compaction and tenant purges give bytes back.
 import { ProblemError } from '../http/errors.js';
-import type { EntryRow } from './entry.js';
+import type { EntryRow } from '../store/entries.js';
 
 /** The bytes an entry stores: its cores when compressed, else its data (the stores sum the same rule). */
 export function storedBytesOf(row: Pick<EntryRow, 'blob_kind' | 'stored_core_bytes' | 'original_bytes'>): number {

@@ -1,40 +1,10 @@
-// A simulation job as stored (one row of sim_jobs) and as the status and list endpoints show it
-// (CONTRACT.md section 6, Simulation). A paused job (time-sliced, section 8) is `queued` with its
+// A simulation job as the status and list endpoints show it (CONTRACT.md section 6, Simulation), from
+// its stored row (src/store/jobs.ts). A paused job (time-sliced, section 8) is `queued` with its
 // progress and started_at kept.
+import type { JobParams, JobRow, JobStatus, Progress } from '../store/jobs.js';
 
-export const JOB_STATUSES = ['queued', 'running', 'completed', 'failed'] as const;
-export type JobStatus = (typeof JOB_STATUSES)[number];
-
-export interface JobRow {
-  seq: number;
-  job_id: string;
-  tenant_id: string;
-  solver: string;
-  namespace: string;
-  output_key_prefix: string;
-  params: string;
-  status: JobStatus;
-  steps_completed: number;
-  steps_total: number;
-  elapsed_s: number;
-  attempts: number;
-  created_at: number;
-  started_at: number | null;
-  finished_at: number | null;
-  outputs: string | null;
-  stats: string | null;
-  error: string | null;
-}
-
-export interface Progress {
-  steps_completed: number;
-  steps_total: number;
-  /** Run time, seconds: time running, not queued or paused. */
-  elapsed_s: number;
-}
-
-/** A job's parameters as validated at submission (JSON values; defaults filled in). */
-export type JobParams = Record<string, unknown>;
+// The routes see the status set and the parameters' type through the jobs feature, not the store.
+export { JOB_STATUSES, type JobParams } from '../store/jobs.js';
 
 /** A started job as the scheduler holds it, ahead of its row: running or paused (queued), and its progress. */
 export interface LiveState {

@@ -6,7 +6,7 @@
 // `failed` state. So a job never leaves half of a step's outputs behind, and a crash leaves only
 // orphan blobs (swept at start).
 import type { Transaction } from '../store/transaction.js';
-import type { EntryRow } from '../entries/entry.js';
+import type { EntryRow } from '../store/entries.js';
 import type { CoresInput, PreparedEntry, PutInput } from '../entries/service.js';
 import { resolveTarget } from '../entries/oracle.js';
 import type { JobParams } from './job.js';

@@ -18,12 +18,12 @@
 // always runs to an end.
 import { randomBytes } from 'node:crypto';
 import { ProblemError } from '../http/errors.js';
-import { jobView, type JobRow, type JobView, type LiveState, type Progress } from './job.js';
+import { jobView, type JobView, type LiveState } from './job.js';
 import { JobOutputs, OutputsAborted, type OutputStore } from './outputs.js';
 import { maxSecondsOf, solverParamsOf } from './params.js';
 import { ENGINE_CANCELLED, ENGINE_INVALID } from '../engine/index.js';
 import { errorCode, solverUnavailable, type SimRun, type SimRunner } from './runner.js';
-import type { JobStore, ListFilter } from '../store/jobs.js';
+import type { JobRow, JobStore, ListFilter, Progress } from '../store/jobs.js';
 
 export interface SchedulerLogger {
   info(obj: object, msg: string): void;

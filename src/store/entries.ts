@@ -2,9 +2,57 @@
 // and the reads the query feature makes over them. EntryService and QueryService depend on these
 // interfaces only; src/store/sqlite/entries.ts implements them over SQLite.
 import type { DType, LayoutName } from '../engine/types.js';
-import type { EntryRow, ListRow } from '../entries/entry.js';
 import type { Filters } from './filters.js';
 import type { Transaction } from './transaction.js';
+
+/** The Oracle's verdict on an entry (CONTRACT.md section 6), stored with it. */
+export type Verdict = 'exact' | 'safe' | 'weak' | 'passthrough';
+
+/** An entry as stored: one row of `entries`. */
+export interface EntryRow {
+  id: number;
+  tenant_id: string;
+  namespace: string;
+  key: string;
+  version: number;
+  kind: 'array' | 'blob';
+  dtype: DType;
+  shape: string;
+  layout: LayoutName;
+  modes: string;
+  ranks: string;
+  core_dtype: 'float32' | 'float64' | null;
+  verdict: Verdict;
+  compressed: number;
+  original_bytes: number;
+  stored_core_bytes: number;
+  frobenius_error: number;
+  max_abs_error: number;
+  relative_error: number;
+  tolerance: number;
+  max_rank_request: number | null;
+  domain: string;
+  source: 'put' | 'put_cores';
+  passthrough_reason: string | null;
+  metadata: string;
+  norm: number | null;
+  created_at: number;
+  blob_id: string;
+  blob_kind: 'raw' | 'cores';
+  checksum: string;
+  deleted_at: number | null;
+}
+
+/** A version as list shows it. */
+export interface ListRow {
+  key: string;
+  version: number;
+  created_at: number;
+  verdict: Verdict;
+  compressed: number;
+  original_bytes: number;
+  stored_core_bytes: number;
+}
 
 /** An entry's columns as a write produces them; the store adds its identity, version and times. */
 export type NewEntryRow = Omit<EntryRow, 'id' | 'version' | 'created_at' | 'deleted_at' | 'tenant_id' | 'namespace' | 'key'>;

@@ -1,7 +1,41 @@
 // The storage boundary of simulation jobs: every state change durable when its promise resolves.
 // The scheduler depends on this interface only; src/store/sqlite/jobs.ts implements it over SQLite.
-import type { JobParams, JobRow, JobStatus, Progress } from '../jobs/job.js';
 import type { Transaction } from './transaction.js';
+
+export const JOB_STATUSES = ['queued', 'running', 'completed', 'failed'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+/** A job as stored: one row of sim_jobs. */
+export interface JobRow {
+  seq: number;
+  job_id: string;
+  tenant_id: string;
+  solver: string;
+  namespace: string;
+  output_key_prefix: string;
+  params: string;
+  status: JobStatus;
+  steps_completed: number;
+  steps_total: number;
+  elapsed_s: number;
+  attempts: number;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  outputs: string | null;
+  stats: string | null;
+  error: string | null;
+}
+
+export interface Progress {
+  steps_completed: number;
+  steps_total: number;
+  /** Run time, seconds: time running, not queued or paused. */
+  elapsed_s: number;
+}
+
+/** A job's parameters as validated at submission (JSON values; defaults filled in). */
+export type JobParams = Record<string, unknown>;
 
 export interface NewJob {
   jobId: string;

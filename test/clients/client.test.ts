@@ -347,13 +347,19 @@ describe('clients: the TypeScript client', function () {
       }
     });
 
-    it('a rate-limited starter tenant still succeeds, each wait at least its Retry-After', async function () {
-      this.timeout(150000);
-      const t = await operator.createTenant({ tenant_id: `rl-${Date.now().toString(36)}`, plan: 'starter' });
+    // A tenant limited to 3 requests per 2 s takes the same 429 rate_limited and Retry-After path as
+    // a starter tenant's 10 per 60 s, in seconds rather than a minute.
+    it('a rate-limited tenant still succeeds, each wait at least its Retry-After', async function () {
+      this.timeout(30000);
+      const t = await operator.createTenant({
+        tenant_id: `rl-${Date.now().toString(36)}`,
+        plan: 'enterprise',
+        rate_limit: { requests: 3, window_s: 2 },
+      });
       const events: RetryEvent[] = [];
-      const starter = new TtstoreClient({ url: server.url, apiKey: t.api_key, onRetry: (e) => events.push(e) });
+      const limited = new TtstoreClient({ url: server.url, apiKey: t.api_key, onRetry: (e) => events.push(e) });
       const started = Date.now();
-      for (let i = 0; i < 11; i++) await starter.list();
+      for (let i = 0; i < 5; i++) await limited.list();
       expect(events.length).to.be.at.least(1);
       for (const e of events) {
         expect(e).to.include({ status: 429, code: 'rate_limited' });

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { createBody } from '../../src/routes/admin/endpoints.js';
 import { searchBody, topkBody, topkVectorBody } from '../../src/routes/query/endpoints.js';
 import { putBody, serveBody } from '../../src/routes/storage/endpoints.js';
-import { canonicalJson } from '../../src/entries/entry.js';
+import { canonicalJson } from '../../src/store/filters.js';
 import { validateMetadata } from '../../src/entries/metadata.js';
 import { ProblemError } from '../../src/http/errors.js';
 import { BODY_MAX_DEPTH, JSON_BODY_BYTES, JSON_MAX_DEPTH, METADATA_MAX_BYTES, METADATA_MAX_KEYS } from '../../src/limits/input.js';

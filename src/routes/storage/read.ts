@@ -8,7 +8,8 @@ import { badRequest, payloadTooLarge, ProblemError } from '../../http/errors.js'
 import { isPartial, toSelection } from '../../entries/selection.js';
 import { encodeNpyHeader } from '../../codec/npy.js';
 import { gateOf } from '../../gate/context.js';
-import { getView, listItemView, shapeOf, ranksOf, fingerprintOf, type EntryRow } from '../../entries/entry.js';
+import { getView, listItemView, shapeOf, ranksOf, fingerprintOf } from '../../entries/entry.js';
+import type { EntryRow } from '../../store/entries.js';
 import { decodePathSegment, validateKey, validateNamespace } from '../../entries/identifiers.js';
 import { listQuery, serveBody, versionQuery } from './endpoints.js';
 import { parseBody, parseParams } from '../../http/schema/validate.js';

@@ -6,15 +6,16 @@
 // entry_staged), and one small final transaction makes them all visible; a failure removes them, a
 // crash leaves them for the next start's purge of { staged } to remove. A tenant's writes run in that
 // tenant's writer lane.
-import type { EntryRow, ListRow } from '../../entries/entry.js';
 import type { Filters } from '../filters.js';
 import type {
   CandidateRow,
   Comparable,
+  EntryRow,
   EntrySearch,
   EntryStore,
   Hidden,
   KeyScope,
+  ListRow,
   NewEntry,
   PurgedEntry,
   PurgeScope,

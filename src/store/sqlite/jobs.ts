@@ -1,8 +1,7 @@
 // Jobs over SQLite: every state change is one write on the group-commit queue, durable when the
 // promise resolves. Reads go to the reader connection.
 import { asTx, type Database, type Tx } from './db.js';
-import type { JobRow, Progress } from '../../jobs/job.js';
-import type { CompletedAt, FailedAt, JobStore, ListFilter, NewJob } from '../jobs.js';
+import type { CompletedAt, FailedAt, JobRow, JobStore, ListFilter, NewJob, Progress } from '../jobs.js';
 import type { Transaction } from '../transaction.js';
 
 export class SqliteJobStore implements JobStore {

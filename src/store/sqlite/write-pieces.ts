@@ -5,7 +5,7 @@
 // (tenant, namespace, name, value) index, one region per name, so an entry's metadata is what costs,
 // not its row. Such an entry is written in several pieces; small ones share a transaction.
 import { WRITE_COST_BUDGET } from './db.js';
-import { canonicalJson } from '../../entries/entry.js';
+import { canonicalJson } from '../filters.js';
 
 export const PAGE_BYTES = 4096;
 
