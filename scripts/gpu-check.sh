@@ -11,6 +11,8 @@
 #                        rerun of the steps a fix touched
 #   GPU_CHECK_REHEARSE=1 without a GPU, still run the set-up and the build (for compute capability
 #                        9.0) and every later step: a rehearsal of the device call on this machine
+#   GPU_CHECK_BUILD_SECONDS  the build step's limit (default 240, sized for the device's 16 cores); a
+#                        rehearsal on a small, loaded machine raises it (with GPU_CHECK_SECONDS)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -142,12 +144,13 @@ build() {
 }
 export -f build
 export BUILD CUDACXX GEN cap JOBS
-step build 240 build || finish
+step build "${GPU_CHECK_BUILD_SECONDS:-240}" build || finish
 export TTSTORE_ADDON=$BUILD/Release/ttstore.node
 node -e 'console.log("addon:", JSON.stringify(require(process.env.TTSTORE_ADDON).info()))'
 
 # ---- the checks ------------------------------------------------------------------------------------------
-step ctest-cuda 120 ctest --test-dir "$BUILD" -R cuda --output-on-failure -V
+# Traced: the `select ...` timing lines of test_cuda_parity follow the trace of each call.
+step ctest-cuda 120 env TTSTORE_CUDA_TRACE=1 ctest --test-dir "$BUILD" -R cuda --output-on-failure -V
 step test-gpu 150 node node_modules/mocha/bin/mocha.js --config test-gpu/mocharc.json
 if python3 -c 'import torch' 2>/dev/null; then
   echo "PyTorch $(python3 -c 'import torch; print(torch.__version__, torch.cuda.is_available())')"

@@ -105,6 +105,8 @@ describe('GPU parity with the CPU backend', function () {
       { points },
       { level: [1, 1], points: points.map((v) => Math.floor(v / 2)) },
     ];
+    // Through the engine only the points reach the kernel (the backend keeps regions and levels on
+    // the CPU core); test_cuda_parity checks the kernel itself on regions and levels.
     for (const layout of ['row_major', 'interleaved'] as const) {
       const { tt } = await engine.compress(x, 'float64', shape, { tolerance: 1e-8, layout });
       expect(Math.max(...tt.ranks), 'ranks the selection kernel takes').to.be.at.most(64);

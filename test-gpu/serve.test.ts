@@ -82,7 +82,7 @@ describe('serve target gpu over HTTP', function () {
     expect(after.body.results.map((r: [string, number]) => r[0])).to.deep.equal(before.body.results.map((r: [string, number]) => r[0]));
     after.body.results.forEach((r: [string, number], i: number) => expect(Math.abs(r[1] - before.body.results[i][1])).to.be.at.most(1e-9));
   });
-  it('reads a region, a coarse level and points of a compressed entry on the device, as slicing the whole array', async () => {
+  it('reads a region, a coarse level and points of a compressed entry with the CUDA backend, as slicing the whole array', async () => {
     const n = 256;
     const x = smoothField(n * n, 12);
     const npy = encodeNpy('float64', [n, n], new Uint8Array(x.buffer));
@@ -102,7 +102,8 @@ describe('serve target gpu over HTTP', function () {
       for (let i = 0; i < got.length; i++)
         expect(Math.abs(got[i]! - want(i)), `${what} ${i}`).to.be.at.most(1e-9 * Math.max(1, Math.abs(want(i))));
     };
-    // 2^16, 2^14 and 5000 values: each at least the backend's smallest selection for the device.
+    // The region and the level stay on the CPU core (the backend sends only lists of points to the
+    // device); 5000 points are at least its smallest list.
     close(await values({ region: [null, [null, null, -1]] }), (i) => full[Math.floor(i / n) * n + (n - 1 - (i % n))]!, 'region');
     const coarse = await values({ level: 1 });
     close(

@@ -20,6 +20,10 @@ constexpr int64_t kGpuMinElements = int64_t{1} << 16;
 // Selections pay the round trip per call too, and the CPU core evaluates a few thousand chains in
 // about that time (it shares their common prefixes; the kernel evaluates each value on its own).
 constexpr int64_t kGpuMinSelectValues = int64_t{1} << 12;
+// Which selections the device evaluates: lists of points, from kGpuMinSelectValues up. A region or
+// a coarse level (any size) stays on the CPU core, whose contraction of restricted cores shares
+// every common prefix and was as fast as the kernel or faster on an H200 (docs/performance.md).
+bool SelectionOnDevice(const tts::Selection& s, int64_t values) { return s.by_points && values >= kGpuMinSelectValues; }
 }  // namespace
 
 bool CudaCompiled() {
@@ -91,7 +95,7 @@ tts::Fingerprint BackendReconstruct(const tts::TensorTrain& tt, const tts::QttLa
 void BackendReconstructSelection(const tts::TensorTrain& tt, const tts::QttLayout& layout, const tts::Selection& s,
                                  const tts::MutableArrayView& out) {
 #ifdef TTS_HAVE_CUDA
-  if (ActiveBackend() == BackendKind::Cuda && out.numel >= kGpuMinSelectValues) {
+  if (ActiveBackend() == BackendKind::Cuda && SelectionOnDevice(s, out.numel)) {
     try {
       tts::cuda::reconstruct_selection(tt, layout, s, out, 0);
       return;

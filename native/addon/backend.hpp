@@ -30,8 +30,9 @@ tts::Fingerprint BackendReconstruct(const tts::TensorTrain& tt, const tts::QttLa
                                     const tts::MutableArrayView& out, const tts::ArrayView& ref);
 // <q, c_j> for the candidates whose cores are resident on a device (GPU core placement), NaN for
 // the rest; all NaN on the CPU backend.
-// tts::reconstruct_selection on the active backend: the CUDA kernel for selections of at least
-// kGpuMinSelectValues values when its ranks fit, else (and whenever the device cannot) the CPU core.
+// tts::reconstruct_selection on the active backend: the CUDA kernel for lists of at least
+// kGpuMinSelectValues points when its ranks fit (SelectionOnDevice), else (regions and levels, and
+// whenever the device cannot) the CPU core.
 void BackendReconstructSelection(const tts::TensorTrain& tt, const tts::QttLayout& layout, const tts::Selection& s,
                                  const tts::MutableArrayView& out);
 std::vector<double> BackendResidentDots(const tts::Operand& q, const std::vector<int64_t>& ids);

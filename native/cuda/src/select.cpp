@@ -30,6 +30,7 @@ SelectSpec spec_of(const tts::detail::SelectionPlan& plan, const SelectArrays& A
   SelectSpec p;
   p.d = plan.train.d();
   p.na = static_cast<int>(plan.shape.size());
+  p.max_rank = static_cast<int>(plan.train.max_rank());
   p.ranks = at(A.ranks);
   p.modes = at(A.modes);
   p.core_off = at(A.core_off);
@@ -116,6 +117,7 @@ SelectArrays select_arrays(const tts::detail::SelectionPlan& plan, const Selecti
 
 void reconstruct_selection(const TensorTrain& tt, const QttLayout& layout, const Selection& s,
                            const MutableArrayView& out, int device) {
+  detail::Trace trace("select");
   const tts::detail::SelectionPlan plan = tts::detail::plan_selection(tt, layout, s);
   double n = 1;
   for (int64_t x : plan.out_shape) n *= static_cast<double>(x);
@@ -125,10 +127,10 @@ void reconstruct_selection(const TensorTrain& tt, const QttLayout& layout, const
   }
   if (out.numel == 0) return;
   const detail::SelectArrays A = detail::select_arrays(plan, s);
+  trace.mark("plan");
   detail::require_device(device);
   detail::DeviceScope scope(device);
   detail::Stream stream;
-  detail::Trace trace("select");
   std::vector<detail::DeviceBuffer<unsigned char>> held;  // the device copies of A's arrays
   auto on_device = [&](const auto& v) {
     using T = typename std::decay_t<decltype(v)>::value_type;
@@ -156,16 +158,23 @@ void reconstruct_selection(const TensorTrain& tt, const QttLayout& layout, const
       dev.points = points.get();
     }
     detail::launch_select(dev, o0, m, values.get(), stream.get());
+    if (trace.on()) {
+      stream.sync();
+      trace.mark("kernel");
+    }
     TTS_CUDA(cudaMemcpyAsync(host.data(), values.get(), sizeof(double) * m, cudaMemcpyDeviceToHost, stream.get()));
     stream.sync();
+    trace.mark("download");
     tts::detail::dispatch(out.dtype, [&](auto e) {
       using E = decltype(e);
       for (int64_t i = 0; i < m; ++i) E::store(dst + static_cast<std::size_t>(o0 + i) * sz, host[i]);
       return 0;
     });
+    trace.mark("cast");
   }
-  trace.mark("tiles");
-  trace.note(" values " + std::to_string(total) + " expand " + std::to_string(int64_t{1} << plan.expand_bits));
+  trace.note(" values " + std::to_string(total) + " expand " + std::to_string(int64_t{1} << plan.expand_bits) +
+             " max rank " + std::to_string(A.spec.max_rank) +
+             (A.spec.max_rank <= detail::kSelectRegsLarge ? " (a thread a value)" : " (a warp a value)"));
 }
 
 }  // namespace tts::cuda

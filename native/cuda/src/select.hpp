@@ -15,6 +15,11 @@
 #else
 #define TTS_HOST_DEVICE
 #endif
+#if defined(__CUDACC__) && defined(__CUDA_ARCH__)
+#define TTS_UNROLL _Pragma("unroll")
+#else
+#define TTS_UNROLL
+#endif
 
 namespace tts::cuda::detail {
 
@@ -24,7 +29,7 @@ namespace tts::cuda::detail {
 // G_0[digit_0] ... G_{d-1}[digit_{d-1}], started from [1].
 constexpr int kMaxSelectAxes = 32;
 struct SelectSpec {
-  int d = 0, na = 0;
+  int d = 0, na = 0, max_rank = 1;
   const int32_t* ranks = nullptr;     // d + 1
   const int64_t* modes = nullptr;     // d (averaged modes are 1)
   const int64_t* core_off = nullptr;  // d: where core k starts in `cores`
@@ -71,6 +76,45 @@ TTS_HOST_DEVICE inline int64_t select_digit(const SelectSpec& s, const int64_t* 
   if (s.shift[k] >= 0) return (x >> s.shift[k]) & (s.radix[k] - 1);
   return (x / s.div[k]) % s.radix[k];
 }
+// Output o (as select_coarse takes it) by one thread, its row vector in registers: R bounds the
+// train's ranks. The kernel's path for small ranks (launch_select), where a warp per value would
+// leave most lanes idle; the tests run this same function on the host against select_ref.
+template <int R>
+TTS_HOST_DEVICE inline double select_value_regs(const SelectSpec& s, int64_t o) {
+  int64_t c[kMaxSelectAxes];
+  select_coarse(s, o, c);
+  const int64_t expand = int64_t{1} << s.expand_bits;
+  double sum = 0;
+  for (int64_t t = 0; t < expand; ++t) {
+    const int64_t off = s.flat ? select_fine_offset(s, c, t) : 0;
+    double v[R], w[R];
+    TTS_UNROLL
+    for (int b = 0; b < R; ++b) v[b] = b == 0 ? 1.0 : 0.0;
+    for (int k = 0; k < s.d; ++k) {
+      const int r0 = s.ranks[k], r1 = s.ranks[k + 1];
+      const int64_t stride = s.modes[k] * r1;
+      const double* G = s.cores + s.core_off[k] + select_digit(s, c, off, k) * r1;
+      TTS_UNROLL
+      for (int b = 0; b < R; ++b) w[b] = 0.0;
+      TTS_UNROLL
+      for (int a = 0; a < R; ++a) {
+        if (a < r0) {
+          TTS_UNROLL
+          for (int b = 0; b < R; ++b) {
+            if (b < r1) w[b] += v[a] * G[a * stride + b];
+          }
+        }
+      }
+      TTS_UNROLL
+      for (int b = 0; b < R; ++b) v[b] = w[b];
+    }
+    sum += v[0];
+  }
+  return sum / static_cast<double>(expand);
+}
+// The largest ranks the one-thread-per-value path takes (its two register widths).
+constexpr int kSelectRegsSmall = 8, kSelectRegsLarge = 16;
+
 // The CPU twin of launch_select: values[o] for o in [0, n), all on the host.
 void select_ref(const SelectSpec& s, int64_t n, double* values);
 

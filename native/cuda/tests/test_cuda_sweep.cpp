@@ -3,6 +3,8 @@
 // themselves against the CPU core, and the eviction policy of GPU core placement.
 #include <cmath>
 #include <random>
+#include <string>
+#include <type_traits>
 
 #include "check.hpp"
 #include "lru_budget.hpp"
@@ -198,6 +200,30 @@ TEST(select_twin_matches_cpu_core) {
   Selection s;
   s.region.push_back(AxisSlice{0, 1 << 14, 1});
   CHECK_THROWS(cuda::Unavailable, cd::select_arrays(tts::detail::plan_selection(big, L, s), s), "ranks up to 64");
+}
+
+// The kernel's one-thread-per-value path (select_value_regs, both register widths) on the host:
+// every case whose ranks fit gives select_ref's values, in the same summation order.
+TEST(select_regs_path_matches_twin) {
+  int checked = 0;
+  for (const auto& c : sel_cases::select_cases()) {
+    const tts::detail::SelectionPlan plan = tts::detail::plan_selection(c.tt, c.layout, c.s);
+    const cd::SelectArrays A = cd::select_arrays(plan, c.s);
+    const std::vector<double> want = sel_cases::twin_values(c);
+    const int64_t n = static_cast<int64_t>(want.size());
+    auto run = [&](auto width) {
+      constexpr int R = decltype(width)::value;
+      if (A.spec.max_rank > R) return;
+      std::vector<double> got(want.size());
+      for (int64_t o = 0; o < n; ++o) got[o] = cd::select_value_regs<R>(A.spec, o);
+      const double rel = sel_cases::max_rel_diff(got, want);
+      CHECK_MSG(rel <= 1e-12, c.name + " (registers for rank " + std::to_string(R) + "): " + check::num(rel));
+      ++checked;
+    };
+    run(std::integral_constant<int, cd::kSelectRegsSmall>{});
+    run(std::integral_constant<int, cd::kSelectRegsLarge>{});
+  }
+  CHECK_MSG(checked >= 50, "cases on the register path: " + std::to_string(checked));
 }
 
 TEST(lru_budget_evicts_least_recently_used_first) {
