@@ -11,6 +11,7 @@ import { ConfigError, type Config } from './config.js';
 import { badRequest, PROBLEM_CONTENT_TYPE, ProblemError } from './http/errors.js';
 import { MAX_HEADER_BYTES, sizeText } from './limits/input.js';
 import type { Logger } from './runtime/log.js';
+import { openPgStores } from './store/postgres/index.js';
 import { openSqliteStores } from './store/sqlite/index.js';
 import { engine as nativeEngine, setThreads } from './engine/index.js';
 import { Api } from './http/endpoint.js';
@@ -115,9 +116,10 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const engine = instrumentEngine(nativeEngine, metrics.engine, log);
   if (config.engineThreads > 0) setThreads(config.engineThreads);
 
-  // Every repository (entries, tenants, usage, jobs) over one SQLite file, its schema migrated on open.
+  // Every repository (entries, tenants, usage, jobs) over PostgreSQL when SVC_GATE_DATABASE_URL is set,
+  // else over one SQLite file in the data dir; either schema is migrated on open.
   const dbFile = path.join(config.dataDir, 'ttstore.db');
-  const stores = await openSqliteStores(dbFile, log);
+  const stores = config.databaseUrl ? await openPgStores(config.databaseUrl) : await openSqliteStores(dbFile, log);
 
   // gate: registry + limiter + meter; tenantGate goes first on every /v1 route
   const gate = await createGate({ tenants: stores.tenants, usage: stores.usage, config, log, metrics: metrics.registry });
@@ -248,7 +250,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         await jobsStopped;
         entries.stop();
         purger.stop();
-        await stores.close(); // waits for queued writes (metered CU among them), then closes SQLite
+        await stores.close(); // waits for queued writes (metered CU among them), then closes the metadata store
       })();
       return closing;
     },

@@ -1,14 +1,9 @@
 // Which entries a query looks at, read from SQLite: the candidates of a top-K (latest live entries
 // comparable with the query, CONTRACT.md sections 3 and 6) and the matches of a metadata search.
 import type { Database } from './db.js';
-import { DTYPES, ITEM_SIZE } from '../../engine/types.js';
 import type { CandidateRow, Comparable, SearchRow, StorageRef } from '../entries.js';
 import { filterPairs, type Filters } from '../filters.js';
-
-/** SQL of CandidateRow.bytes for the entry `e`. */
-const OPERAND_BYTES =
-  `CASE WHEN e.blob_kind = 'cores' THEN e.stored_core_bytes ELSE e.original_bytes * CASE e.dtype ` +
-  `${DTYPES.map((d) => `WHEN '${d}' THEN ${8 / ITEM_SIZE[d]}`).join(' ')} ELSE 8 END END`;
+import { OPERAND_BYTES_SQL } from '../sql.js';
 
 /**
  * Latest live entries of (tenant, namespace) comparable with `like`, holding finite values, other
@@ -24,7 +19,7 @@ export function listCandidates(
 ): Promise<CandidateRow[]> {
   const match = matchCondition(filterPairs(filters), 'e.id');
   return db.all<CandidateRow>(
-    `SELECT e.id, e.key, e.norm, ${OPERAND_BYTES} AS bytes
+    `SELECT e.id, e.key, e.norm, ${OPERAND_BYTES_SQL} AS bytes
      FROM entry_keys k JOIN entries e ON e.id = k.live_id
      WHERE k.tenant_id = ? AND k.namespace = ? AND e.shape = ? AND e.layout = ?
        AND e.norm IS NOT NULL AND k.key IS NOT ? AND ${match.sql}

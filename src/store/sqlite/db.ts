@@ -10,6 +10,7 @@
 // long, and another owner's job waits at most for the transaction in progress and its own.
 import { open as openFile } from 'node:fs/promises';
 import sqlite3 from 'sqlite3';
+import { pendingMigrations, type Migration } from '../migration.js';
 import type { Transaction } from '../transaction.js';
 
 export type SqlValue = string | number | bigint | null | Buffer | Uint8Array;
@@ -26,12 +27,7 @@ export interface Tx {
 export const asTransaction = (tx: Tx): Transaction => tx as unknown as Transaction;
 export const asTx = (t: Transaction): Tx => t as unknown as Tx;
 
-export interface Migration {
-  /** Owner of the tables (e.g. 'entries', 'gate', 'jobs'); versions count per component. */
-  component: string;
-  version: number;
-  sql: string;
-}
+export type { Migration };
 
 /** Whose a write is and what it costs; see WRITE_COST_BUDGET. */
 export interface WriteOptions {
@@ -308,12 +304,14 @@ async function migrate(w: ReturnType<typeof connectionApi>, migrations: Migratio
       (r) => `${r.component}@${r.version}`,
     ),
   );
-  const pending = migrations
-    .filter((m) => !done.has(`${m.component}@${m.version}`))
-    .sort((a, b) => a.component.localeCompare(b.component) || a.version - b.version);
-  for (const m of pending) {
+  for (const m of pendingMigrations(migrations, done)) {
     await w.exec('BEGIN IMMEDIATE');
     try {
+      // Another process opening the same file may have applied it since the read above.
+      if (await w.get('SELECT 1 FROM schema_migrations WHERE component = ? AND version = ?', [m.component, m.version])) {
+        await w.exec('COMMIT');
+        continue;
+      }
       await w.exec(m.sql);
       await w.run('INSERT INTO schema_migrations (component, version, applied_at) VALUES (?, ?, ?)', [
         m.component,

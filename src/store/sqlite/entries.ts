@@ -21,13 +21,11 @@ import type {
   SearchRow,
   StorageRef,
 } from '../entries.js';
+import { STORED_BYTES_SQL } from '../sql.js';
 import type { Transaction } from '../transaction.js';
 import { listCandidates, searchMetadata, storageRefs } from './candidates.js';
 import { asTransaction, type Database, type Tx } from './db.js';
 import { chunksByCost, nameCost, piecesOf, publishCost, rowCost, type Chunk, type Piece } from './write-pieces.js';
-
-/** The bytes an entry stores, as SQL over a row of `entries` (the same rule as entries/storage-quota.ts storedBytesOf). */
-const STORED_BYTES_SQL = "(CASE WHEN blob_kind = 'cores' THEN stored_core_bytes ELSE original_bytes END)";
 
 const KEY_ROWS_PER_TX = 1024;
 

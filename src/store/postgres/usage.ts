@@ -1,0 +1,52 @@
+// Metered usage over PostgreSQL (gate_usage): one statement adds a flush's amounts, each an atomic
+// increment of its (tenant, period, bucket) row, so flushes of several nodes add up exactly.
+import type { UsageAmount, UsageStore } from '../usage.js';
+import type { PgDatabase } from './db.js';
+
+export class PgUsageStore implements UsageStore {
+  constructor(private readonly db: PgDatabase) {}
+
+  async ofPeriod(period: string): Promise<UsageAmount[]> {
+    const rows = await this.db.all<{ tenant_id: string; bucket: string; cu_milli: number }>(
+      'SELECT tenant_id, bucket, cu_milli FROM gate_usage WHERE period = $1',
+      [period],
+    );
+    return rows.map((r) => ({ tenantId: r.tenant_id, period, bucket: r.bucket, milli: r.cu_milli }));
+  }
+
+  async ofTenant(tenantId: string, period: string): Promise<UsageAmount[]> {
+    const rows = await this.db.all<{ bucket: string; cu_milli: number }>(
+      'SELECT bucket, cu_milli FROM gate_usage WHERE tenant_id = $1 AND period = $2',
+      [tenantId, period],
+    );
+    return rows.map((r) => ({ tenantId, period, bucket: r.bucket, milli: r.cu_milli }));
+  }
+
+  async totals(period: string): Promise<Map<string, number>> {
+    const rows = await this.db.all<{ tenant_id: string; milli: number }>(
+      'SELECT tenant_id, SUM(cu_milli) AS milli FROM gate_usage WHERE period = $1 GROUP BY tenant_id',
+      [period],
+    );
+    return new Map(rows.map((r) => [r.tenant_id, r.milli]));
+  }
+
+  async add(take: () => Iterable<UsageAmount>): Promise<void> {
+    // Summed per row first: one INSERT ... ON CONFLICT may not change a row twice.
+    const sums = new Map<string, UsageAmount>();
+    for (const a of take()) {
+      const k = JSON.stringify([a.tenantId, a.period, a.bucket]);
+      const s = sums.get(k);
+      if (s) s.milli += a.milli;
+      else sums.set(k, { ...a });
+    }
+    if (sums.size === 0) return;
+    // In key order, so two nodes' flushes lock shared rows in the same order and never deadlock.
+    const rows = [...sums.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r);
+    await this.db.run(
+      `INSERT INTO gate_usage (tenant_id, period, bucket, cu_milli)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
+       ON CONFLICT (tenant_id, period, bucket) DO UPDATE SET cu_milli = gate_usage.cu_milli + excluded.cu_milli`,
+      [rows.map((r) => r.tenantId), rows.map((r) => r.period), rows.map((r) => r.bucket), rows.map((r) => r.milli)],
+    );
+  }
+}
