@@ -125,7 +125,8 @@ export class Database {
     await (await openFile(file, 'a', 0o600)).close();
     const w = connectionApi(await open(file, sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE | sqlite3.OPEN_FULLMUTEX));
     // synchronous=FULL: a COMMIT that returned survives power loss, not only a process crash.
-    await w.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000;');
+    // busy_timeout first: switching to WAL waits for another process that has the file open.
+    await w.exec('PRAGMA busy_timeout = 10000; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;');
     await migrate(w, migrations);
     const r = connectionApi(await open(file, sqlite3.OPEN_READONLY | sqlite3.OPEN_FULLMUTEX));
     await r.exec('PRAGMA busy_timeout = 10000; PRAGMA query_only = ON;');
