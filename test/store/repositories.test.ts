@@ -321,6 +321,35 @@ for (const engine of ENGINES) {
         expect(await s.jobs.purgeTenant('t1')).to.equal(2);
       });
 
+      it('hands each job of a shared queue to one claimer of several, oldest first', async () => {
+        for (const i of range(10)) await s.jobs.insert(job(`j${i}`));
+        const taken = await Promise.all(
+          nodes.map(async (n, i) => {
+            const mine: string[] = [];
+            for (let row; (row = await n.jobs.claim({ owner: `node${i}`, now: 1_700_000_001, leaseS: 30 }));) mine.push(row.job_id);
+            return mine;
+          }),
+        );
+        expect(taken.flat().sort()).to.deep.equal(range(10).map((i) => `j${i}`));
+        for (const mine of taken) expect(mine).to.deep.equal([...mine].sort());
+        const rows = await s.jobs.list('t1', { limit: 20 });
+        expect(rows.every((r) => r.status === 'running' && r.attempts === 1)).to.equal(true);
+      });
+
+      it("gives a job whose holder's lease ran out to another node, from the start, and not before", async () => {
+        await s.jobs.insert(job('j1'));
+        const [a, b] = nodes as [Stores, Stores];
+        expect(await a.jobs.claim({ owner: 'A', now: 1_700_000_000, leaseS: 30 })).to.include({ job_id: 'j1', attempts: 1 });
+        await a.jobs.markPaused('j1', progress);
+        expect(await b.jobs.claim({ owner: 'B', now: 1_700_000_020, leaseS: 30 })).to.equal(undefined);
+        expect(await a.jobs.renew({ owner: 'A', now: 1_700_000_020, leaseS: 30 }, ['j1'])).to.deep.equal(['j1']);
+        expect(await b.jobs.claim({ owner: 'B', now: 1_700_000_040, leaseS: 30 })).to.equal(undefined);
+        const taken = await b.jobs.claim({ owner: 'B', now: 1_700_000_051, leaseS: 30 });
+        expect(taken).to.include({ job_id: 'j1', status: 'running', attempts: 2, steps_completed: 0, started_at: 1_700_000_051 });
+        expect(await a.jobs.renew({ owner: 'A', now: 1_700_000_052, leaseS: 30 }, ['j1'])).to.deep.equal([]);
+        expect(await a.jobs.claim({ owner: 'A', now: 1_700_000_060, leaseS: 30 })).to.equal(undefined);
+      });
+
       it('completes a job in the transaction that stores its outputs, and fails one with a problem', async () => {
         await s.jobs.insert(job('j1'));
         await s.jobs.insert(job('j2'));

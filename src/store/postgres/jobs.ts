@@ -1,7 +1,8 @@
 // Jobs over PostgreSQL (sim_jobs): every state change is one conditional UPDATE, durable when its
 // promise resolves; a transition whose starting state another node changed first changes nothing.
 import type { JobRow, Progress } from '../../jobs/job.js';
-import type { CompletedAt, FailedAt, JobStore, ListFilter, NewJob } from '../jobs.js';
+import type { CompletedAt, FailedAt, JobStore, Lease, ListFilter, NewJob } from '../jobs.js';
+import { claimableJobSql, claimSetSql } from '../sql.js';
 import type { Transaction } from '../transaction.js';
 import { asPgTx, type PgDatabase } from './db.js';
 
@@ -93,7 +94,8 @@ export class PgJobStore implements JobStore {
 
   async requeue(jobId: string): Promise<void> {
     await this.db.run(
-      `UPDATE sim_jobs SET status = 'queued', started_at = NULL, steps_completed = 0, elapsed_s = 0
+      `UPDATE sim_jobs SET status = 'queued', started_at = NULL, steps_completed = 0, elapsed_s = 0, lease_owner = NULL,
+         lease_expires_at = NULL
        WHERE job_id = $1 AND status IN ('queued', 'running')`,
       [jobId],
     );
@@ -101,5 +103,26 @@ export class PgJobStore implements JobStore {
 
   purgeTenant(tenantId: string): Promise<number> {
     return this.db.run('DELETE FROM sim_jobs WHERE tenant_id = $1', [tenantId]);
+  }
+
+  /** The oldest claimable row, locked; rows other claimers hold locked meanwhile are skipped, not waited for. */
+  claim(lease: Lease): Promise<JobRow | undefined> {
+    const p = { owner: '$1', until: '$2', now: '$3' };
+    return this.db.get<JobRow>(
+      `UPDATE sim_jobs SET ${claimSetSql(p)}
+       WHERE seq = (SELECT seq FROM sim_jobs WHERE ${claimableJobSql(p)} ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED)
+       RETURNING *`,
+      [lease.owner, lease.now + lease.leaseS, lease.now],
+    );
+  }
+
+  async renew(lease: Lease, jobIds: string[]): Promise<string[]> {
+    const rows = await this.db.all<{ job_id: string }>(
+      `UPDATE sim_jobs SET lease_expires_at = $2
+       WHERE lease_owner = $1 AND status IN ('queued', 'running') AND job_id = ANY($3::text[])
+       RETURNING job_id`,
+      [lease.owner, lease.now + lease.leaseS, jobIds],
+    );
+    return rows.map((r) => r.job_id);
   }
 }

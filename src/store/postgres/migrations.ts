@@ -126,7 +126,9 @@ export const PG_MIGRATIONS: Migration[] = [
         finished_at       DOUBLE PRECISION,
         outputs           TEXT,
         stats             TEXT,
-        error             TEXT
+        error             TEXT,
+        lease_owner       TEXT,
+        lease_expires_at  DOUBLE PRECISION
       );
       CREATE INDEX sim_jobs_tenant ON sim_jobs (tenant_id, seq);
       CREATE INDEX sim_jobs_pending ON sim_jobs (seq) WHERE status IN ('queued', 'running');
