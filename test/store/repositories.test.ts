@@ -112,6 +112,14 @@ for (const engine of ENGINES) {
         expect(await s.entries.find('t1', 'other', 'a')).to.equal(undefined);
       });
 
+      it('keeps every column of a row as written, infinite errors and a missing norm included', async () => {
+        const item = entry('inf', { x: [1, 2] });
+        item.row = { ...item.row, max_abs_error: Infinity, relative_error: Infinity, norm: null, max_rank_request: 7 };
+        const [row] = await s.entries.insert('t1', 'ns', [item], now);
+        expect(await nodes[1]!.entries.find('t1', 'ns', 'inf')).to.deep.equal(row);
+        expect(row).to.deep.include({ ...item.row, key: 'inf', version: 1 });
+      });
+
       it('lists the latest versions of keys with a prefix in byte order, metacharacters taken literally', async () => {
         const keys = ['a%b', 'a*c', 'a_b', 'ab', 'aé', 'aZ', 'B', 'a'];
         await s.entries.insert(

@@ -45,6 +45,11 @@ export class PgEntryStore implements EntryStore, EntrySearch {
     return new Set((await this.db.all<{ blob_id: string }>('SELECT blob_id FROM entries')).map((r) => r.blob_id));
   }
 
+  /**
+   * Four statements whatever the number of items: the key rows first, in key order (so two writes
+   * lock shared keys in the same order), each counter raised by its key's items at once; then every
+   * row, the live versions, and the metadata index.
+   */
   insert(
     tenantId: string,
     namespace: string,
@@ -53,12 +58,7 @@ export class PgEntryStore implements EntryStore, EntrySearch {
     also?: (tx: Transaction) => Promise<void>,
   ): Promise<EntryRow[]> {
     return this.db.tx(async (c) => {
-      const out: EntryRow[] = [];
-      for (const item of items) {
-        const row = await insertRow(c, tenantId, namespace, item, now());
-        await insertNames(c, row, item.metadata);
-        out.push(row);
-      }
+      const out = items.length > 0 ? await insertRows(c, tenantId, namespace, items, now()) : [];
       if (also) await also(asTransaction(c));
       return out;
     });
@@ -238,49 +238,71 @@ interface KeyToStamp {
 }
 
 /**
- * An entry's row, with the next version of its key: the UPSERT of the key row increments the counter
- * and holds the row's lock until commit, so a concurrent writer of the key waits and takes the next one.
+ * The rows of `items`, numbered: the UPSERT of each key row raises its counter by the key's items
+ * and holds the row's lock until commit, so a concurrent writer of the key waits and numbers after.
  */
-async function insertRow(c: PgTx, tenantId: string, namespace: string, item: NewEntry, createdAt: number): Promise<EntryRow> {
-  const where = [tenantId, namespace, item.key];
-  const { version } = (
-    await c.query<{ version: number }>(
-      `INSERT INTO entry_keys (tenant_id, namespace, key, last_version) VALUES ($1, $2, $3, 1)
-       ON CONFLICT (tenant_id, namespace, key) DO UPDATE SET last_version = entry_keys.last_version + 1
-       RETURNING last_version AS version`,
-      where,
-    )
-  ).rows[0]!;
-  const full: Omit<EntryRow, 'id'> = {
-    ...item.row,
-    tenant_id: tenantId,
-    namespace,
-    key: item.key,
-    version,
-    created_at: createdAt,
-    deleted_at: null,
-  };
-  const cols = Object.keys(full) as Array<keyof typeof full>;
-  const { id } = (
-    await c.query<{ id: number }>(
-      `INSERT INTO entries (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING id`,
-      cols.map((col) => full[col]),
-    )
-  ).rows[0]!;
-  await c.query('UPDATE entry_keys SET live_id = $4 WHERE tenant_id = $1 AND namespace = $2 AND key = $3', [...where, id]);
-  return { ...full, id };
+async function insertRows(c: PgTx, tenantId: string, namespace: string, items: NewEntry[], createdAt: number): Promise<EntryRow[]> {
+  const counts = new Map<string, number>();
+  for (const it of items) counts.set(it.key, (counts.get(it.key) ?? 0) + 1);
+  const keys = [...counts.keys()].sort();
+  const tops = await c.query<{ key: string; last_version: number }>(
+    `INSERT INTO entry_keys (tenant_id, namespace, key, last_version)
+     SELECT $1, $2, k, n FROM unnest($3::text[], $4::int[]) WITH ORDINALITY AS t (k, n, i) ORDER BY i
+     ON CONFLICT (tenant_id, namespace, key) DO UPDATE SET last_version = entry_keys.last_version + excluded.last_version
+     RETURNING key, last_version`,
+    [tenantId, namespace, keys, keys.map((k) => counts.get(k)!)],
+  );
+  // The first version each key's items take, in the order they come.
+  const next = new Map(tops.rows.map((r) => [r.key, r.last_version - counts.get(r.key)! + 1]));
+  const rows: Array<Omit<EntryRow, 'id'>> = items.map((it) => {
+    const version = next.get(it.key)!;
+    next.set(it.key, version + 1);
+    return { ...it.row, tenant_id: tenantId, namespace, key: it.key, version, created_at: createdAt, deleted_at: null };
+  });
+  const cols = Object.keys(rows[0]!) as Array<keyof (typeof rows)[number]>;
+  // Typed by the table's own row type, so no column's type is written twice.
+  const ids = await c.query<{ id: number; key: string; version: number }>(
+    `INSERT INTO entries (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM json_populate_recordset(NULL::entries, $1::json)
+     RETURNING id, key, version`,
+    [JSON.stringify(rows, finiteOrText)],
+  );
+  const idOf = new Map(ids.rows.map((r) => [`${r.version}:${r.key}`, r.id]));
+  const out = rows.map((r) => ({ ...r, id: idOf.get(`${r.version}:${r.key}`)! }));
+  // Each key's newest row is its live one (the lock taken above keeps any other write of the key out).
+  await c.query(
+    `UPDATE entry_keys k SET live_id = e.id FROM entries e
+     WHERE e.id = ANY($1::bigint[]) AND k.tenant_id = e.tenant_id AND k.namespace = e.namespace AND k.key = e.key
+       AND e.version = k.last_version`,
+    [out.map((r) => r.id)],
+  );
+  await insertNames(c, out, items);
+  return out;
 }
 
-/** Add an entry's top-level metadata values (canonical JSON) to the index, in one statement. */
-async function insertNames(c: PgTx, row: EntryRow, metadata: Record<string, unknown>): Promise<void> {
-  const names = Object.keys(metadata);
-  if (names.length === 0) return;
+/** Add the entries' top-level metadata values (canonical JSON) to the index, in one statement. */
+async function insertNames(c: PgTx, rows: EntryRow[], items: NewEntry[]): Promise<void> {
+  const ids: number[] = [];
+  const names: string[] = [];
+  const values: string[] = [];
+  rows.forEach((row, i) => {
+    const metadata = items[i]!.metadata;
+    for (const name of Object.keys(metadata)) {
+      ids.push(row.id);
+      names.push(name);
+      values.push(canonicalJson(metadata[name]));
+    }
+  });
+  if (ids.length === 0) return;
   await c.query(
     `INSERT INTO entry_metadata (entry_id, tenant_id, namespace, key, version, name, value_json)
-     SELECT $1, $2, $3, $4, $5, n, v FROM unnest($6::text[], $7::text[]) AS t (n, v)`,
-    [row.id, row.tenant_id, row.namespace, row.key, row.version, names, names.map((n) => canonicalJson(metadata[n]))],
+     SELECT e.id, e.tenant_id, e.namespace, e.key, e.version, t.n, t.v
+     FROM unnest($1::bigint[], $2::text[], $3::text[]) AS t (id, n, v) JOIN entries e ON e.id = t.id`,
+    [ids, names, values],
   );
 }
+
+/** JSON has no NaN or infinities: they travel as text, which a float column reads back as the same value. */
+const finiteOrText = (_key: string, v: unknown): unknown => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v);
 
 /** An SQL condition: the entry whose id is `idColumn` matches every pair (one primary-key probe each). */
 function matchCondition(pairs: Array<[string, string]>, idColumn: string, p: Params): string {
