@@ -274,6 +274,14 @@ for (const engine of ENGINES) {
     });
 
     describe('usage', () => {
+      it('takes the amounts when the write starts, after add() returned, so later ones can join it', async () => {
+        const amounts = [{ tenantId: 't1', period: '2026-11', bucket: 'put', milli: 5 }];
+        const written = s.usage.add(() => amounts, 1);
+        amounts.push({ tenantId: 't1', period: '2026-11', bucket: 'put', milli: 7 });
+        await written;
+        expect(await s.usage.totals('2026-11')).to.deep.equal(new Map([['t1', 12]]));
+      });
+
       it('adds the amounts of every node exactly', async () => {
         const flush = (n: Stores, milli: number) =>
           n.usage.add(

@@ -83,6 +83,16 @@ export class PgDatabase {
     }
   }
 
+  /** Run `fn` on a connection of its own once one is free (statements outside a transaction each commit). */
+  async connected<T>(fn: (c: PgTx) => Promise<T>): Promise<T> {
+    const c = await this.pool.connect();
+    try {
+      return await fn(c as PgTx);
+    } finally {
+      c.release();
+    }
+  }
+
   async ping(): Promise<void> {
     await this.pool.query('SELECT 1');
   }

@@ -30,23 +30,29 @@ export class PgUsageStore implements UsageStore {
     return new Map(rows.map((r) => [r.tenant_id, r.milli]));
   }
 
-  async add(take: () => Iterable<UsageAmount>): Promise<void> {
-    // Summed per row first: one INSERT ... ON CONFLICT may not change a row twice.
-    const sums = new Map<string, UsageAmount>();
-    for (const a of take()) {
-      const k = JSON.stringify([a.tenantId, a.period, a.bucket]);
-      const s = sums.get(k);
-      if (s) s.milli += a.milli;
-      else sums.set(k, { ...a });
-    }
-    if (sums.size === 0) return;
-    // In key order, so two nodes' flushes lock shared rows in the same order and never deadlock.
-    const rows = [...sums.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r);
-    await this.db.run(
-      `INSERT INTO gate_usage (tenant_id, period, bucket, cu_milli)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
-       ON CONFLICT (tenant_id, period, bucket) DO UPDATE SET cu_milli = gate_usage.cu_milli + excluded.cu_milli`,
-      [rows.map((r) => r.tenantId), rows.map((r) => r.period), rows.map((r) => r.bucket), rows.map((r) => r.milli)],
-    );
+  /**
+   * take() runs once a connection is free, never before add() has returned: amounts charged while
+   * the write waits join it (the meter relies on that), and amounts are taken exactly once.
+   */
+  add(take: () => Iterable<UsageAmount>): Promise<void> {
+    return this.db.connected(async (c) => {
+      // Summed per row first: one INSERT ... ON CONFLICT may not change a row twice.
+      const sums = new Map<string, UsageAmount>();
+      for (const a of take()) {
+        const k = JSON.stringify([a.tenantId, a.period, a.bucket]);
+        const s = sums.get(k);
+        if (s) s.milli += a.milli;
+        else sums.set(k, { ...a });
+      }
+      if (sums.size === 0) return;
+      // In key order, so two nodes' flushes lock shared rows in the same order and never deadlock.
+      const rows = [...sums.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r);
+      await c.query(
+        `INSERT INTO gate_usage (tenant_id, period, bucket, cu_milli)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
+         ON CONFLICT (tenant_id, period, bucket) DO UPDATE SET cu_milli = gate_usage.cu_milli + excluded.cu_milli`,
+        [rows.map((r) => r.tenantId), rows.map((r) => r.period), rows.map((r) => r.bucket), rows.map((r) => r.milli)],
+      );
+    });
   }
 }
