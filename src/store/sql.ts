@@ -28,3 +28,18 @@ export const claimableJobSql = (p: ClaimParams): string =>
 export const claimSetSql = (p: ClaimParams): string =>
   `status = 'running', lease_owner = ${p.owner}, lease_expires_at = ${p.until}, attempts = attempts + 1,
    started_at = ${p.now}, steps_completed = 0, elapsed_s = 0`;
+
+/**
+ * An SQL condition that holds when the entry whose id is `idColumn` matches every (name, canonical
+ * value) pair: one primary-key probe of entry_metadata (entry_id, name) per filter. `param` binds a
+ * value and returns its placeholder, in the order the placeholders appear.
+ */
+export function metadataMatchSql(pairs: Array<[string, string]>, idColumn: string, param: (value: string) => string): string {
+  const sql = pairs
+    .map(
+      ([name, value]) =>
+        `EXISTS (SELECT 1 FROM entry_metadata m WHERE m.entry_id = ${idColumn} AND m.name = ${param(name)} AND m.value_json = ${param(value)})`,
+    )
+    .join(' AND ');
+  return sql || '1 = 1';
+}

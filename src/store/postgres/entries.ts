@@ -17,7 +17,7 @@ import type {
   StorageRef,
 } from '../entries.js';
 import { filterPairs, type Filters } from '../filters.js';
-import { OPERAND_BYTES_SQL, STORED_BYTES_SQL } from '../sql.js';
+import { metadataMatchSql, OPERAND_BYTES_SQL, STORED_BYTES_SQL } from '../sql.js';
 import type { Transaction } from '../transaction.js';
 import { asTransaction, type PgDatabase, type PgTx } from './db.js';
 import { canonicalJson } from '../../entries/entry.js';
@@ -180,7 +180,7 @@ export class PgEntryStore implements EntryStore, EntrySearch {
        FROM entry_keys k JOIN entries e ON e.id = k.live_id
        WHERE k.tenant_id = ${p.add(tenantId)} AND k.namespace = ${p.add(namespace)} AND e.shape = ${p.add(like.shape)}
          AND e.layout = ${p.add(like.layout)} AND e.norm IS NOT NULL AND k.key IS DISTINCT FROM ${p.add(excludeKey)}
-         AND ${matchCondition(filterPairs(filters), 'e.id', p)}
+         AND ${metadataMatchSql(filterPairs(filters), 'e.id', (v) => p.add(v))}
        ORDER BY k.key`;
     return this.db.all<CandidateRow>(sql, p.values);
   }
@@ -213,7 +213,7 @@ export class PgEntryStore implements EntryStore, EntrySearch {
                  JOIN entry_keys k ON k.tenant_id = m0.tenant_id AND k.namespace = m0.namespace AND k.key = m0.key
                  WHERE m0.tenant_id = ${p.add(tenantId)} AND m0.namespace = ${p.add(namespace)}
                    AND m0.name = ${p.add(first[0])} AND m0.value_json = ${p.add(first[1])}
-                   AND k.live_id = m0.entry_id AND ${matchCondition(rest, 'm0.entry_id', p)}`;
+                   AND k.live_id = m0.entry_id AND ${metadataMatchSql(rest, 'm0.entry_id', (v) => p.add(v))}`;
     }
     const n = p.values.length;
     const [rows, count] = await Promise.all([
@@ -303,14 +303,3 @@ async function insertNames(c: PgTx, rows: EntryRow[], items: NewEntry[]): Promis
 
 /** JSON has no NaN or infinities: they travel as text, which a float column reads back as the same value. */
 const finiteOrText = (_key: string, v: unknown): unknown => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v);
-
-/** An SQL condition: the entry whose id is `idColumn` matches every pair (one primary-key probe each). */
-function matchCondition(pairs: Array<[string, string]>, idColumn: string, p: Params): string {
-  const sql = pairs
-    .map(
-      ([name, value]) =>
-        `EXISTS (SELECT 1 FROM entry_metadata m WHERE m.entry_id = ${idColumn} AND m.name = ${p.add(name)} AND m.value_json = ${p.add(value)})`,
-    )
-    .join(' AND ');
-  return sql || 'TRUE';
-}

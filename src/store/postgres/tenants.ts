@@ -1,21 +1,11 @@
 // Tenants over PostgreSQL (gate_tenants). A change locks the tenant's row (SELECT ... FOR UPDATE), so
 // two nodes changing one tenant apply their patches one after the other, each to the row the other left.
-import {
-  TENANT_PATCH_COLUMNS,
-  type NewTenantRow,
-  type TenantChange,
-  type TenantPatch,
-  type TenantRow,
-  type TenantStore,
-} from '../tenants.js';
+import { settableColumns, type NewTenantRow, type TenantChange, type TenantPatch, type TenantRow, type TenantStore } from '../tenants.js';
 import { isUniqueViolation, type PgDatabase, type PgTx } from './db.js';
 
 const COLUMNS = `tenant_id, plan, namespaces, email, active, key_hash, rate_limit_requests,
   rate_limit_window_s, monthly_quota, storage_quota_bytes, created_at, key_rotated_at, deactivated_at, purge_after`;
 const SELECT = `SELECT ${COLUMNS} FROM gate_tenants`;
-
-/** The columns a TenantPatch may name: the SQL is built from these names only. */
-const PATCHABLE: ReadonlySet<string> = new Set(TENANT_PATCH_COLUMNS);
 
 const lockRow = async (c: PgTx, tenantId: string): Promise<TenantRow | undefined> =>
   (await c.query<TenantRow>(`${SELECT} WHERE tenant_id = $1 FOR UPDATE`, [tenantId])).rows[0];
@@ -60,7 +50,7 @@ export class PgTenantStore implements TenantStore {
       const current = await lockRow(c, tenantId);
       if (!current) return { missing: true };
       if (current.active === 0) return { inactive: true };
-      const set = Object.entries(patch(current) ?? {}).filter(([col]) => PATCHABLE.has(col));
+      const set = settableColumns(patch(current));
       if (set.length > 0) {
         await c.query(`UPDATE gate_tenants SET ${set.map(([col], i) => `${col} = $${i + 2}`).join(', ')} WHERE tenant_id = $1`, [
           tenantId,
