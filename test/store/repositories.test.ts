@@ -7,8 +7,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { NewEntry } from '../../src/store/entries.js';
-import { openPgStores } from '../../src/store/postgres/index.js';
-import { openSqliteStores } from '../../src/store/sqlite/index.js';
+import { MIGRATIONS as SQLITE_MIGRATIONS, openSqliteStores, type SqliteStores } from '../../src/store/sqlite/index.js';
+import { openPgStores, type PgStores } from '../../src/store/postgres/index.js';
+import { PG_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import type { Stores } from '../../src/store/stores.js';
 import { TEST_DATABASE_URL, testDatabase } from '../helpers/pg.js';
 
@@ -17,7 +18,11 @@ interface Engine {
   available: boolean;
   /** A fresh, empty database; `open` opens one more node over it. */
   create(): Promise<{ open(): Promise<Stores>; destroy(): Promise<void> }>;
+  /** The rows of schema_migrations ("component@version"), as a node reads them. */
+  applied(node: Stores): Promise<string[]>;
 }
+
+const APPLIED = "SELECT component || '@' || version AS m FROM schema_migrations ORDER BY component, version";
 
 const ENGINES: Engine[] = [
   {
@@ -30,6 +35,7 @@ const ENGINES: Engine[] = [
         destroy: () => rm(dir, { recursive: true, force: true }),
       };
     },
+    applied: async (node) => (await (node as SqliteStores).db.all<{ m: string }>(APPLIED)).map((r) => r.m),
   },
   {
     name: 'PostgreSQL',
@@ -38,6 +44,7 @@ const ENGINES: Engine[] = [
       const db = await testDatabase();
       return { open: () => openPgStores(db.url), destroy: () => db.drop() };
     },
+    applied: async (node) => (await (node as PgStores).db.all<{ m: string }>(APPLIED)).map((r) => r.m),
   },
 ];
 
@@ -98,6 +105,14 @@ for (const engine of ENGINES) {
     afterEach(async () => {
       await Promise.all(nodes.map((n) => n.close()));
       await database.destroy();
+    });
+
+    it('applies each migration once when several nodes start at once, and none when one starts again', async () => {
+      const all = (engine.name === 'SQLite' ? SQLITE_MIGRATIONS : PG_MIGRATIONS).map((m) => `${m.component}@${m.version}`).sort();
+      expect(await engine.applied(s)).to.deep.equal(all);
+      const again = await database.open();
+      nodes.push(again);
+      expect(await engine.applied(again)).to.deep.equal(all);
     });
 
     describe('entries', () => {
