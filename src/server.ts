@@ -119,7 +119,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   // Every repository (entries, tenants, usage, jobs) over PostgreSQL when SVC_GATE_DATABASE_URL is set,
   // else over one SQLite file in the data dir; either schema is migrated on open.
   const dbFile = path.join(config.dataDir, 'ttstore.db');
-  const stores = config.databaseUrl ? await openPgStores(config.databaseUrl) : await openSqliteStores(dbFile, log);
+  const stores = config.databaseUrl ? await openPgStores(config.databaseUrl, log) : await openSqliteStores(dbFile, log);
 
   // gate: registry + limiter + meter; tenantGate goes first on every /v1 route
   const gate = await createGate({ tenants: stores.tenants, usage: stores.usage, config, log, metrics: metrics.registry });

@@ -5,6 +5,11 @@ import type { JobStore } from './jobs.js';
 import type { TenantStore } from './tenants.js';
 import type { UsageStore } from './usage.js';
 
+/** Where a store reports what it could not do and will retry or leave for the next start. */
+export interface StoreLogger {
+  error(obj: object, msg: string): void;
+}
+
 export interface Stores {
   entries: EntryStore & EntrySearch;
   tenants: TenantStore;

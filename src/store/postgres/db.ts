@@ -4,6 +4,7 @@
 // process-local queue: every node runs the same statements against the same rows.
 import pg from 'pg';
 import { pendingMigrations, type Migration } from '../migration.js';
+import type { StoreLogger } from '../stores.js';
 import type { Transaction } from '../transaction.js';
 
 /** Statements inside a transaction (one pooled connection between BEGIN and COMMIT). */
@@ -33,10 +34,10 @@ export class PgDatabase {
   private constructor(private readonly pool: pg.Pool) {}
 
   /** Connect and apply pending migrations (one node at a time, under an advisory lock). */
-  static async open(url: string, migrations: Migration[], poolSize = 10): Promise<PgDatabase> {
+  static async open(url: string, migrations: Migration[], log: StoreLogger, poolSize = 10): Promise<PgDatabase> {
     const pool = new pg.Pool({ connectionString: url, max: poolSize, types: TYPES });
     // An idle connection that the server drops must not crash the process; the next query reconnects.
-    pool.on('error', () => undefined);
+    pool.on('error', (err) => log.error({ err }, 'an idle PostgreSQL connection failed; it is replaced'));
     try {
       await migrate(pool, migrations);
     } catch (err) {

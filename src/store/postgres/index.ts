@@ -1,6 +1,6 @@
 // Every repository over one PostgreSQL database shared by several nodes (SVC_GATE_DATABASE_URL), its
 // schema migrated on open under an advisory lock.
-import type { Stores } from '../stores.js';
+import type { StoreLogger, Stores } from '../stores.js';
 import { PgDatabase } from './db.js';
 import { PgEntryStore } from './entries.js';
 import { PgJobStore } from './jobs.js';
@@ -13,8 +13,8 @@ export interface PgStores extends Stores {
 }
 
 /** Connect to `url`, migrate its schema, and open the repositories over it. */
-export async function openPgStores(url: string, poolSize?: number): Promise<PgStores> {
-  const db = await PgDatabase.open(url, PG_MIGRATIONS, poolSize);
+export async function openPgStores(url: string, log: StoreLogger = { error() {} }, poolSize?: number): Promise<PgStores> {
+  const db = await PgDatabase.open(url, PG_MIGRATIONS, log, poolSize);
   return {
     db,
     entries: new PgEntryStore(db),

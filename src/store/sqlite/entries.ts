@@ -22,6 +22,7 @@ import type {
   StorageRef,
 } from '../entries.js';
 import { STORED_BYTES_SQL } from '../sql.js';
+import type { StoreLogger } from '../stores.js';
 import type { Transaction } from '../transaction.js';
 import { listCandidates, searchMetadata, storageRefs } from './candidates.js';
 import { asTransaction, type Database, type Tx } from './db.js';
@@ -34,10 +35,6 @@ const laneOf = (tenantId: string): string => `tenant:${tenantId}`;
 
 /** SQL: the `entries` row under `alias` is not one of a write still in progress (entry_staged). */
 const notStaged = (alias: string): string => `NOT EXISTS (SELECT 1 FROM entry_staged s WHERE s.id = ${alias}.id)`;
-
-export interface StoreLogger {
-  error(obj: object, msg: string): void;
-}
 
 export class SqliteEntryStore implements EntryStore, EntrySearch {
   constructor(
