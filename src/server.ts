@@ -161,7 +161,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     async charge(tenantId) {
       const tenant = gate.registry.get(tenantId);
       if (!tenant) throw new ProblemError(404, 'not_found', `no tenant ${tenantId}`);
-      const reservation = gate.meter.reserve(tenant, 'simulation_run', effectiveQuota(tenant, config));
+      const reservation = await gate.meter.reserve(tenant, 'simulation_run', effectiveQuota(tenant, config));
       gate.metrics.cuCharged.add('simulation_run', reservation.milli);
       await gate.meter.charge([reservation]);
     },

@@ -105,6 +105,21 @@ export const PG_MIGRATIONS: Migration[] = [
     `,
   },
   {
+    component: 'gate',
+    version: 2,
+    // CU held for requests in progress on any node (UsageStore.hold); expires_at in unix ms.
+    sql: `
+      CREATE TABLE gate_quota_holds (
+        id         BIGSERIAL PRIMARY KEY,
+        tenant_id  TEXT NOT NULL,
+        period     TEXT NOT NULL,
+        milli      BIGINT NOT NULL,
+        expires_at DOUBLE PRECISION NOT NULL
+      );
+      CREATE INDEX gate_quota_holds_tenant ON gate_quota_holds (tenant_id, period);
+    `,
+  },
+  {
     component: 'jobs',
     version: 1,
     sql: `
