@@ -325,38 +325,64 @@ for (const engine of ENGINES) {
         expect(await s.usage.ofTenant('t2', '2026-11')).to.deep.equal([{ tenantId: 't2', period: '2026-11', bucket: 'query', milli: 30 }]);
         expect(await s.usage.ofPeriod('2026-10')).to.deep.equal([]);
       });
-
-      const hold = (n: Stores, milli: number, quotaMilli: number, expiresAt = Date.now() + 60_000) =>
-        n.usage.hold({ tenantId: 't1', period: '2026-11', milli, quotaMilli, expiresAt }, Date.now());
-
-      it('grants concurrent holds from every node up to the quota exactly, never past it', async () => {
-        // 3 nodes x 20 holds of 7 against 300: demand 420, and 300 is not a multiple of 7.
-        const ids = await Promise.all(nodes.flatMap((n) => range(20).map(() => hold(n, 7, 300))));
-        const granted = ids.filter((id) => id !== null);
-        expect(granted.length).to.equal(Math.floor(300 / 7));
-        expect(new Set(granted).size).to.equal(granted.length);
-        // Usage counts too: with 294 held, 6 is all that is left.
-        await s.usage.add(() => [{ tenantId: 't1', period: '2026-11', bucket: 'put', milli: 6 }], 1);
-        expect(await hold(nodes[1]!, 1, 300)).to.equal(null);
-      });
-
-      it('frees a hold when it is dropped, charged (in the same write) or expired', async () => {
-        const a = await hold(nodes[0]!, 60, 100);
-        expect(a).to.be.a('string');
-        expect(await hold(nodes[1]!, 50, 100)).to.equal(null);
-        await nodes[0]!.usage.unhold(a!);
-        const b = await hold(nodes[1]!, 50, 100);
-        expect(b).to.be.a('string');
-        // Charged: the 50 move from the hold to usage, so 50 more fit and no more.
-        await nodes[1]!.usage.add(() => [{ tenantId: 't1', period: '2026-11', bucket: 'put', milli: 50, settles: [b!] }], 1);
-        expect(await s.usage.totals('2026-11')).to.deep.equal(new Map([['t1', 50]]));
-        expect(await hold(nodes[2]!, 40, 100, Date.now() + 1)).to.be.a('string');
-        await new Promise((r) => setTimeout(r, 5));
-        // The 40 expired (a node died mid-request): 50 fit again, then nothing.
-        expect(await hold(nodes[0]!, 50, 100)).to.be.a('string');
-        expect(await hold(nodes[2]!, 1, 100)).to.equal(null);
-      });
     });
+
+    // CU (usage) and stored bytes (entries) are held the same way; `use` turns a hold into usage.
+    const QUOTAS = [
+      {
+        name: 'CU',
+        hold: (n: Stores, amount: number, quota: number, expiresAt: number) =>
+          n.usage.hold({ tenantId: 't1', period: '2026-11', milli: amount, quotaMilli: quota, expiresAt }, Date.now()),
+        unhold: (n: Stores, id: string) => n.usage.unhold(id),
+        // The charge drops its holds in the write that adds the usage.
+        use: (n: Stores, amount: number, settles: string[]) =>
+          n.usage.add(() => [{ tenantId: 't1', period: '2026-11', bucket: 'put', milli: amount, settles }], 1),
+      },
+      {
+        name: 'storage',
+        hold: (n: Stores, amount: number, quota: number, expiresAt: number) =>
+          n.entries.holdStorage({ tenantId: 't1', bytes: amount, quotaBytes: quota, expiresAt }, Date.now()),
+        unhold: (n: Stores, id: string) => n.entries.unholdStorage(id),
+        // The write commits, then drops its holds (both counted for a moment).
+        use: async (n: Stores, amount: number, settles: string[]) => {
+          await n.entries.insert('t1', 'ns', [entry(`k${++blobSeq}`, {}, amount)], now);
+          for (const id of settles) await n.entries.unholdStorage(id);
+        },
+      },
+    ];
+
+    for (const q of QUOTAS) {
+      describe(`${q.name} quota holds`, () => {
+        const hold = (n: Stores, amount: number, quota: number, expiresAt = Date.now() + 60_000) => q.hold(n, amount, quota, expiresAt);
+
+        it('grants concurrent holds from every node up to the quota exactly, never past it', async () => {
+          // 3 nodes x 20 holds of 7 against 300: demand 420, and 300 is not a multiple of 7.
+          const ids = await Promise.all(nodes.flatMap((n) => range(20).map(() => hold(n, 7, 300))));
+          const granted = ids.filter((id) => id !== null);
+          expect(granted.length).to.equal(Math.floor(300 / 7));
+          expect(new Set(granted).size).to.equal(granted.length);
+          // Usage counts too: 294 held and 6 used leave nothing.
+          await q.use(s, 6, []);
+          expect(await hold(nodes[1]!, 1, 300)).to.equal(null);
+        });
+
+        it('frees a hold when it is dropped, used or expired', async () => {
+          const a = await hold(nodes[0]!, 60, 100);
+          expect(a).to.be.a('string');
+          expect(await hold(nodes[1]!, 50, 100)).to.equal(null);
+          await q.unhold(nodes[0]!, a!);
+          const b = await hold(nodes[1]!, 50, 100);
+          expect(b).to.be.a('string');
+          // Used: the 50 move from the hold to usage, so 50 more fit and no more.
+          await q.use(nodes[1]!, 50, [b!]);
+          expect(await hold(nodes[2]!, 40, 100, Date.now() + 1)).to.be.a('string');
+          await new Promise((r) => setTimeout(r, 5));
+          // The 40 expired (a node died mid-request): 50 fit again, then nothing.
+          expect(await hold(nodes[0]!, 50, 100)).to.be.a('string');
+          expect(await hold(nodes[2]!, 1, 100)).to.equal(null);
+        });
+      });
+    }
 
     describe('jobs', () => {
       const job = (jobId: string, tenantId = 't1') => ({

@@ -14,6 +14,7 @@ import type {
   PurgedEntry,
   PurgeScope,
   SearchRow,
+  StorageHold,
   StorageRef,
 } from '../entries.js';
 import { filterPairs, type Filters } from '../filters.js';
@@ -32,7 +33,31 @@ class Params {
 }
 
 export class PgEntryStore implements EntryStore, EntrySearch {
+  readonly shared = true;
+
   constructor(private readonly db: PgDatabase) {}
+
+  async holdStorage(h: StorageHold, now: number): Promise<string | null> {
+    return this.db.tx(async (c) => {
+      // Holds of one tenant are decided one at a time, across every node.
+      await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [JSON.stringify(['storage', h.tenantId])]);
+      await c.query('DELETE FROM storage_holds WHERE tenant_id = $1 AND expires_at <= $2', [h.tenantId, now]);
+      const res = await c.query<{ id: string }>(
+        `INSERT INTO storage_holds (tenant_id, bytes, expires_at)
+         SELECT $1::text, $2::bigint, $3::double precision
+         WHERE (SELECT COALESCE(SUM(${STORED_BYTES_SQL}), 0) FROM entries WHERE tenant_id = $1)
+             + (SELECT COALESCE(SUM(bytes), 0) FROM storage_holds WHERE tenant_id = $1)
+             + $2::bigint <= $4::bigint
+         RETURNING id`,
+        [h.tenantId, h.bytes, h.expiresAt, h.quotaBytes],
+      );
+      return res.rows[0] ? String(res.rows[0].id) : null;
+    });
+  }
+
+  async unholdStorage(id: string): Promise<void> {
+    await this.db.run('DELETE FROM storage_holds WHERE id = $1', [id]);
+  }
 
   async storedBytesByTenant(): Promise<Array<{ tenantId: string; bytes: number }>> {
     const rows = await this.db.all<{ tenant_id: string; bytes: number }>(

@@ -75,6 +75,20 @@ export const PG_MIGRATIONS: Migration[] = [
     `,
   },
   {
+    component: 'entries',
+    version: 2,
+    // Bytes held for writes in progress on any node (EntryStore.holdStorage); expires_at in unix ms.
+    sql: `
+      CREATE TABLE storage_holds (
+        id         BIGSERIAL PRIMARY KEY,
+        tenant_id  TEXT NOT NULL,
+        bytes      BIGINT NOT NULL,
+        expires_at DOUBLE PRECISION NOT NULL
+      );
+      CREATE INDEX storage_holds_tenant ON storage_holds (tenant_id);
+    `,
+  },
+  {
     component: 'gate',
     version: 1,
     sql: `

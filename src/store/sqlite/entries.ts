@@ -19,6 +19,7 @@ import type {
   PurgedEntry,
   PurgeScope,
   SearchRow,
+  StorageHold,
   StorageRef,
 } from '../entries.js';
 import { STORED_BYTES_SQL } from '../sql.js';
@@ -37,10 +38,33 @@ const laneOf = (tenantId: string): string => `tenant:${tenantId}`;
 const notStaged = (alias: string): string => `NOT EXISTS (SELECT 1 FROM entry_staged s WHERE s.id = ${alias}.id)`;
 
 export class SqliteEntryStore implements EntryStore, EntrySearch {
+  // One process owns the file: the service's ledger in memory sees every write.
+  readonly shared = false;
+
   constructor(
     private readonly db: Database,
     private readonly log: StoreLogger = { error() {} },
   ) {}
+
+  holdStorage(h: StorageHold, now: number): Promise<string | null> {
+    // The single writer decides holds one at a time, across every connection to the file.
+    return this.db.write(async (tx) => {
+      await tx.run('DELETE FROM storage_holds WHERE tenant_id = ? AND expires_at <= ?', [h.tenantId, now]);
+      const r = await tx.run(
+        `INSERT INTO storage_holds (tenant_id, bytes, expires_at)
+         SELECT ?1, ?2, ?3
+         WHERE (SELECT COALESCE(SUM(${STORED_BYTES_SQL}), 0) FROM entries WHERE tenant_id = ?1)
+             + (SELECT COALESCE(SUM(bytes), 0) FROM storage_holds WHERE tenant_id = ?1)
+             + ?2 <= ?4`,
+        [h.tenantId, h.bytes, h.expiresAt, h.quotaBytes],
+      );
+      return r.changes === 1 ? String(r.lastID) : null;
+    });
+  }
+
+  async unholdStorage(id: string): Promise<void> {
+    await this.db.write((tx) => tx.run('DELETE FROM storage_holds WHERE id = ?', [Number(id)]));
+  }
 
   async storedBytesByTenant(): Promise<Array<{ tenantId: string; bytes: number }>> {
     const rows = await this.db.all<{ tenant_id: string; bytes: number }>(
