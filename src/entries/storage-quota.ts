@@ -10,6 +10,7 @@
 // bytes at once. The hold is dropped after the commit (both counted for a moment: never too little).
 import { ProblemError } from '../http/errors.js';
 import type { StorageHold } from '../store/entries.js';
+import { QUOTA_HOLD_TTL_MS } from '../store/stores.js';
 import type { EntryRow } from './entry.js';
 
 /** The bytes an entry stores: its cores when compressed, else its data (the stores sum the same rule). */
@@ -32,9 +33,6 @@ export interface StorageHolds {
   holdStorage(h: StorageHold, now: number): Promise<string | null>;
   unholdStorage(id: string): Promise<void>;
 }
-
-/** How long a hold outlives its write at most: a node that died mid-write frees its holds then. */
-const HOLD_TTL_MS = 15 * 60_000;
 
 /** A tenant's quota in bytes; null: unlimited. */
 export type StorageQuotaOf = (tenantId: string) => number | null;
@@ -86,7 +84,7 @@ export class StorageLedger {
     if (this.holds === null || quota === null) return local;
     try {
       const now = Date.now();
-      local.hold = await this.holds.holdStorage({ tenantId, bytes, quotaBytes: quota, expiresAt: now + HOLD_TTL_MS }, now);
+      local.hold = await this.holds.holdStorage({ tenantId, bytes, quotaBytes: quota, expiresAt: now + QUOTA_HOLD_TTL_MS }, now);
     } catch (err) {
       this.release(local);
       throw err;

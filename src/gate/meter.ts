@@ -15,14 +15,12 @@
 // requests it covers.
 import { ProblemError } from '../http/errors.js';
 import type { Logger } from '../runtime/log.js';
+import { QUOTA_HOLD_TTL_MS } from '../store/stores.js';
 import type { UsageStore } from '../store/usage.js';
 import { BREAKDOWN_KEYS, OPERATIONS, type BreakdownKey, type Operation } from './operations.js';
 import type { TenantRecord } from './registry.js';
 
 export const MILLI = 1000;
-
-/** How long a hold in a shared store outlives its request at most: a node that died frees its holds then. */
-const HOLD_TTL_MS = 15 * 60_000;
 
 let cachedPeriod = '';
 let cachedUntil = 0; // unix ms at which cachedPeriod ends
@@ -125,7 +123,10 @@ export class Meter {
     let hold: string | null;
     try {
       const now = Date.now();
-      hold = await this.store.hold({ tenantId: tenant.tenantId, period: u.period, milli, quotaMilli, expiresAt: now + HOLD_TTL_MS }, now);
+      hold = await this.store.hold(
+        { tenantId: tenant.tenantId, period: u.period, milli, quotaMilli, expiresAt: now + QUOTA_HOLD_TTL_MS },
+        now,
+      );
     } catch (err) {
       this.release(local);
       throw err;
