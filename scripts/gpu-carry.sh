@@ -36,7 +36,7 @@ fi
 
 cp -r node_modules/node-api-headers/include "$CARRY/node-api"
 
-# The dependency closure of package.json's dependencies and EXTRA_PACKAGES, resolved as Node resolves
+# The dependency closure of package.json's dependencies (but the scale-out clients) and EXTRA_PACKAGES, resolved as Node resolves
 # them (nearest node_modules upwards), copied with the same nesting.
 node --input-type=module - "$CARRY" "${EXTRA_PACKAGES[@]}" <<'EOF'
 import { cpSync, existsSync, readFileSync } from 'node:fs';
@@ -53,6 +53,9 @@ const find = (from, name) => {
 };
 // sqlite3's own dependencies that only install it (download or compile its binding), never load it.
 const installOnly = new Set(['sqlite3/prebuild-install', 'sqlite3/tar', 'sqlite3/node-gyp', 'sqlite3/node-addon-api']);
+// The clients of the scale-out engines (PostgreSQL, Redis, S3): the server loads them only when their
+// variable is set, which the GPU check never does.
+const scaleOutOnly = new Set(['pg', 'ioredis', '@aws-sdk/client-s3']);
 const seen = new Set();
 const visit = (from, name, optional) => {
   const dir = find(from, name);
@@ -67,7 +70,7 @@ const visit = (from, name, optional) => {
   for (const dep of Object.keys(p.dependencies ?? {}).filter(wanted)) visit(dir, dep, false);
   for (const dep of Object.keys(p.optionalDependencies ?? {}).filter(wanted)) visit(dir, dep, true);
 };
-for (const dep of [...Object.keys(pkg(root).dependencies), ...extra]) visit(root, dep, false);
+for (const dep of [...Object.keys(pkg(root).dependencies).filter((d) => !scaleOutOnly.has(d)), ...extra]) visit(root, dep, false);
 // A nested package is copied with its parent's folder tree, so copy outermost first and skip nested.
 const dirs = [...seen].sort();
 for (const dir of dirs) {

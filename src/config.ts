@@ -81,6 +81,13 @@ export const SPECS = {
   ),
   port: intVar('SVC_GATE_PORT', 8080, 0, 65535, 'TCP port (0: any free port, logged at start)'),
   dataDir: stringVar('SVC_GATE_DATA_DIR', './data', 'Directory of the SQLite database and blob files'),
+  databaseUrl: stringVar(
+    'SVC_GATE_DATABASE_URL',
+    undefined,
+    'Metadata in PostgreSQL (postgres://user:password@host:port/db); unset: SQLite in the data dir',
+    (v) => (/^postgres(ql)?:\/\/[^\s]+$/.test(v) ? null : 'must be a postgres:// URL'),
+    true,
+  ),
   serviceKey: stringVar(
     'SVC_GATE_ENGINE_SERVICE_KEY',
     undefined,

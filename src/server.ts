@@ -24,9 +24,6 @@ import { registerConsoleRoutes } from './routes/console/routes.js';
 // storage (entries): blob store, service, routes
 import { EntryService, type EntryChange } from './entries/service.js';
 import { openBlobStore } from './store/open-blobs.js';
-import { connectOrExplain, connectRedis } from './store/redis/connect.js';
-import { RedisBus } from './store/redis/bus.js';
-import { RedisRateWindows } from './store/redis/rate-windows.js';
 import { VERSION } from './runtime/version.js';
 import { BufferPool } from './runtime/buffer-pool.js';
 // gate: tenants, keys, rate limits, metering; admin routes
@@ -144,15 +141,18 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const engine = instrumentEngine(nativeEngine, metrics.engine, log);
   if (config.engineThreads > 0) setThreads(config.engineThreads);
 
-  // Every repository (entries, tenants, usage, jobs) over one SQLite file, its schema migrated on open.
+  // Every repository (entries, tenants, usage, jobs) over PostgreSQL when SVC_GATE_DATABASE_URL is set,
+  // else over one SQLite file in the data dir; either schema is migrated on open.
   const dbFile = path.join(config.dataDir, 'ttstore.db');
-  const stores = await openSqliteStores(dbFile, log);
+  // The clients of PostgreSQL, Redis and S3 load only when their variable is set: one node loads none.
+  const stores = config.databaseUrl
+    ? await (await import('./store/postgres/index.js')).openPgStores(config.databaseUrl, log)
+    : await openSqliteStores(dbFile, log);
 
   // cluster (SVC_GATE_REDIS_URL): rate limits shared by every node, and a bus on which each node announces
   // its tenant and entry changes so the others reload or drop what they cache of them.
-  const redis = config.redisUrl ? connectRedis(config.redisUrl, 'commands', log) : null;
-  const bus = config.redisUrl && redis ? new RedisBus(redis, connectRedis(config.redisUrl, 'bus', log), log) : null;
-  if (redis) await connectOrExplain(redis);
+  const shared = config.redisUrl ? await (await import('./store/redis/open.js')).openRedis(config.redisUrl, log) : null;
+  const bus = shared?.bus ?? null;
 
   // gate: registry + limiter + meter; tenantGate goes first on every /v1 route
   const gate = await createGate({
@@ -161,7 +161,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     config,
     log,
     metrics: metrics.registry,
-    limiter: redis ? new RedisRateWindows(redis) : undefined,
+    limiter: shared?.limiter,
     announce: bus ? () => bus.publish('tenants') : undefined,
   });
 
@@ -222,7 +222,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     async charge(tenantId) {
       const tenant = gate.registry.get(tenantId);
       if (!tenant) throw new ProblemError(404, 'not_found', `no tenant ${tenantId}`);
-      const reservation = gate.meter.reserve(tenant, 'simulation_run', effectiveQuota(tenant, config));
+      const reservation = await gate.meter.reserve(tenant, 'simulation_run', effectiveQuota(tenant, config));
       gate.metrics.cuCharged.add('simulation_run', reservation.milli);
       await gate.meter.charge([reservation]);
     },
@@ -313,10 +313,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         await jobsStopped;
         entries.stop();
         purger.stop();
-        await stores.close(); // waits for queued writes (metered CU among them), then closes SQLite
+        await stores.close(); // waits for queued writes (metered CU among them), then closes the metadata store
         opened.close();
-        await bus?.close();
-        redis?.disconnect();
+        await shared?.close();
       })();
       return closing;
     },

@@ -123,7 +123,9 @@ export class EntryService {
     this.now = opts.now ?? (() => Date.now() / 1000);
     this.admission = opts.admission ?? new EngineAdmission();
     this.cache = new RowCache(opts.rowCacheRows ?? 20000);
-    this.storage = new StorageLedger(opts.storageQuota);
+    this.storage = new StorageLedger(opts.storageQuota, opts.store.shared ? opts.store : null, (err) =>
+      opts.log.error({ err }, 'could not drop a storage hold'),
+    );
   }
 
   /**
@@ -241,7 +243,7 @@ export class EntryService {
     }
     const storedCoreBytes = rep.compressed ? coreBytes(rep.tt) : 0;
     const blobKind = rep.compressed ? 'cores' : 'raw';
-    const reservation = this.storage.reserve(
+    const reservation = await this.storage.reserve(
       tenantId,
       storedBytesOf({ blob_kind: blobKind, stored_core_bytes: storedCoreBytes, original_bytes: payload.data.length }),
     );
@@ -303,7 +305,7 @@ export class EntryService {
    * are reserved at once, before any blob is written.
    */
   async putCores(tenantId: string, namespace: string, items: CoresInput[]): Promise<EntryRow[]> {
-    const reservation = this.storage.reserve(
+    const reservation = await this.storage.reserve(
       tenantId,
       items.reduce((sum, it) => sum + coreBytes(it.tt), 0),
     );
@@ -323,7 +325,7 @@ export class EntryService {
    * not yet visible, the bytes reserved. Simulation outputs that a solver produced as trains go through here.
    */
   async prepareCores(tenantId: string, it: CoresInput): Promise<PreparedEntry> {
-    const reservation = this.storage.reserve(tenantId, coreBytes(it.tt));
+    const reservation = await this.storage.reserve(tenantId, coreBytes(it.tt));
     try {
       return await this.writeCores(it, reservation);
     } catch (err) {

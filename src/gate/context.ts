@@ -18,9 +18,10 @@ export interface Authorizer {
    * Call once per request, after the request was validated and before any work: checks the
    * namespace ACL (403 namespace_forbidden; pass null for operations without a namespace) and
    * reserves the operation's CU against the monthly quota (402 quota_exceeded). The reservation is
-   * charged when the response is 2xx and released otherwise. Synchronous: it throws the problem.
+   * charged when the response is 2xx and released otherwise. Rejects with the problem (awaited:
+   * on a shared usage store the reservation is held there).
    */
-  authorize(namespace: string | null, op: ChargedOperation): void;
+  authorize(namespace: string | null, op: ChargedOperation): Promise<void>;
 }
 
 export interface GateState {

@@ -5,12 +5,17 @@
 // `used` and persists it; release() drops it. Amounts are integers in thousandths of a CU, so 0.1 +
 // 0.2 is exactly 0.3.
 //
+// Several nodes (a shared usage store): memory sees only this node's charges, so a reservation that
+// passes it is also held in the store (UsageStore.hold), which checks the usage and holds of every
+// node at once; the charge drops the hold in the same write that adds the usage.
+//
 // Durability: charge() resolves once the CU are committed to the usage store, and the gate awaits it
 // before the response leaves, so a restart (or crash) loses no charged CU. Charges that arrive while
 // a write is queued join it: one amount per (tenant, period, bucket) per write, however many
 // requests it covers.
 import { ProblemError } from '../http/errors.js';
 import type { Logger } from '../runtime/log.js';
+import { QUOTA_HOLD_TTL_MS } from '../store/stores.js';
 import type { UsageStore } from '../store/usage.js';
 import { BREAKDOWN_KEYS, OPERATIONS, type BreakdownKey, type ChargedOperation } from './operations.js';
 import type { TenantRecord } from './registry.js';
@@ -41,6 +46,14 @@ export interface Reservation {
   readonly milli: number;
   /** What was reserved for (the metrics label of the charge). */
   readonly op: ChargedOperation;
+  /** The id of its hold in a shared usage store; null on a store one node owns. */
+  readonly hold: string | null;
+}
+
+/** A charge not yet written: its CU and the holds the write settles. */
+interface PendingCharge {
+  milli: number;
+  settles: string[];
 }
 
 export interface UsageFigures {
@@ -64,7 +77,7 @@ export class Meter {
   /** Current-period usage of every tenant seen, charged or reserved. */
   private readonly usage = new Map<string, TenantUsage>();
   /** Charges not yet handed to a database write: "tenant\0period\0bucket" -> milli. */
-  private pending = new Map<string, number>();
+  private pending = new Map<string, PendingCharge>();
   private flushing: Promise<void> | null = null;
 
   constructor(
@@ -89,28 +102,49 @@ export class Meter {
 
   /**
    * Hold `op`'s CU for `tenant` in the current period; 402 quota_exceeded when used + reserved + cost
-   * would pass `quota` (CU).
+   * would pass `quota` (CU), in this node's memory or, on a shared store, across every node.
    */
-  reserve(tenant: TenantRecord, op: ChargedOperation, quota: number): Reservation {
+  async reserve(tenant: TenantRecord, op: ChargedOperation, quota: number): Promise<Reservation> {
     const { cu, bucket } = OPERATIONS[op];
     const milli = Math.round(cu * MILLI);
     const u = this.current(tenant.tenantId);
     const quotaMilli = Math.round(quota * MILLI);
-    if (u.usedMilli + u.reservedMilli + milli > quotaMilli) {
-      throw new ProblemError(
+    const exceeded = (usedMilli: number) =>
+      new ProblemError(
         402,
         'quota_exceeded',
         `this ${op} (${cu} CU) would take tenant ${tenant.tenantId} past its monthly quota of ${quota} CU for ${u.period}`,
-        { period: u.period, monthly_quota: quota, cus_used: toCu(u.usedMilli), cost: cu },
+        { period: u.period, monthly_quota: quota, cus_used: toCu(usedMilli), cost: cu },
       );
-    }
+    if (u.usedMilli + u.reservedMilli + milli > quotaMilli) throw exceeded(u.usedMilli);
     u.reservedMilli += milli;
-    return { tenantId: tenant.tenantId, period: u.period, bucket, milli, op };
+    const local: Reservation = { tenantId: tenant.tenantId, period: u.period, bucket, milli, op, hold: null };
+    if (!this.store.shared) return local;
+    let hold: string | null;
+    try {
+      const now = Date.now();
+      hold = await this.store.hold(
+        { tenantId: tenant.tenantId, period: u.period, milli, quotaMilli, expiresAt: now + QUOTA_HOLD_TTL_MS },
+        now,
+      );
+    } catch (err) {
+      this.release(local);
+      throw err;
+    }
+    if (hold === null) {
+      this.release(local);
+      let used = 0;
+      for (const row of await this.store.ofTenant(tenant.tenantId, u.period)) used += row.milli;
+      throw exceeded(used);
+    }
+    return { ...local, hold };
   }
 
   release(r: Reservation): void {
     const u = this.usage.get(r.tenantId);
     if (u && u.period === r.period) u.reservedMilli = Math.max(0, u.reservedMilli - r.milli);
+    // Should this fail, the hold lapses at its expiry.
+    if (r.hold !== null) this.store.unhold(r.hold).catch((err: unknown) => this.log.error({ err }, 'could not drop a quota hold'));
   }
 
   /** Turn reservations into usage; resolves once the CU are durable. */
@@ -123,14 +157,20 @@ export class Meter {
         u.breakdownMilli[r.bucket] += r.milli;
       }
       const k = `${r.tenantId}\0${r.period}\0${r.bucket}`;
-      this.pending.set(k, (this.pending.get(k) ?? 0) + r.milli);
+      let p = this.pending.get(k);
+      if (!p) this.pending.set(k, (p = { milli: 0, settles: [] }));
+      p.milli += r.milli;
+      if (r.hold !== null) p.settles.push(r.hold);
     }
     return this.flush();
   }
 
-  /** Usage of one tenant in `period` (default current): memory for the current period, else the disk. */
+  /**
+   * Usage of one tenant in `period` (default current): memory for the current period when this node
+   * owns the store, else the store.
+   */
   async usageOf(tenantId: string, period = periodOf()): Promise<UsageFigures> {
-    if (period === periodOf()) {
+    if (period === periodOf() && !this.store.shared) {
       const u = this.usage.get(tenantId);
       return u && u.period === period ? figures(u.usedMilli, u.breakdownMilli) : figures(0, emptyBreakdown());
     }
@@ -147,7 +187,7 @@ export class Meter {
   /** CU used by every tenant with usage in `period`. */
   async usageAll(period = periodOf()): Promise<Map<string, number>> {
     const out = new Map<string, number>();
-    if (period === periodOf()) {
+    if (period === periodOf() && !this.store.shared) {
       for (const [id, u] of this.usage) if (u.period === period) out.set(id, toCu(u.usedMilli));
       return out;
     }
@@ -172,15 +212,15 @@ export class Meter {
    */
   private flush(): Promise<void> {
     if (this.flushing) return this.flushing;
-    let batch: Map<string, number> | null = null;
+    let batch: Map<string, PendingCharge> | null = null;
     const job = this.store.add(() => {
       // From here on, new charges go to the next write.
       this.flushing = null;
       batch = this.pending;
       this.pending = new Map();
-      return [...batch].map(([k, milli]) => {
+      return [...batch].map(([k, { milli, settles }]) => {
         const [tenantId, period, bucket] = k.split('\0') as [string, string, string];
-        return { tenantId, period, bucket, milli };
+        return { tenantId, period, bucket, milli, settles };
       });
     }, this.pending.size);
     this.flushing = job;
@@ -195,8 +235,14 @@ export class Meter {
     return job;
   }
 
-  private requeue(batch: Map<string, number>): void {
-    for (const [k, milli] of batch) this.pending.set(k, (this.pending.get(k) ?? 0) + milli);
+  private requeue(batch: Map<string, PendingCharge>): void {
+    for (const [k, b] of batch) {
+      const p = this.pending.get(k);
+      if (p) {
+        p.milli += b.milli;
+        p.settles.push(...b.settles);
+      } else this.pending.set(k, b);
+    }
   }
 }
 

@@ -55,7 +55,7 @@ class RequestAuthorizer implements Authorizer {
     private readonly deps: AuthorizerDeps,
   ) {}
 
-  authorize(namespace: string | null, op: ChargedOperation): void {
+  async authorize(namespace: string | null, op: ChargedOperation): Promise<void> {
     const { tenant, deps } = this;
     if (namespace !== null && !tenant.namespaceSet.has(namespace)) {
       deps.metrics.denied.inc({ reason: 'namespace_forbidden' });
@@ -65,7 +65,7 @@ class RequestAuthorizer implements Authorizer {
     }
     let r: Reservation;
     try {
-      r = deps.meter.reserve(tenant, op, effectiveQuota(tenant, deps.limits));
+      r = await deps.meter.reserve(tenant, op, effectiveQuota(tenant, deps.limits));
     } catch (err) {
       if (err instanceof ProblemError && err.code === 'quota_exceeded') deps.metrics.denied.inc({ reason: 'quota_exceeded' });
       throw err;

@@ -84,9 +84,26 @@ export interface Hidden {
 /** One key, or every key (the stamping a crash interrupted). */
 export type KeyScope = { tenantId: string; namespace: string; key: string } | 'all';
 
+/** Bytes held in the store for a write in progress (as QuotaHold holds CU); lapses at `expiresAt` (unix ms). */
+export interface StorageHold {
+  tenantId: string;
+  bytes: number;
+  quotaBytes: number;
+  expiresAt: number;
+}
+
 export interface EntryStore {
+  /** Whether several nodes write this store: then writes hold their bytes here too (holdStorage). */
+  readonly shared: boolean;
   /** Every tenant's stored bytes (storedBytesOf summed over its rows, hidden ones included). */
   storedBytesByTenant(): Promise<Array<{ tenantId: string; bytes: number }>>;
+  /**
+   * Atomically: when the tenant's stored bytes plus its unexpired holds plus `h.bytes` stay within
+   * `h.quotaBytes`, record the hold and return its id; else null. `now` (unix ms) expires holds.
+   */
+  holdStorage(h: StorageHold, now: number): Promise<string | null>;
+  /** Drop a hold (its write committed or failed); one already gone is no error. */
+  unholdStorage(id: string): Promise<void>;
   /** The blob ids every row names (the start-up sweep keeps these). */
   blobIds(): Promise<Set<string>>;
   /**

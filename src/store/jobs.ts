@@ -69,6 +69,16 @@ export interface ListFilter {
   limit: number;
 }
 
+/** Who takes a job from the shared queue, and for how long its hold lasts unless renewed. */
+export interface Lease {
+  /** The node's id (unique per process). */
+  owner: string;
+  /** Unix seconds now. */
+  now: number;
+  /** Seconds the lease runs from `now`. */
+  leaseS: number;
+}
+
 export interface JobStore {
   /** Insert a queued job; resolves once it is durable (what a 202 promises). */
   insert(job: NewJob): Promise<JobRow>;
@@ -99,4 +109,12 @@ export interface JobStore {
   requeue(jobId: string): Promise<void>;
   /** Remove every job of a tenant (after its retention period; its outputs go with its entries). */
   purgeTenant(tenantId: string): Promise<number>;
+  /**
+   * Several nodes over one queue: take the oldest job that is queued and not held, or whose holder's
+   * lease ran out (a node that died: its run starts again from the start, attempts counted), and
+   * hold it running under `lease`. No two callers ever take the same job. Undefined: nothing to take.
+   */
+  claim(lease: Lease): Promise<JobRow | undefined>;
+  /** Extend the leases `owner` still holds among `jobIds` (its heartbeat); returns those ids (a job taken over is not among them). */
+  renew(lease: Lease, jobIds: string[]): Promise<string[]>;
 }

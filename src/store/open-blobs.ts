@@ -3,7 +3,6 @@
 import path from 'node:path';
 import type { Config } from '../config.js';
 import { FileBlobStore, type BlobStore } from './blobs.js';
-import { S3BlobStore } from './s3-blobs.js';
 
 export interface OpenedBlobs {
   blobs: BlobStore;
@@ -22,6 +21,8 @@ export async function openBlobStore(config: Config): Promise<OpenedBlobs> {
   }
   const sweepGraceMs = config.blobSweepGraceS * 1000;
   if (!url.startsWith('s3://')) return { blobs: await FileBlobStore.open(url), sweepGraceMs, where: url, close: () => undefined };
+  // The S3 client loads only for an s3:// URL: one node on files never loads it.
+  const { S3BlobStore } = await import('./s3-blobs.js');
   const s3 = new S3BlobStore({
     url,
     endpoint: config.s3Endpoint,

@@ -5,6 +5,17 @@ import type { JobStore } from './jobs.js';
 import type { TenantStore } from './tenants.js';
 import type { UsageStore } from './usage.js';
 
+/**
+ * How long a quota hold in a shared store (UsageStore.hold, EntryStore.holdStorage) outlives its
+ * request at most: a node that died mid-request frees its holds then. Longer than any request runs.
+ */
+export const QUOTA_HOLD_TTL_MS = 15 * 60_000;
+
+/** Where a store reports what it could not do and will retry or leave for the next start. */
+export interface StoreLogger {
+  error(obj: object, msg: string): void;
+}
+
 export interface Stores {
   entries: EntryStore & EntrySearch;
   tenants: TenantStore;

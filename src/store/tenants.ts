@@ -35,6 +35,13 @@ export const TENANT_PATCH_COLUMNS = [
 
 export type TenantPatch = Partial<Pick<TenantRow, (typeof TENANT_PATCH_COLUMNS)[number]>>;
 
+const PATCHABLE: ReadonlySet<string> = new Set(TENANT_PATCH_COLUMNS);
+
+/** The (column, value) pairs of a patch that name patchable columns: a store builds its SQL from these names only. */
+export function settableColumns(patch: TenantPatch | null): Array<[string, TenantPatch[keyof TenantPatch]]> {
+  return Object.entries(patch ?? {}).filter(([col]) => PATCHABLE.has(col));
+}
+
 export type NewTenantRow = Omit<TenantRow, 'active' | 'key_rotated_at' | 'deactivated_at' | 'purge_after'>;
 
 /** What a change found: the row after it, or why there was nothing to change. */

@@ -194,7 +194,7 @@ describe('abuse: writes in pieces stay all or nothing (entries service, no HTTP)
     expect(await count('SELECT COUNT(*) AS n FROM entry_staged')).to.equal(0);
     expect(await blobFiles()).to.equal(0);
     expect(svc.storage.storedBytes(TENANT)).to.equal(0);
-    svc.storage.release(svc.storage.reserve(TENANT, 1_000_000)); // the batch's reservation was released
+    svc.storage.release(await svc.storage.reserve(TENANT, 1_000_000)); // the batch's reservation was released
     // The key counters moved on (versions are never reused), so the next batch starts at version 2.
     const rows = await svc.putCores(TENANT, 'default', entries(2));
     expect(rows.map((r) => r.version)).to.deep.equal([2, 2]);

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SERVICE_NODE_FLAGS } from '../../src/runtime/node-flags.js';
+import { testDatabase } from './pg.js';
 
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/main.js');
 
@@ -51,9 +52,16 @@ export function logRecords(server: Pick<TestServer, 'logs'>): LogLine[] {
   });
 }
 
+/**
+ * TTSTORE_TEST_SERVERS_ON_POSTGRES=1 (with TTSTORE_TEST_DATABASE_URL): every test server keeps its
+ * metadata in a PostgreSQL database of its own, named after its data directory (a restart finds it).
+ */
+const ON_POSTGRES = process.env.TTSTORE_TEST_SERVERS_ON_POSTGRES === '1';
+
 /** Start `node dist/src/main.js` on a free port; resolves once it logged "listening". */
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'ttstore-test-')));
+  const database = ON_POSTGRES && opts.env?.SVC_GATE_DATABASE_URL === undefined ? await testDatabase(dataDir) : undefined;
   const env = {
     ...process.env,
     SVC_GATE_HOST: '127.0.0.1',
@@ -61,6 +69,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     SVC_GATE_DATA_DIR: dataDir,
     SVC_GATE_ENGINE_SERVICE_KEY: SERVICE_KEY,
     SVC_GATE_LOG_LEVEL: 'info',
+    ...(database ? { SVC_GATE_DATABASE_URL: database.url } : {}),
     ...opts.env,
   };
   const proc = spawn(process.execPath, [...(opts.nodeFlags ?? SERVICE_NODE_FLAGS), MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -112,7 +121,10 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     },
     async destroy() {
       await server.stop();
-      if (!opts.dataDir) await rm(dataDir, { recursive: true, force: true });
+      if (!opts.dataDir) {
+        await rm(dataDir, { recursive: true, force: true });
+        await database?.drop();
+      }
     },
   };
   return server;

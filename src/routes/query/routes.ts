@@ -42,7 +42,7 @@ export function registerQueryRoutes(api: Api, deps: QueryDeps): QueryService {
   api.mount(EP.similarity, async function similarity(ctx: Context): Promise<void> {
     const { tenant, gate: g } = gateOf(ctx);
     const r = parseBody(similarityBody, ctx.request.body);
-    g.authorize(r.namespace, 'similarity');
+    await g.authorize(r.namespace, 'similarity');
     const score = await query.similarity(tenant.tenantId, r.namespace, r.key_a, r.key_b, r.metric, deps.admission.of(ctx).turn);
     ctx.body = { key_a: r.key_a, key_b: r.key_b, namespace: r.namespace, metric: r.metric, score };
   });
@@ -50,7 +50,7 @@ export function registerQueryRoutes(api: Api, deps: QueryDeps): QueryService {
   api.mount(EP.topk, async function topk(ctx: Context): Promise<void> {
     const { tenant, gate: g } = gateOf(ctx);
     const r = parseBody(topkBody, ctx.request.body);
-    g.authorize(r.namespace, 'topk');
+    await g.authorize(r.namespace, 'topk');
     const found = await query.topk(tenant.tenantId, r.namespace, r.query_key, r.k, r.metric, r.filters ?? {}, deps.admission.of(ctx).turn);
     ctx.body = { query_key: r.query_key, metric: r.metric, n_candidates: found.n_candidates, results: found.results };
   });
@@ -63,7 +63,7 @@ export function registerQueryRoutes(api: Api, deps: QueryDeps): QueryService {
     // The relative error target of the vector's decomposition: `tolerance`, else the domain's.
     const { tolerance } = resolveTarget(r.domain, r.tolerance, undefined);
     const payload = await vectorPayload(r.data_b64, deps.config.maxPayloadBytes);
-    g.authorize(r.namespace, 'topk_vector');
+    await g.authorize(r.namespace, 'topk_vector');
     const found = await query.topkVector(tenant.tenantId, r.namespace, payload, tolerance, r.k, r.metric, r.filters ?? {}, admission.turn);
     ctx.body = { query_key: '', metric: r.metric, n_candidates: found.n_candidates, results: found.results };
   });
@@ -71,7 +71,7 @@ export function registerQueryRoutes(api: Api, deps: QueryDeps): QueryService {
   api.mount(EP.search, async function search(ctx: Context): Promise<void> {
     const { tenant, gate: g } = gateOf(ctx);
     const r = parseBody(searchBody, ctx.request.body);
-    g.authorize(r.namespace, 'search');
+    await g.authorize(r.namespace, 'search');
     // Up to 10000 results of up to 64 KiB metadata each: written as the client reads, never one
     // string; what the stream holds is reserved before the query runs.
     const { hold, turn } = deps.admission.of(ctx);

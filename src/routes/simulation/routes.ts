@@ -60,7 +60,7 @@ function submitHandler(deps: SimulationDeps): Middleware {
     const available = deps.runner.solvers();
     // The solver's own checks, before anything is charged or stored.
     if (available.includes(req.solver)) deps.scheduler.checkParams(req.solver, req.params);
-    gate.authorize(req.namespace, 'simulation_submit');
+    await gate.authorize(req.namespace, 'simulation_submit');
     if (!available.includes(req.solver)) throw solverUnavailable(req.solver, available);
     const row = await deps.scheduler.submit({
       tenantId: tenant.tenantId,
@@ -94,7 +94,7 @@ function jobHandler(
   return async function oneJob(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
     const jobId = String(ctx.params.job_id ?? '');
-    gate.authorize(null, op);
+    await gate.authorize(null, op);
     const view = jobId.length <= MAX_JOB_ID_LENGTH ? await act(tenant.tenantId, jobId) : undefined;
     if (!view) throw notFound(`no simulation job ${JSON.stringify(jobId)}`);
     ctx.body = view;
@@ -105,7 +105,7 @@ function listHandler(deps: SimulationDeps): Middleware {
   return async function list(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
     const q = parseListQuery(ctx.query);
-    gate.authorize(q.namespace ?? null, 'simulation_list');
+    await gate.authorize(q.namespace ?? null, 'simulation_list');
     const jobs = await deps.scheduler.list(tenant.tenantId, q);
     ctx.body = { jobs, count: jobs.length };
   };

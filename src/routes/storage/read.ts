@@ -86,7 +86,7 @@ export function getHandler(deps: StorageDeps): Middleware {
     const { namespace, key } = namespaceAndKey(ctx, '/v1/get/');
     // No query string, no parameters: Koa's ctx.query would parse '' into a fresh object per request.
     const { version } = ctx.querystring === '' ? NO_PARAMS : parseParams(versionQuery, ctx.query);
-    gate.authorize(namespace, 'get');
+    await gate.authorize(namespace, 'get');
     const row = await deps.entries.require(tenant.tenantId, namespace, key, version);
     const etag = etagOf(row);
     // The hot path of a metadata read: headers straight to the response (ctx.set allocates per call).
@@ -113,7 +113,7 @@ export function serveHandler(deps: StorageDeps): Middleware {
     const partial = isPartial({ region, level, points });
     const partialField = region !== undefined ? 'region' : level !== undefined ? 'level' : 'points';
     if (partial && target !== 'dense') throw badRequest('region, level and points apply to target dense', { field: partialField });
-    gate.authorize(namespace, target === 'dense' ? 'serve_dense' : target === 'gpu' ? 'serve_gpu' : 'serve_cores');
+    await gate.authorize(namespace, target === 'dense' ? 'serve_dense' : target === 'gpu' ? 'serve_gpu' : 'serve_cores');
     const row = await deps.entries.require(tenant.tenantId, namespace, key, version);
     const { hold, turn } = deps.admission.of(ctx);
 
@@ -351,7 +351,7 @@ export function deleteHandler(deps: StorageDeps): Middleware {
   return async function del(ctx: Context): Promise<void> {
     const { tenant, gate } = gateOf(ctx);
     const { namespace, key } = namespaceAndKey(ctx, '/v1/delete/');
-    gate.authorize(namespace, 'delete');
+    await gate.authorize(namespace, 'delete');
     const r = await deps.entries.delete(tenant.tenantId, namespace, key);
     ctx.body = { key, namespace, deleted: true, versions: r.versions, purge_after: r.purgeAfter };
   };
@@ -363,7 +363,7 @@ export function listHandler(deps: StorageDeps): Middleware {
     const [ns] = rawSegments(ctx, '/v1/list/', 1) as [string];
     const namespace = validateNamespace(decodePathSegment(ns, 'namespace'));
     const { prefix = '', limit, offset } = parseParams(listQuery, ctx.query);
-    gate.authorize(namespace, 'list');
+    await gate.authorize(namespace, 'list');
     const { rows, total } = await deps.entries.list(tenant.tenantId, namespace, prefix, limit, offset);
     ctx.body = { namespace, prefix, keys: rows.map(listItemView), count: rows.length, total, limit, offset };
   };

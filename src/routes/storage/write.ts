@@ -84,7 +84,7 @@ export function putHandler(deps: StorageDeps): Middleware {
     }
     try {
       checkDataSize(payload, max);
-      gate.authorize(namespace, 'put');
+      await gate.authorize(namespace, 'put');
       // Every use of the payload's bytes (engine, blob write) is awaited inside put().
       const row = await deps.entries.put({ tenantId: tenant.tenantId, namespace, key, payload, metadata, target, turn: admission.turn });
       ctx.body = putView(row);
@@ -100,7 +100,7 @@ export function putCoresHandler(deps: StorageDeps): Middleware {
     const { tenant, gate } = gateOf(ctx);
     const { namespace, ...fields } = parseBody(putCoresBody, ctx.request.body);
     const entry = await parseCoresEntry(fields, deps.engine, deps.config);
-    gate.authorize(namespace, 'put_cores');
+    await gate.authorize(namespace, 'put_cores');
     const [row] = await deps.entries.putCores(tenant.tenantId, namespace, [entry]);
     ctx.body = putView(row!);
   };
@@ -113,7 +113,7 @@ export function putCoresBatchHandler(deps: StorageDeps): Middleware {
     const namespace = validateNamespace(body.namespace);
     const fields = (e: unknown) => validate(putCoresEntry, e, '', true) as Infer<typeof putCoresEntry>;
     const entries = await parseCoresBatch(body.entries, namespace, fields, deps.engine, deps.config);
-    gate.authorize(namespace, 'put_cores_batch');
+    await gate.authorize(namespace, 'put_cores_batch');
     const rows = await deps.entries.putCores(tenant.tenantId, namespace, entries);
     ctx.body = { namespace, count: rows.length, results: rows.map(putView) };
   };

@@ -1,14 +1,9 @@
 // Which entries a query looks at, read from SQLite: the candidates of a top-K (latest live entries
 // comparable with the query, CONTRACT.md sections 3 and 6) and the matches of a metadata search.
 import type { Database } from './db.js';
-import { DTYPES, ITEM_SIZE } from '../../engine/types.js';
 import type { CandidateRow, Comparable, SearchRow, StorageRef } from '../entries.js';
 import { filterPairs, type Filters } from '../filters.js';
-
-/** SQL of CandidateRow.bytes for the entry `e`. */
-const OPERAND_BYTES =
-  `CASE WHEN e.blob_kind = 'cores' THEN e.stored_core_bytes ELSE e.original_bytes * CASE e.dtype ` +
-  `${DTYPES.map((d) => `WHEN '${d}' THEN ${8 / ITEM_SIZE[d]}`).join(' ')} ELSE 8 END END`;
+import { metadataMatchSql, OPERAND_BYTES_SQL } from '../sql.js';
 
 /**
  * Latest live entries of (tenant, namespace) comparable with `like`, holding finite values, other
@@ -22,9 +17,9 @@ export function listCandidates(
   excludeKey: string | null,
   filters: Filters,
 ): Promise<CandidateRow[]> {
-  const match = matchCondition(filterPairs(filters), 'e.id');
+  const match = bound((param) => metadataMatchSql(filterPairs(filters), 'e.id', param));
   return db.all<CandidateRow>(
-    `SELECT e.id, e.key, e.norm, ${OPERAND_BYTES} AS bytes, e.layout
+    `SELECT e.id, e.key, e.norm, ${OPERAND_BYTES_SQL} AS bytes, e.layout
      FROM entry_keys k JOIN entries e ON e.id = k.live_id
      WHERE k.tenant_id = ? AND k.namespace = ? AND e.shape = ?
        AND e.norm IS NOT NULL AND k.key IS NOT ? AND ${match.sql}
@@ -75,7 +70,7 @@ export async function searchMetadata(
     params = [tenantId, namespace];
   } else {
     const [first, ...rest] = pairs as [[string, string], ...Array<[string, string]>];
-    const more = matchCondition(rest, 'm0.entry_id');
+    const more = bound((param) => metadataMatchSql(rest, 'm0.entry_id', param));
     matches = `SELECT m0.entry_id AS id, m0.key AS match_key
                FROM entry_metadata m0
                JOIN entry_keys k ON k.tenant_id = m0.tenant_id AND k.namespace = m0.namespace AND k.key = m0.key
@@ -95,13 +90,12 @@ export async function searchMetadata(
   return { rows, total: count?.total ?? 0 };
 }
 
-/**
- * An SQL condition that holds when the entry whose id is `idColumn` matches every pair, with its
- * parameters: one primary-key probe of entry_metadata (entry_id, name) per filter.
- */
-function matchCondition(pairs: Array<[string, string]>, idColumn: string): { sql: string; params: string[] } {
-  const sql = pairs
-    .map(() => `EXISTS (SELECT 1 FROM entry_metadata m WHERE m.entry_id = ${idColumn} AND m.name = ? AND m.value_json = ?)`)
-    .join(' AND ');
-  return { sql: sql || '1', params: pairs.flat() };
+/** SQL made with `?` placeholders, and the values bound to them in order. */
+function bound(make: (param: (value: string) => string) => string): { sql: string; params: string[] } {
+  const params: string[] = [];
+  const sql = make((v) => {
+    params.push(v);
+    return '?';
+  });
+  return { sql, params };
 }

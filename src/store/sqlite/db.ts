@@ -10,6 +10,7 @@
 // long, and another owner's job waits at most for the transaction in progress and its own.
 import { open as openFile } from 'node:fs/promises';
 import sqlite3 from 'sqlite3';
+import { pendingMigrations, type Migration } from '../migration.js';
 import type { Transaction } from '../transaction.js';
 
 export type SqlValue = string | number | bigint | null | Buffer | Uint8Array;
@@ -26,12 +27,7 @@ export interface Tx {
 export const asTransaction = (tx: Tx): Transaction => tx as unknown as Transaction;
 export const asTx = (t: Transaction): Tx => t as unknown as Tx;
 
-export interface Migration {
-  /** Owner of the tables (e.g. 'entries', 'gate', 'jobs'); versions count per component. */
-  component: string;
-  version: number;
-  sql: string;
-}
+export type { Migration };
 
 /** Whose a write is and what it costs; see WRITE_COST_BUDGET. */
 export interface WriteOptions {
@@ -129,7 +125,8 @@ export class Database {
     await (await openFile(file, 'a', 0o600)).close();
     const w = connectionApi(await open(file, sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE | sqlite3.OPEN_FULLMUTEX));
     // synchronous=FULL: a COMMIT that returned survives power loss, not only a process crash.
-    await w.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000;');
+    // busy_timeout first: switching to WAL waits for another process that has the file open.
+    await w.exec('PRAGMA busy_timeout = 10000; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;');
     await migrate(w, migrations);
     const r = connectionApi(await open(file, sqlite3.OPEN_READONLY | sqlite3.OPEN_FULLMUTEX));
     await r.exec('PRAGMA busy_timeout = 10000; PRAGMA query_only = ON;');
@@ -308,12 +305,14 @@ async function migrate(w: ReturnType<typeof connectionApi>, migrations: Migratio
       (r) => `${r.component}@${r.version}`,
     ),
   );
-  const pending = migrations
-    .filter((m) => !done.has(`${m.component}@${m.version}`))
-    .sort((a, b) => a.component.localeCompare(b.component) || a.version - b.version);
-  for (const m of pending) {
+  for (const m of pendingMigrations(migrations, done)) {
     await w.exec('BEGIN IMMEDIATE');
     try {
+      // Another process opening the same file may have applied it since the read above.
+      if (await w.get('SELECT 1 FROM schema_migrations WHERE component = ? AND version = ?', [m.component, m.version])) {
+        await w.exec('COMMIT');
+        continue;
+      }
       await w.exec(m.sql);
       await w.run('INSERT INTO schema_migrations (component, version, applied_at) VALUES (?, ?, ?)', [
         m.component,

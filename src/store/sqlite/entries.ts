@@ -20,15 +20,15 @@ import type {
   PurgedEntry,
   PurgeScope,
   SearchRow,
+  StorageHold,
   StorageRef,
 } from '../entries.js';
+import { STORED_BYTES_SQL } from '../sql.js';
+import type { StoreLogger } from '../stores.js';
 import type { Transaction } from '../transaction.js';
 import { listCandidates, searchMetadata, storageRefs } from './candidates.js';
 import { asTransaction, type Database, type Tx } from './db.js';
 import { chunksByCost, nameCost, piecesOf, publishCost, rowCost, type Chunk, type Piece } from './write-pieces.js';
-
-/** The bytes an entry stores, as SQL over a row of `entries` (the same rule as entries/storage-quota.ts storedBytesOf). */
-const STORED_BYTES_SQL = "(CASE WHEN blob_kind = 'cores' THEN stored_core_bytes ELSE original_bytes END)";
 
 const KEY_ROWS_PER_TX = 1024;
 
@@ -38,15 +38,34 @@ const laneOf = (tenantId: string): string => `tenant:${tenantId}`;
 /** SQL: the `entries` row under `alias` is not one of a write still in progress (entry_staged). */
 const notStaged = (alias: string): string => `NOT EXISTS (SELECT 1 FROM entry_staged s WHERE s.id = ${alias}.id)`;
 
-export interface StoreLogger {
-  error(obj: object, msg: string): void;
-}
-
 export class SqliteEntryStore implements EntryStore, EntrySearch {
+  // One process owns the file: the service's ledger in memory sees every write.
+  readonly shared = false;
+
   constructor(
     private readonly db: Database,
     private readonly log: StoreLogger = { error() {} },
   ) {}
+
+  holdStorage(h: StorageHold, now: number): Promise<string | null> {
+    // The single writer decides holds one at a time, across every connection to the file.
+    return this.db.write(async (tx) => {
+      await tx.run('DELETE FROM storage_holds WHERE tenant_id = ? AND expires_at <= ?', [h.tenantId, now]);
+      const r = await tx.run(
+        `INSERT INTO storage_holds (tenant_id, bytes, expires_at)
+         SELECT ?1, ?2, ?3
+         WHERE (SELECT COALESCE(SUM(${STORED_BYTES_SQL}), 0) FROM entries WHERE tenant_id = ?1)
+             + (SELECT COALESCE(SUM(bytes), 0) FROM storage_holds WHERE tenant_id = ?1)
+             + ?2 <= ?4`,
+        [h.tenantId, h.bytes, h.expiresAt, h.quotaBytes],
+      );
+      return r.changes === 1 ? String(r.lastID) : null;
+    });
+  }
+
+  async unholdStorage(id: string): Promise<void> {
+    await this.db.write((tx) => tx.run('DELETE FROM storage_holds WHERE id = ?', [Number(id)]));
+  }
 
   async storedBytesByTenant(): Promise<Array<{ tenantId: string; bytes: number }>> {
     const rows = await this.db.all<{ tenant_id: string; bytes: number }>(

@@ -1,8 +1,8 @@
 // The embedded default: every repository over one SQLite file in WAL mode (db.ts), its schema
 // migrated on open.
-import type { Stores } from '../stores.js';
+import type { StoreLogger, Stores } from '../stores.js';
 import { Database, type Migration } from './db.js';
-import { SqliteEntryStore, type StoreLogger } from './entries.js';
+import { SqliteEntryStore } from './entries.js';
 import { SqliteJobStore } from './jobs.js';
 import { ENTRY_MIGRATIONS } from './migrations/entries.js';
 import { GATE_MIGRATIONS } from './migrations/gate.js';

@@ -1,7 +1,8 @@
 // Jobs over SQLite: every state change is one write on the group-commit queue, durable when the
 // promise resolves. Reads go to the reader connection.
 import { asTx, type Database, type Tx } from './db.js';
-import type { CompletedAt, FailedAt, JobRow, JobStore, ListFilter, NewJob, Progress } from '../jobs.js';
+import type { CompletedAt, FailedAt, JobRow, JobStore, Lease, ListFilter, NewJob, Progress } from '../jobs.js';
+import { claimableJobSql, claimSetSql, type ClaimParams } from '../sql.js';
 import type { Transaction } from '../transaction.js';
 
 export class SqliteJobStore implements JobStore {
@@ -137,7 +138,8 @@ export class SqliteJobStore implements JobStore {
   async requeue(jobId: string): Promise<void> {
     await this.db.write((tx) =>
       tx.run(
-        `UPDATE sim_jobs SET status = 'queued', started_at = NULL, steps_completed = 0, elapsed_s = 0
+        `UPDATE sim_jobs SET status = 'queued', started_at = NULL, steps_completed = 0, elapsed_s = 0, lease_owner = NULL,
+         lease_expires_at = NULL
        WHERE job_id = ? AND status IN ('queued', 'running')`,
         [jobId],
       ),
@@ -149,4 +151,32 @@ export class SqliteJobStore implements JobStore {
     const { changes } = await this.db.write((tx) => tx.run('DELETE FROM sim_jobs WHERE tenant_id = ?', [tenantId]));
     return changes;
   }
+
+  /** The single writer serializes claims, so the oldest claimable job is taken by one caller only. */
+  claim(lease: Lease): Promise<JobRow | undefined> {
+    return this.db.write((tx) =>
+      tx.get<JobRow>(
+        `UPDATE sim_jobs SET ${claimSetSql(NAMED)}
+         WHERE seq = (SELECT seq FROM sim_jobs WHERE ${claimableJobSql(NAMED)} ORDER BY seq LIMIT 1)
+         RETURNING *`,
+        leaseParams(lease),
+      ),
+    );
+  }
+
+  async renew(lease: Lease, jobIds: string[]): Promise<string[]> {
+    const rows = await this.db.write((tx) =>
+      tx.all<{ job_id: string }>(
+        `UPDATE sim_jobs SET lease_expires_at = $until
+         WHERE lease_owner = $owner AND status IN ('queued', 'running') AND job_id IN (SELECT value FROM json_each($ids))
+         RETURNING job_id`,
+        { $owner: lease.owner, $until: lease.now + lease.leaseS, $ids: JSON.stringify(jobIds) },
+      ),
+    );
+    return rows.map((r) => r.job_id);
+  }
 }
+
+const NAMED: ClaimParams = { owner: '$owner', until: '$until', now: '$now' };
+
+const leaseParams = (lease: Lease) => ({ $owner: lease.owner, $until: lease.now + lease.leaseS, $now: lease.now });

@@ -1,21 +1,11 @@
 // Tenants over SQLite (gate_tenants). Every change is one write transaction that reads the row back,
 // so the registry installs exactly what committed.
-import {
-  TENANT_PATCH_COLUMNS,
-  type NewTenantRow,
-  type TenantChange,
-  type TenantPatch,
-  type TenantRow,
-  type TenantStore,
-} from '../tenants.js';
+import { settableColumns, type NewTenantRow, type TenantChange, type TenantPatch, type TenantRow, type TenantStore } from '../tenants.js';
 import type { Database, SqlValue, Tx } from './db.js';
 
 const SELECT = `SELECT tenant_id, plan, namespaces, email, active, key_hash, rate_limit_requests,
   rate_limit_window_s, monthly_quota, storage_quota_bytes, created_at, key_rotated_at, deactivated_at, purge_after
   FROM gate_tenants`;
-
-/** The columns a TenantPatch may name: the SQL is built from these names only. */
-const PATCHABLE: ReadonlySet<string> = new Set(TENANT_PATCH_COLUMNS);
 
 function isUniqueViolation(err: unknown): boolean {
   return /SQLITE_CONSTRAINT/.test(String((err as Error)?.message ?? err));
@@ -65,7 +55,7 @@ export class SqliteTenantStore implements TenantStore {
       const current = await readRow(tx, tenantId);
       if (!current) return { missing: true };
       if (current.active === 0) return { inactive: true };
-      const set = Object.entries(patch(current) ?? {}).filter(([col]) => PATCHABLE.has(col));
+      const set = settableColumns(patch(current));
       if (set.length > 0) {
         await tx.run(`UPDATE gate_tenants SET ${set.map(([col]) => `${col} = ?`).join(', ')} WHERE tenant_id = ?`, [
           ...set.map(([, v]) => v as SqlValue),

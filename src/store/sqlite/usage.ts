@@ -1,9 +1,12 @@
 // Metered usage over SQLite (gate_usage): one UPSERT per (tenant, period, bucket) per write, riding
 // the writer's group commit however many requests it covers.
-import type { UsageAmount, UsageStore } from '../usage.js';
+import type { ChargedAmount, QuotaHold, UsageAmount, UsageStore } from '../usage.js';
 import type { Database } from './db.js';
 
 export class SqliteUsageStore implements UsageStore {
+  // One process owns the file: its meter's memory sees all usage, so no request waits for a hold here.
+  readonly shared = false;
+
   constructor(private readonly db: Database) {}
 
   async ofPeriod(period: string): Promise<UsageAmount[]> {
@@ -30,7 +33,7 @@ export class SqliteUsageStore implements UsageStore {
     return new Map(rows.map((r) => [r.tenant_id, r.milli]));
   }
 
-  add(take: () => Iterable<UsageAmount>, size: number): Promise<void> {
+  add(take: () => Iterable<ChargedAmount>, size: number): Promise<void> {
     return this.db.write(
       async (tx) => {
         for (const a of take()) {
@@ -39,10 +42,34 @@ export class SqliteUsageStore implements UsageStore {
            ON CONFLICT (tenant_id, period, bucket) DO UPDATE SET cu_milli = cu_milli + excluded.cu_milli`,
             [a.tenantId, a.period, a.bucket, a.milli],
           );
+          for (const id of a.settles ?? []) await tx.run('DELETE FROM gate_quota_holds WHERE id = ?', [Number(id)]);
         }
         // Its own writer lane: a flush waits for the transaction in progress, never behind a tenant's queue.
       },
       { lane: 'meter', cost: Math.max(1, size) },
     );
+  }
+
+  hold(h: QuotaHold, now: number): Promise<string | null> {
+    // The single writer decides holds one at a time, across every connection to the file.
+    return this.db.write(
+      async (tx) => {
+        await tx.run('DELETE FROM gate_quota_holds WHERE tenant_id = ? AND period = ? AND expires_at <= ?', [h.tenantId, h.period, now]);
+        const r = await tx.run(
+          `INSERT INTO gate_quota_holds (tenant_id, period, milli, expires_at)
+           SELECT ?1, ?2, ?3, ?4
+           WHERE (SELECT COALESCE(SUM(cu_milli), 0) FROM gate_usage WHERE tenant_id = ?1 AND period = ?2)
+               + (SELECT COALESCE(SUM(milli), 0) FROM gate_quota_holds WHERE tenant_id = ?1 AND period = ?2)
+               + ?3 <= ?5`,
+          [h.tenantId, h.period, h.milli, h.expiresAt, h.quotaMilli],
+        );
+        return r.changes === 1 ? String(r.lastID) : null;
+      },
+      { lane: 'meter' },
+    );
+  }
+
+  async unhold(id: string): Promise<void> {
+    await this.db.write((tx) => tx.run('DELETE FROM gate_quota_holds WHERE id = ?', [Number(id)]), { lane: 'meter' });
   }
 }

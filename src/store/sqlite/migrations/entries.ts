@@ -99,4 +99,18 @@ export const ENTRY_MIGRATIONS: Migration[] = [
           AND e.key = entry_keys.key AND e.deleted_at IS NOT NULL);
     `,
   },
+  {
+    component: 'entries',
+    version: 3,
+    // Bytes held for writes in progress on any node (EntryStore.holdStorage); expires_at in unix ms.
+    sql: `
+      CREATE TABLE storage_holds (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        tenant_id TEXT NOT NULL,
+        bytes INTEGER NOT NULL,
+        expires_at REAL NOT NULL
+      );
+      CREATE INDEX storage_holds_tenant ON storage_holds (tenant_id);
+    `,
+  },
 ];

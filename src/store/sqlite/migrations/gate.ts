@@ -38,4 +38,19 @@ export const GATE_MIGRATIONS: Migration[] = [
     // NULL: the plan's storage quota (enterprise: SVC_GATE_ENTERPRISE_STORAGE_QUOTA_BYTES).
     sql: 'ALTER TABLE gate_tenants ADD COLUMN storage_quota_bytes INTEGER;',
   },
+  {
+    component: 'gate',
+    version: 3,
+    // CU held for requests in progress on any node (UsageStore.hold); expires_at in unix ms.
+    sql: `
+      CREATE TABLE gate_quota_holds (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        tenant_id TEXT NOT NULL,
+        period TEXT NOT NULL,
+        milli INTEGER NOT NULL,
+        expires_at REAL NOT NULL
+      );
+      CREATE INDEX gate_quota_holds_tenant ON gate_quota_holds (tenant_id, period);
+    `,
+  },
 ];

@@ -32,4 +32,13 @@ export const JOB_MIGRATIONS: Migration[] = [
       CREATE INDEX sim_jobs_pending ON sim_jobs (seq) WHERE status IN ('queued', 'running');
     `,
   },
+  {
+    component: 'jobs',
+    version: 2,
+    // Leases of a queue shared by several nodes (JobStore.claim): which node holds a job, until when.
+    sql: `
+      ALTER TABLE sim_jobs ADD COLUMN lease_owner TEXT;
+      ALTER TABLE sim_jobs ADD COLUMN lease_expires_at REAL;
+    `,
+  },
 ];

@@ -1,0 +1,166 @@
+// The schema on PostgreSQL: the same tables and columns as on SQLite (src/store/sqlite/migrations/),
+// versioned per component the same way. Keys sort in byte order (COLLATE "C"), as list and the key
+// rank of a top-K require. A write is one transaction here, so no table of staged rows is needed.
+import type { Migration } from '../migration.js';
+
+export const PG_MIGRATIONS: Migration[] = [
+  {
+    component: 'entries',
+    version: 1,
+    sql: `
+      CREATE TABLE entries (
+        id                 BIGSERIAL PRIMARY KEY,
+        tenant_id          TEXT NOT NULL,
+        namespace          TEXT NOT NULL,
+        key                TEXT COLLATE "C" NOT NULL,
+        version            INTEGER NOT NULL,
+        kind               TEXT NOT NULL,
+        dtype              TEXT NOT NULL,
+        shape              TEXT NOT NULL,
+        layout             TEXT NOT NULL,
+        modes              TEXT NOT NULL,
+        ranks              TEXT NOT NULL,
+        core_dtype         TEXT,
+        verdict            TEXT NOT NULL,
+        compressed         INTEGER NOT NULL,
+        original_bytes     BIGINT NOT NULL,
+        stored_core_bytes  BIGINT NOT NULL,
+        frobenius_error    DOUBLE PRECISION NOT NULL,
+        max_abs_error      DOUBLE PRECISION NOT NULL,
+        relative_error     DOUBLE PRECISION NOT NULL,
+        tolerance          DOUBLE PRECISION NOT NULL,
+        max_rank_request   INTEGER,
+        domain             TEXT NOT NULL,
+        source             TEXT NOT NULL,
+        passthrough_reason TEXT,
+        metadata           TEXT NOT NULL,
+        norm               DOUBLE PRECISION,
+        created_at         DOUBLE PRECISION NOT NULL,
+        blob_id            TEXT NOT NULL,
+        blob_kind          TEXT NOT NULL,
+        checksum           TEXT NOT NULL,
+        deleted_at         DOUBLE PRECISION,
+        UNIQUE (tenant_id, namespace, key, version)
+      );
+      CREATE INDEX entries_tombstones ON entries (deleted_at) WHERE deleted_at IS NOT NULL;
+      CREATE INDEX entries_tenant ON entries (tenant_id);
+
+      -- The version counter of a key (never reused, also across deletes and purges), its live version,
+      -- and what the last delete hid. A write increments last_version with an UPSERT, which locks the
+      -- row until it commits: concurrent writers of a key, on any node, take 1, 2, 3, ... in turn.
+      CREATE TABLE entry_keys (
+        tenant_id      TEXT NOT NULL,
+        namespace      TEXT NOT NULL,
+        key            TEXT COLLATE "C" NOT NULL,
+        last_version   INTEGER NOT NULL,
+        live_id        BIGINT REFERENCES entries (id) ON DELETE SET NULL,
+        hidden_through INTEGER NOT NULL DEFAULT 0,
+        hidden_at      DOUBLE PRECISION,
+        PRIMARY KEY (tenant_id, namespace, key)
+      );
+      CREATE INDEX entry_keys_live ON entry_keys (live_id) WHERE live_id IS NOT NULL;
+      CREATE INDEX entry_keys_stamping ON entry_keys (hidden_at) WHERE hidden_at IS NOT NULL;
+
+      CREATE TABLE entry_metadata (
+        entry_id   BIGINT NOT NULL REFERENCES entries (id) ON DELETE CASCADE,
+        tenant_id  TEXT NOT NULL,
+        namespace  TEXT NOT NULL,
+        key        TEXT COLLATE "C" NOT NULL,
+        version    INTEGER NOT NULL,
+        name       TEXT NOT NULL,
+        value_json TEXT NOT NULL,
+        PRIMARY KEY (entry_id, name)
+      );
+      CREATE INDEX entry_metadata_lookup ON entry_metadata (tenant_id, namespace, name, value_json);
+    `,
+  },
+  {
+    component: 'entries',
+    version: 2,
+    // Bytes held for writes in progress on any node (EntryStore.holdStorage); expires_at in unix ms.
+    sql: `
+      CREATE TABLE storage_holds (
+        id         BIGSERIAL PRIMARY KEY,
+        tenant_id  TEXT NOT NULL,
+        bytes      BIGINT NOT NULL,
+        expires_at DOUBLE PRECISION NOT NULL
+      );
+      CREATE INDEX storage_holds_tenant ON storage_holds (tenant_id);
+    `,
+  },
+  {
+    component: 'gate',
+    version: 1,
+    sql: `
+      CREATE TABLE gate_tenants (
+        tenant_id           TEXT PRIMARY KEY,
+        plan                TEXT NOT NULL CHECK (plan IN ('starter', 'builder', 'pro', 'enterprise')),
+        namespaces          TEXT NOT NULL DEFAULT '["default"]',
+        email               TEXT,
+        active              INTEGER NOT NULL DEFAULT 1,
+        key_hash            TEXT NOT NULL UNIQUE,
+        rate_limit_requests INTEGER,
+        rate_limit_window_s INTEGER,
+        monthly_quota       DOUBLE PRECISION,
+        storage_quota_bytes BIGINT,
+        created_at          DOUBLE PRECISION NOT NULL,
+        key_rotated_at      DOUBLE PRECISION,
+        deactivated_at      DOUBLE PRECISION,
+        purge_after         DOUBLE PRECISION,
+        purged_at           DOUBLE PRECISION
+      );
+      CREATE TABLE gate_usage (
+        tenant_id TEXT NOT NULL,
+        period    TEXT NOT NULL,
+        bucket    TEXT NOT NULL,
+        cu_milli  BIGINT NOT NULL DEFAULT 0,
+        PRIMARY KEY (tenant_id, period, bucket)
+      );
+    `,
+  },
+  {
+    component: 'gate',
+    version: 2,
+    // CU held for requests in progress on any node (UsageStore.hold); expires_at in unix ms.
+    sql: `
+      CREATE TABLE gate_quota_holds (
+        id         BIGSERIAL PRIMARY KEY,
+        tenant_id  TEXT NOT NULL,
+        period     TEXT NOT NULL,
+        milli      BIGINT NOT NULL,
+        expires_at DOUBLE PRECISION NOT NULL
+      );
+      CREATE INDEX gate_quota_holds_tenant ON gate_quota_holds (tenant_id, period);
+    `,
+  },
+  {
+    component: 'jobs',
+    version: 1,
+    sql: `
+      CREATE TABLE sim_jobs (
+        seq               BIGSERIAL PRIMARY KEY,
+        job_id            TEXT NOT NULL UNIQUE,
+        tenant_id         TEXT NOT NULL,
+        solver            TEXT NOT NULL,
+        namespace         TEXT NOT NULL,
+        output_key_prefix TEXT NOT NULL,
+        params            TEXT NOT NULL,
+        status            TEXT NOT NULL CHECK (status IN ('queued', 'running', 'completed', 'failed')),
+        steps_completed   INTEGER NOT NULL DEFAULT 0,
+        steps_total       INTEGER NOT NULL DEFAULT 0,
+        elapsed_s         DOUBLE PRECISION NOT NULL DEFAULT 0,
+        attempts          INTEGER NOT NULL DEFAULT 0,
+        created_at        DOUBLE PRECISION NOT NULL,
+        started_at        DOUBLE PRECISION,
+        finished_at       DOUBLE PRECISION,
+        outputs           TEXT,
+        stats             TEXT,
+        error             TEXT,
+        lease_owner       TEXT,
+        lease_expires_at  DOUBLE PRECISION
+      );
+      CREATE INDEX sim_jobs_tenant ON sim_jobs (tenant_id, seq);
+      CREATE INDEX sim_jobs_pending ON sim_jobs (seq) WHERE status IN ('queued', 'running');
+    `,
+  },
+];

@@ -1,0 +1,88 @@
+// Metered usage over PostgreSQL (gate_usage): one statement adds a flush's amounts, each an atomic
+// increment of its (tenant, period, bucket) row, so flushes of several nodes add up exactly.
+import type { ChargedAmount, QuotaHold, UsageAmount, UsageStore } from '../usage.js';
+import type { PgDatabase } from './db.js';
+
+export class PgUsageStore implements UsageStore {
+  readonly shared = true;
+
+  constructor(private readonly db: PgDatabase) {}
+
+  async ofPeriod(period: string): Promise<UsageAmount[]> {
+    const rows = await this.db.all<{ tenant_id: string; bucket: string; cu_milli: number }>(
+      'SELECT tenant_id, bucket, cu_milli FROM gate_usage WHERE period = $1',
+      [period],
+    );
+    return rows.map((r) => ({ tenantId: r.tenant_id, period, bucket: r.bucket, milli: r.cu_milli }));
+  }
+
+  async ofTenant(tenantId: string, period: string): Promise<UsageAmount[]> {
+    const rows = await this.db.all<{ bucket: string; cu_milli: number }>(
+      'SELECT bucket, cu_milli FROM gate_usage WHERE tenant_id = $1 AND period = $2',
+      [tenantId, period],
+    );
+    return rows.map((r) => ({ tenantId, period, bucket: r.bucket, milli: r.cu_milli }));
+  }
+
+  async totals(period: string): Promise<Map<string, number>> {
+    const rows = await this.db.all<{ tenant_id: string; milli: number }>(
+      'SELECT tenant_id, SUM(cu_milli) AS milli FROM gate_usage WHERE period = $1 GROUP BY tenant_id',
+      [period],
+    );
+    return new Map(rows.map((r) => [r.tenant_id, r.milli]));
+  }
+
+  /**
+   * take() runs once a connection is free, never before add() has returned: amounts charged while
+   * the write waits join it (the meter relies on that), and amounts are taken exactly once.
+   */
+  add(take: () => Iterable<ChargedAmount>): Promise<void> {
+    return this.db.connected(async (c) => {
+      // Summed per row first: one INSERT ... ON CONFLICT may not change a row twice.
+      const sums = new Map<string, UsageAmount>();
+      const settles: string[] = [];
+      for (const a of take()) {
+        const k = JSON.stringify([a.tenantId, a.period, a.bucket]);
+        const s = sums.get(k);
+        if (s) s.milli += a.milli;
+        else sums.set(k, { tenantId: a.tenantId, period: a.period, bucket: a.bucket, milli: a.milli });
+        if (a.settles) settles.push(...a.settles);
+      }
+      if (sums.size === 0) return;
+      // In key order, so two nodes' flushes lock shared rows in the same order and never deadlock.
+      const rows = [...sums.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r);
+      await c.query(
+        // One statement: the holds the amounts settle go as the usage arrives, never one without the other.
+        `WITH settled AS (DELETE FROM gate_quota_holds WHERE id = ANY($5::bigint[]))
+         INSERT INTO gate_usage (tenant_id, period, bucket, cu_milli)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
+         ON CONFLICT (tenant_id, period, bucket) DO UPDATE SET cu_milli = gate_usage.cu_milli + excluded.cu_milli`,
+        [rows.map((r) => r.tenantId), rows.map((r) => r.period), rows.map((r) => r.bucket), rows.map((r) => r.milli), settles],
+      );
+    });
+  }
+
+  async hold(h: QuotaHold, now: number): Promise<string | null> {
+    return this.db.tx(async (c) => {
+      // Holds of one tenant and period are decided one at a time, across every node.
+      await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [JSON.stringify(['quota', h.tenantId, h.period])]);
+      await c.query('DELETE FROM gate_quota_holds WHERE tenant_id = $1 AND period = $2 AND expires_at <= $3', [h.tenantId, h.period, now]);
+      // One statement, so usage and holds are read in one snapshot (a charge moves CU from one to the other).
+      const res = await c.query(
+        `INSERT INTO gate_quota_holds (tenant_id, period, milli, expires_at)
+         SELECT $1::text, $2::text, $3::bigint, $4::double precision
+         WHERE (SELECT COALESCE(SUM(cu_milli), 0) FROM gate_usage WHERE tenant_id = $1 AND period = $2)
+             + (SELECT COALESCE(SUM(milli), 0) FROM gate_quota_holds WHERE tenant_id = $1 AND period = $2)
+             + $3::bigint <= $5::bigint
+         RETURNING id`,
+        [h.tenantId, h.period, h.milli, h.expiresAt, h.quotaMilli],
+      );
+      const row = res.rows[0] as { id: string | number } | undefined;
+      return row ? String(row.id) : null;
+    });
+  }
+
+  async unhold(id: string): Promise<void> {
+    await this.db.run('DELETE FROM gate_quota_holds WHERE id = $1', [id]);
+  }
+}
