@@ -95,14 +95,24 @@ export async function newBlob(kind: BlobKind, payload: Uint8Array): Promise<{ id
   return { id, checksum, header };
 }
 
+/**
+ * Check a stored blob's header (its first BLOB_HEADER_BYTES or fewer) against `kind`, and its payload
+ * length against the stored size (`storedBytes`, header included) and, when given, the row's length.
+ */
+function checkHeader(header: Buffer, kind: BlobKind, storedBytes: number, expectedLength?: number): void {
+  if (header.length < BLOB_HEADER_BYTES || !MAGIC.equals(header.subarray(0, 8)) || header[8] !== KIND_CODE[kind]) {
+    throw corrupted('the stored data of this entry has a damaged header');
+  }
+  const len = header.readBigUInt64LE(16);
+  if (len !== BigInt(storedBytes - BLOB_HEADER_BYTES) || (expectedLength !== undefined && len !== BigInt(expectedLength))) {
+    throw corrupted('the stored data of this entry has the wrong length');
+  }
+}
+
 /** The payload of a stored blob (`null`: missing) once its header, length and checksum check out. */
 export async function verifiedPayload(stored: Buffer | null, kind: BlobKind, checksum: string): Promise<Buffer> {
   if (stored === null) throw corrupted('the stored data of this entry is missing');
-  if (stored.length < BLOB_HEADER_BYTES || !MAGIC.equals(stored.subarray(0, 8)) || stored[8] !== KIND_CODE[kind]) {
-    throw corrupted('the stored data of this entry has a damaged header');
-  }
-  const len = stored.readBigUInt64LE(16);
-  if (len !== BigInt(stored.length - BLOB_HEADER_BYTES)) throw corrupted('the stored data of this entry has the wrong length');
+  checkHeader(stored, kind, stored.length);
   const payload = stored.subarray(BLOB_HEADER_BYTES);
   const actual = await sha256Hex(payload);
   if (actual !== checksum || stored.subarray(24, 56).toString('hex') !== checksum) {
@@ -123,13 +133,7 @@ export function checkRangeHeader(
   offset: number,
   length: number,
 ): void {
-  if (header.length < BLOB_HEADER_BYTES || !MAGIC.equals(header.subarray(0, 8)) || header[8] !== KIND_CODE[kind]) {
-    throw corrupted('the stored data of this entry has a damaged header');
-  }
-  const len = header.readBigUInt64LE(16);
-  if (len !== BigInt(storedBytes - BLOB_HEADER_BYTES) || len !== BigInt(expectedLength)) {
-    throw corrupted('the stored data of this entry has the wrong length');
-  }
+  checkHeader(header, kind, storedBytes, expectedLength);
   if (offset < 0 || length < 0 || offset + length > expectedLength) throw new RangeError('blob range out of bounds');
 }
 
