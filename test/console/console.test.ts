@@ -161,7 +161,15 @@ describe('console: the web console served at /console, driven in headless Chromi
     await page.fill('input[name=output_key_prefix]', 'long');
     await page.click('[data-testid=submit-form] button[type=submit]');
     const row = 'li[data-testid=job][data-status=running]';
-    await page.waitForSelector(row, { timeout: 60_000 });
+    try {
+      await page.waitForSelector(row, { timeout: 60_000 });
+    } catch (err) {
+      // What the page and the service showed, for a run where the job never showed as running.
+      await shot('cancel-timeout');
+      const list = await http(server.url, 'GET', '/v1/simulation/list', { headers: tenantHeaders(tenant) });
+      console.log(`    jobs at the timeout: ${list.text}`);
+      throw err;
+    }
     await page.click(`${row} button:text-is("Cancel")`);
     await page.waitForSelector('li[data-testid=job][data-status=failed] >> text=cancelled', { timeout: 30_000 });
   });

@@ -325,13 +325,17 @@ function JobRow({
 
 export function Jobs({ api, namespace, openOutput }: { api: Client; namespace: string; openOutput: (ns: string, key: string) => void }) {
   const { data, error, busy, reload: refresh } = useLoad(() => api.get<{ jobs: Json[] }>('/v1/simulation/list?limit=20'), []);
-  const jobs = data?.jobs ?? null;
+  // The last list that loaded: a failed poll (a 429 or 503 on the way) shows its error but neither
+  // empties the list nor stops the polling of jobs that were still queued or running.
+  const last = useRef<Json[] | null>(null);
+  if (data) last.current = data.jobs;
+  const jobs = data?.jobs ?? last.current;
   const running = jobs?.some((j) => j.status === 'queued' || j.status === 'running');
   useEffect(() => {
     if (!running || busy) return;
     const t = window.setTimeout(refresh, POLL_MS);
     return () => window.clearTimeout(t);
-  }, [data, busy]);
+  }, [data, error, busy]);
   return (
     <section aria-labelledby="jobs-title">
       <h2 id="jobs-title">Simulations</h2>
