@@ -5,8 +5,9 @@
 # working tree. So this carries only what cannot be had there:
 #   node.xz           this machine's node binary, xz-compressed
 #   node-api/         Node-API's C headers, to build the addon there (the CPU there may differ)
-#   node_modules/     the packages the service, test:gpu and bench:gpu load, pruned of sources
-#   dist/             the compiled TypeScript (src, test helpers, test-gpu, bench)
+#   js.tar.xz         node_modules/ (the packages the service, test:gpu and bench:gpu load, pruned of
+#                     sources) and dist/ (the compiled TypeScript), xz-compressed: as plain folders
+#                     they outgrow the 64 MiB
 #   debs/             Debian's OpenBLAS and LAPACKE, unpacked there by gpu-check.sh into a folder of
 #                     its own (never into /)
 # Run on Debian/Ubuntu with npm ci done; it builds dist/ when missing and prints the folder's size.
@@ -91,6 +92,8 @@ find "$sq/build/Release" -mindepth 1 ! -name node_sqlite3.node -exec rm -rf {} +
 find "$CARRY/node_modules" \( -name '*.md' -o -name '*.d.ts' -o -name '*.map' -o -name '*.ts' \) -type f -delete
 
 cp -r dist "$CARRY/dist"
+tar -C "$CARRY" -cf - node_modules dist | xz -T0 -6 >"$CARRY/js.tar.xz"
+rm -rf "$CARRY/node_modules" "$CARRY/dist"
 
 (cd "$CARRY/debs" && apt-get download "${DEBS[@]}" >/dev/null)
 

@@ -103,7 +103,7 @@ fi
 SYSROOT=$WORK/sysroot
 LIBDIRS="$SYSROOT/usr/lib/x86_64-linux-gnu/openblas-pthread:$SYSROOT/usr/lib/x86_64-linux-gnu"
 setup() {
-  for f in node.xz node-api node_modules dist debs; do
+  for f in node.xz node-api js.tar.xz debs; do
     [ -e "$CARRY/$f" ] || { echo "missing $CARRY/$f: run scripts/gpu-carry.sh before the device call"; return 1; }
   done
   mkdir -p "$WORK/bin" "$SYSROOT" || return 1
@@ -115,12 +115,20 @@ setup() {
       (cd "$WORK" && rm -rf ar && mkdir ar && cd ar && ar x "$deb" && tar -xf data.tar.* -C "$SYSROOT") || return 1
     fi
   done
-  # dist/ and node_modules/ are where the code looks for them; neither is tracked, so neither is
-  # in the working tree that travelled.
+  # dist/ and node_modules/ are unpacked where the code looks for them (as real folders: Node resolves
+  # a link to its target, and the code finds its package root upwards from there); neither is tracked,
+  # so neither is in the working tree that travelled.
+  # An earlier check's folders (marked) are replaced; anyone else's are left alone.
   for d in node_modules dist; do
-    [ -e "$ROOT/$d" ] && [ ! -L "$ROOT/$d" ] && { echo "$ROOT/$d exists; not replacing it"; continue; }
-    ln -sfn "$CARRY/$d" "$ROOT/$d"
+    if [ -L "$ROOT/$d" ] || [ -f "$ROOT/$d/.from-gpu-carry" ]; then
+      rm -rf "$ROOT/$d"
+    elif [ -e "$ROOT/$d" ]; then
+      echo "$ROOT/$d exists and is not from the carried folder; not replacing it"
+      return 1
+    fi
   done
+  xz -dc "$CARRY/js.tar.xz" | tar -C "$ROOT" -xf - || return 1
+  touch "$ROOT/node_modules/.from-gpu-carry" "$ROOT/dist/.from-gpu-carry"
   "$WORK/bin/node" -v
 }
 export -f setup
@@ -137,7 +145,7 @@ build() {
     -DCMAKE_CUDA_ARCHITECTURES="${cap}-real" \
     -DCMAKE_LIBRARY_PATH="$SYSROOT/usr/lib/x86_64-linux-gnu/openblas-pthread;$SYSROOT/usr/lib/x86_64-linux-gnu" \
     -DCMAKE_INCLUDE_PATH="$SYSROOT/usr/include/x86_64-linux-gnu/openblas-pthread;$SYSROOT/usr/include" \
-    -DCMAKE_JS_VERSION=carried -DCMAKE_JS_INC="$CARRY/node-api;$CARRY/node_modules/node-addon-api" \
+    -DCMAKE_JS_VERSION=carried -DCMAKE_JS_INC="$CARRY/node-api;$ROOT/node_modules/node-addon-api" \
     -DCMAKE_LIBRARY_OUTPUT_DIRECTORY="$BUILD/Release" || return 1
   grep -E '^(BLAS_openblas_LIBRARY|LAPACKE_LIBRARY|CMAKE_CUDA_ARCHITECTURES)' "$BUILD/CMakeCache.txt"
   cmake --build "$BUILD" --parallel "$JOBS" --target ttstore test_cuda_parity test_cuda_sweep
