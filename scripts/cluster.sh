@@ -236,6 +236,8 @@ start_nodes() {
     mkdir -p "$dir"
     (
       export SVC_GATE_HOST=127.0.0.1 SVC_GATE_PORT=$port SVC_GATE_DATA_DIR=$dir SVC_GATE_ENGINE_SERVICE_KEY=$key
+      # idle keep-alive connections outlive nginx's keepalive_timeout on SIGTERM (deploy/nginx.conf says why)
+      export SVC_GATE_SHUTDOWN_IDLE_S=3
       export SVC_GATE_REDIS_URL=redis://127.0.0.1:$REDIS_PORT SVC_GATE_BLOB_URL=s3://$S3_BUCKET/cluster
       export SVC_GATE_S3_ENDPOINT=http://127.0.0.1:$S3_PORT SVC_GATE_S3_ACCESS_KEY_ID=$S3_ACCESS_KEY SVC_GATE_S3_SECRET_ACCESS_KEY=$S3_SECRET_KEY
       [ "$sqlite" = 1 ] || export SVC_GATE_DATABASE_URL=postgres://postgres@127.0.0.1:$PG_PORT/postgres
@@ -268,7 +270,9 @@ http {
   uwsgi_temp_path $STATE/nginx/uwsgi;
   scgi_temp_path $STATE/nginx/scgi;
   upstream ttstore {
-$servers    keepalive 32;
+$servers    # as deploy/nginx.conf, which says why
+    keepalive 256;
+    keepalive_timeout 2s;
   }
   server {
     listen 127.0.0.1:$LB_PORT;

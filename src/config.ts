@@ -129,6 +129,13 @@ export const SPECS = {
   coreCacheBytes: intVar('SVC_GATE_CORE_CACHE_BYTES', GiB, 0, 1024 * GiB, 'Byte budget of the in-memory cache of decoded cores'),
   logLevel: enumVar('SVC_GATE_LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'Log level'),
   shutdownGraceS: intVar('SVC_GATE_SHUTDOWN_GRACE_S', 10, 0, 3600, 'Seconds in-flight requests get to finish on SIGTERM/SIGINT'),
+  shutdownIdleS: intVar(
+    'SVC_GATE_SHUTDOWN_IDLE_S',
+    0,
+    0,
+    60,
+    'On SIGTERM/SIGINT, seconds idle keep-alive connections stay open for a load balancer to close them (set it above its upstream keep-alive timeout); 0: closed at once',
+  ),
   engineThreads: intVar('SVC_GATE_ENGINE_THREADS', 0, 0, 1024, 'Engine (OpenMP/BLAS) threads; 0: one per core'),
   engineBackend: enumVar(
     'SVC_GATE_ENGINE_BACKEND',

@@ -3,7 +3,7 @@
 import { mkdir } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import Router from '@koa/router';
 import { createApp, lingerThenDestroy } from './http/app.js';
@@ -299,10 +299,17 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     router,
     close() {
       closing ??= (async () => {
-        // Stop accepting at once; requests in flight run to their end (each response then closes its
+        // Stop accepting at once (a balancer's next connection is refused, which it may retry elsewhere
+        // whatever the method); requests in flight run to their end (each response then closes its
         // connection, see createApp), up to the grace period, after which the rest are cut off.
-        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
+        // Only the listener: http.Server.close would also drop the idle keep-alive connections at once,
+        // and a balancer may be writing a request on one at that moment; it cannot tell whether such a
+        // request was processed, so it may not retry a put. With SVC_GATE_SHUTDOWN_IDLE_S the balancer's
+        // own shorter idle timeout closes them first; whatever is left is closed after it.
+        const stopped = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
+        const idleS = Math.min(config.shutdownIdleS, config.shutdownGraceS);
+        if (idleS === 0) server.closeIdleConnections();
+        const idle = idleS > 0 ? setTimeout(() => server.closeIdleConnections(), idleS * 1000) : undefined;
         const grace = setTimeout(() => {
           log.warn({ grace_s: config.shutdownGraceS }, 'shutdown grace period over; closing the remaining connections');
           server.closeAllConnections();
@@ -310,6 +317,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         const jobsStopped = scheduler.stop(); // running jobs cancelled and left queued for the next start
         await stopped;
         clearTimeout(grace);
+        clearTimeout(idle);
         await jobsStopped;
         entries.stop();
         purger.stop();

@@ -16,7 +16,7 @@ import type { GateMetrics } from './metrics.js';
 import { counterSeries } from '../metrics/series.js';
 import type { ChargedOperation } from './operations.js';
 import { effectiveQuota, effectiveRateLimit, type GateLimitsConfig } from './plans.js';
-import type { RateDecision, RateLimiter } from './rate-limit.js';
+import { RATE_STORE_RETRY_AFTER_S, RateLimiterUnavailable, type RateDecision, type RateLimiter } from './rate-limit.js';
 import type { TenantRecord, TenantRegistry } from './registry.js';
 
 const CHALLENGE = 'Bearer realm="ttstore"';
@@ -149,10 +149,27 @@ export function createTenantGate(deps: TenantGateDeps): Middleware {
     });
   };
 
+  // A request that cannot be counted is refused (never admitted unlimited), as a 503 the client may retry.
+  const countRequest = async (ctx: Context, tenant: TenantRecord): Promise<RateDecision> => {
+    try {
+      return await limiter.hit(tenant.tenantId, effectiveRateLimit(tenant, limits));
+    } catch (err) {
+      if (!(err instanceof RateLimiterUnavailable)) throw err;
+      log.error({ err, requestId: ctx.state.requestId, tenant_id: tenant.tenantId }, 'rate-limit store unreachable');
+      throw new ProblemError(
+        503,
+        'service_unavailable',
+        `the shared rate-limit store cannot be reached; retry in ${RATE_STORE_RETRY_AFTER_S} s`,
+        { retry_after_s: RATE_STORE_RETRY_AFTER_S },
+        { 'Retry-After': String(RATE_STORE_RETRY_AFTER_S) },
+      );
+    }
+  };
+
   return async function tenantGate(ctx: Context, next: Next): Promise<void> {
     const tenant = authenticate(ctx);
     ctx.state.tenant = requestTenantOf(tenant);
-    admit(ctx, tenant, await limiter.hit(tenant.tenantId, effectiveRateLimit(tenant, limits)));
+    admit(ctx, tenant, await countRequest(ctx, tenant));
     const gate = new RequestAuthorizer(tenant, authorizerDeps);
     ctx.state.gate = gate;
     let succeeded = false;

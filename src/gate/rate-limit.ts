@@ -42,8 +42,22 @@ export interface RateDecision {
 
 /** Counts a tenant's requests against its limit: in process (SlidingWindowLimiter) or shared by nodes (store/redis). */
 export interface RateLimiter {
-  /** Count a request of `key` against `limit`; a changed limit applies from this call on. */
+  /**
+   * Count a request of `key` against `limit`; a changed limit applies from this call on. Rejects with
+   * RateLimiterUnavailable when the shared store that keeps the windows cannot be reached.
+   */
   hit(key: string, limit: RateLimit): Promise<RateDecision>;
+}
+
+/** Retry-After (seconds) of the 503 answered while the shared rate-limit store cannot be reached. */
+export const RATE_STORE_RETRY_AFTER_S = 1;
+
+/** The shared store of rate windows cannot be reached: the request is neither counted nor admitted. */
+export class RateLimiterUnavailable extends Error {
+  constructor(cause: unknown) {
+    super(`the rate-limit store cannot be reached (${cause instanceof Error ? cause.message : String(cause)})`);
+    this.name = 'RateLimiterUnavailable';
+  }
 }
 
 interface TenantWindow {

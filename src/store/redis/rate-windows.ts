@@ -6,7 +6,7 @@
 // so concurrent requests on any node are decided one at a time. Memory: at most `limit` members
 // per tenant, gone `window` after the tenant's last admission.
 import type { Redis } from 'ioredis';
-import type { RateDecision, RateLimiter } from '../../gate/rate-limit.js';
+import { RateLimiterUnavailable, type RateDecision, type RateLimiter } from '../../gate/rate-limit.js';
 import type { RateLimit } from '../../gate/plans.js';
 
 const SCRIPT = `
@@ -49,7 +49,13 @@ export class RedisRateWindows implements RateLimiter {
     const windowMs = limit.window_s * 1000;
     const run = (this.redis as unknown as { ttstoreRateHit(k: string, s: string, l: number, w: number): Promise<number[]> }).ttstoreRateHit;
     const k = this.prefix + key;
-    const [admitted, count, oldest, now] = (await run.call(this.redis, k, `${k}:seq`, limit.requests, windowMs)).map(Number) as [
+    let reply: number[];
+    try {
+      reply = await run.call(this.redis, k, `${k}:seq`, limit.requests, windowMs);
+    } catch (err) {
+      throw new RateLimiterUnavailable(err);
+    }
+    const [admitted, count, oldest, now] = reply.map(Number) as [
       number,
       number,
       number,
