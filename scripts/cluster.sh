@@ -6,6 +6,9 @@
 #   bash scripts/cluster.sh start      # install what is missing, start what is not running, print the exports
 #   bash scripts/cluster.sh services   # PostgreSQL, Redis and radosgw only (tests); prints their env file
 #   bash scripts/cluster.sh stop       # stop everything it started, by PID
+#   bash scripts/cluster.sh balance    # nginx over TTSTORE_NODE_PORTS on TTSTORE_LB_PORT, files in TTSTORE_LB_DIR
+#                                      # (default <state>/nginx): started, or its upstreams rewritten and reloaded
+#   bash scripts/cluster.sh balance-stop  # stops that nginx
 #
 # Idempotent: what already runs from the state folder is left alone; a state folder with nothing
 # running is thrown away and made anew (memstore and fsync=off data are throw-away by design).
@@ -14,7 +17,7 @@
 #
 # Settings (environment): TTSTORE_CLUSTER_DIR (state folder, default /tmp/ttstore-cluster; user postgres
 # must be able to enter it), TTSTORE_PG_PORT (5432), TTSTORE_REDIS_PORT (6379), TTSTORE_S3_PORT (7480),
-# TTSTORE_NODE_PORTS ("8091 8092 8093"), TTSTORE_LB_PORT (8090), TTSTORE_SERVICE_KEY (default: generated),
+# TTSTORE_NODE_PORTS ("8091 8092 8093"), TTSTORE_LB_PORT (8090), TTSTORE_LB_DIR (<state>/nginx), TTSTORE_SERVICE_KEY (default: generated),
 # TTSTORE_CLUSTER_SQLITE=1 (nodes share one SQLite file on this machine instead of PostgreSQL; chosen by
 # itself while the build does not know SVC_GATE_DATABASE_URL).
 set -euo pipefail
@@ -26,6 +29,7 @@ REDIS_PORT=${TTSTORE_REDIS_PORT:-6379}
 S3_PORT=${TTSTORE_S3_PORT:-7480}
 read -r -a NODE_PORTS <<<"${TTSTORE_NODE_PORTS:-8091 8092 8093}"
 LB_PORT=${TTSTORE_LB_PORT:-8090}
+NGINX_DIR=${TTSTORE_LB_DIR:-$STATE/nginx}
 S3_ACCESS_KEY=TTSTORECLUSTERKEY000
 S3_SECRET_KEY=ttstoreclustersecret0000000000000000000000
 S3_BUCKET=ttstore
@@ -54,7 +58,7 @@ stop_pidfile() {
 
 stop_all() {
   local i
-  [ -f "$STATE/nginx/nginx.pid" ] && stop_pidfile "$STATE/nginx/nginx.pid"
+  [ -f "$NGINX_DIR/nginx.pid" ] && stop_pidfile "$NGINX_DIR/nginx.pid"
   for i in "${!NODE_PORTS[@]}"; do stop_pidfile "$STATE/node$i.pid"; done
   # radosgw and the OSD before the monitor (an OSD whose monitor is gone waits to exit)
   for f in "$CEPHDIR/run/client.rgw.tts.pid" "$CEPHDIR/run/osd.0.pid" "$CEPHDIR/run/mon.a.pid" "$STATE/redis/redis.pid"; do
@@ -251,24 +255,23 @@ start_nodes() {
   done
 }
 
-start_nginx() {
-  mkdir -p "$STATE/nginx"
-  alive "$STATE/nginx/nginx.pid" && return 0
-  port_busy "$LB_PORT" && die "port $LB_PORT is taken by another server (TTSTORE_LB_PORT picks another)"
+# nginx round-robin over NODE_PORTS on LB_PORT, its files in NGINX_DIR; running already: the config is
+# rewritten and reloaded (bench/cluster.ts changes the node set this way under a separate NGINX_DIR).
+write_nginx_conf() {
   local servers="" p
   for p in "${NODE_PORTS[@]}"; do servers+="    server 127.0.0.1:$p max_fails=0;"$'\n'; done
-  cat >"$STATE/nginx/nginx.conf" <<EOF
+  cat >"$NGINX_DIR/nginx.conf" <<EOF
 worker_processes 1;
-pid $STATE/nginx/nginx.pid;
-error_log $STATE/nginx/error.log warn;
+pid $NGINX_DIR/nginx.pid;
+error_log $NGINX_DIR/error.log warn;
 events { worker_connections 1024; }
 http {
   access_log off;
-  client_body_temp_path $STATE/nginx/body;
-  proxy_temp_path $STATE/nginx/proxy;
-  fastcgi_temp_path $STATE/nginx/fastcgi;
-  uwsgi_temp_path $STATE/nginx/uwsgi;
-  scgi_temp_path $STATE/nginx/scgi;
+  client_body_temp_path $NGINX_DIR/body;
+  proxy_temp_path $NGINX_DIR/proxy;
+  fastcgi_temp_path $NGINX_DIR/fastcgi;
+  uwsgi_temp_path $NGINX_DIR/uwsgi;
+  scgi_temp_path $NGINX_DIR/scgi;
   upstream ttstore {
 $servers    # as deploy/nginx.conf, which says why
     keepalive 256;
@@ -290,7 +293,19 @@ $servers    # as deploy/nginx.conf, which says why
   }
 }
 EOF
-  nginx -c "$STATE/nginx/nginx.conf" -p "$STATE/nginx"
+}
+
+start_nginx() {
+  mkdir -p "$NGINX_DIR"
+  if alive "$NGINX_DIR/nginx.pid"; then
+    [ "${1:-}" = reload ] || return 0
+    write_nginx_conf
+    nginx -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR" -s reload
+    return 0
+  fi
+  port_busy "$LB_PORT" && die "port $LB_PORT is taken by another server (TTSTORE_LB_PORT picks another)"
+  write_nginx_conf
+  nginx -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR"
   wait_for 20 curl -sf -o /dev/null "http://127.0.0.1:$LB_PORT/gate/health" || die "nginx does not answer on $LB_PORT"
   log "nginx on 127.0.0.1:$LB_PORT in front of ${NODE_PORTS[*]}"
 }
@@ -298,6 +313,8 @@ EOF
 case "${1:-}" in
   stop) stop_all ;;
   services) services && cat "$STATE/env" ;;
+  balance) start_nginx reload ;; # nginx over TTSTORE_NODE_PORTS on TTSTORE_LB_PORT (TTSTORE_LB_DIR), started or reloaded
+  balance-stop) stop_pidfile "$NGINX_DIR/nginx.pid" ;;
   start)
     services nginx
     start_nodes
@@ -308,5 +325,5 @@ case "${1:-}" in
     echo "export TTSTORE_SERVICE_KEY=$(cat "$STATE/service.key")"
     echo "export TTSTORE_NODE_URLS=$urls"
     ;;
-  *) echo "usage: $0 start|services|stop" >&2; exit 2 ;;
+  *) echo "usage: $0 start|services|stop|balance|balance-stop" >&2; exit 2 ;;
 esac

@@ -38,7 +38,10 @@ describe('cluster: a node stopped under load through nginx (scripts/cluster.sh)'
   /** Resolves once process `pid` is gone (a zombie counts as gone: cluster.sh's nodes are not our children). */
   const exited = async (pid: number) => {
     for (;;) {
-      const stat = await promisify(execFile)('ps', ['-o', 'stat=', '-p', String(pid)]).then((r) => r.stdout.trim(), () => '');
+      const stat = await promisify(execFile)('ps', ['-o', 'stat=', '-p', String(pid)]).then(
+        (r) => r.stdout.trim(),
+        () => '',
+      );
       if (stat === '' || stat.startsWith('Z')) return;
       await sleep(100);
     }

@@ -55,12 +55,7 @@ export class RedisRateWindows implements RateLimiter {
     } catch (err) {
       throw new RateLimiterUnavailable(err);
     }
-    const [admitted, count, oldest, now] = reply.map(Number) as [
-      number,
-      number,
-      number,
-      number,
-    ];
+    const [admitted, count, oldest, now] = reply.map(Number) as [number, number, number, number];
     const resetAtMs = oldest + windowMs;
     return {
       admitted: admitted === 1,
