@@ -230,6 +230,9 @@ start_nodes() {
     log "this build does not know SVC_GATE_DATABASE_URL: the nodes share one SQLite file on this machine"
     sqlite=1
   fi
+  # SVC_GATE_* settings given to the first start are kept for every restart of a node, so that a node
+  # started again (after a crash, by a test) runs as its peers do.
+  [ -f "$STATE/node.env" ] || (umask 077 && export -p | grep -E '^declare -x SVC_GATE_[A-Z0-9_]+=' >"$STATE/node.env" || true)
   local i port dir
   for i in "${!NODE_PORTS[@]}"; do
     port=${NODE_PORTS[$i]}
@@ -239,6 +242,8 @@ start_nodes() {
     if [ "$sqlite" = 1 ]; then dir=$STATE/data; else dir=$STATE/node$i; fi
     mkdir -p "$dir"
     (
+      # shellcheck disable=SC1091
+      . "$STATE/node.env"
       export SVC_GATE_HOST=127.0.0.1 SVC_GATE_PORT=$port SVC_GATE_DATA_DIR=$dir SVC_GATE_ENGINE_SERVICE_KEY=$key
       # idle keep-alive connections outlive nginx's keepalive_timeout on SIGTERM (deploy/nginx.conf says why)
       export SVC_GATE_SHUTDOWN_IDLE_S=3

@@ -44,6 +44,7 @@ describe('storage quota', () => {
     server = await startServer({ env: { SVC_GATE_RETENTION_DAYS: '0', SVC_GATE_TENANT_INFLIGHT: '64' } });
   });
   after(async () => {
+    if (!server) return; // the suite was skipped (TTSTORE_TEST_EXTERNAL=1)
     const dir = server.dataDir;
     await server.destroy();
     await rm(dir, { recursive: true, force: true }); // a restarted server does not own its directory
@@ -200,7 +201,7 @@ describe('storage quota: the enterprise default from SVC_GATE_ENTERPRISE_STORAGE
     server = await startServer({ env: { SVC_GATE_ENTERPRISE_STORAGE_QUOTA_BYTES: '1500' } });
   });
   after(async () => {
-    await server.destroy();
+    await server?.destroy(); // unset when the suite was skipped (TTSTORE_TEST_EXTERNAL=1)
   });
 
   it('applies to enterprise tenants without their own storage_quota_bytes, and not to other plans', async () => {

@@ -58,8 +58,99 @@ export function logRecords(server: Pick<TestServer, 'logs'>): LogLine[] {
  */
 const ON_POSTGRES = process.env.TTSTORE_TEST_SERVERS_ON_POSTGRES === '1';
 
+/**
+ * TTSTORE_TEST_EXTERNAL=1 (with TTSTORE_URL and TTSTORE_SERVICE_KEY, as `scripts/cluster.sh start`
+ * prints them): startServer gives the server at TTSTORE_URL (nginx in front of the cluster's nodes)
+ * instead of spawning one. A test that needs a server of its own is skipped, saying why: a data
+ * directory of its own (restarts), Node flags, a SVC_GATE_* value this process's environment does not
+ * have (the external servers are taken to run with this environment's SVC_GATE_* values), or the
+ * process itself (stopping or killing it, reading its log).
+ */
+const EXTERNAL =
+  process.env.TTSTORE_TEST_EXTERNAL === '1'
+    ? { url: needVar('TTSTORE_URL').replace(/\/+$/, ''), serviceKey: needVar('TTSTORE_SERVICE_KEY') }
+    : null;
+
+function needVar(name: string): string {
+  const v = process.env[name];
+  if (!v) throw new Error(`TTSTORE_TEST_EXTERNAL=1 needs ${name} (bash scripts/cluster.sh start prints it)`);
+  return v;
+}
+
+// The runnable (test or hook) mocha is running now, so that a helper deep in a test can skip it as
+// this.skip() would: mocha marks it pending and reports it skipped instead of failed.
+interface MochaRunnable {
+  pending: boolean;
+  title: string;
+}
+let running: MochaRunnable | null = null;
+let PendingError: new (message: string) => Error = Error;
+if (EXTERNAL) {
+  const lib = 'mocha/lib/';
+  const [{ Runnable }, pending] = (await Promise.all([import(`${lib}runnable.js`), import(`${lib}pending.js`)])) as [
+    { Runnable: { prototype: { run(this: MochaRunnable, fn: unknown): unknown } } },
+    { PendingError: typeof PendingError },
+  ];
+  PendingError = pending.PendingError;
+  const run = Runnable.prototype.run;
+  Runnable.prototype.run = function (this: MochaRunnable, fn: unknown) {
+    running = this;
+    return run.call(this, fn);
+  };
+}
+
+/** TTSTORE_URL when TTSTORE_TEST_EXTERNAL=1, else null. */
+export const EXTERNAL_URL = EXTERNAL?.url ?? null;
+
+/**
+ * Skip the running test when it runs against the external server (TTSTORE_TEST_EXTERNAL=1), for a
+ * reason that is not a server of its own (e.g. it asserts what a single node does at once).
+ */
+export function skipAgainstExternal(why: string): void {
+  if (EXTERNAL) skipExternal(why, 'holds against one node only');
+}
+
+function skipExternal(why: string, what = 'needs a server of its own'): never {
+  const reason = `${what} (${why}); TTSTORE_TEST_EXTERNAL=1 runs against ${EXTERNAL?.url}`;
+  if (!running) throw new Error(reason);
+  running.pending = true;
+  process.stdout.write(`      skipped: ${running.title}: ${reason}\n`);
+  throw new PendingError(reason);
+}
+
+/** What in `opts` an external server cannot give, or null. */
+function privateNeed(opts: StartOptions): string | null {
+  if (opts.dataDir) return 'a data directory it reuses';
+  if (opts.nodeFlags) return 'Node flags';
+  const differs = Object.entries(opts.env ?? {}).filter(([k, v]) => process.env[k] !== v);
+  return differs.length > 0 ? differs.map(([k, v]) => `${k}=${v}`).join(' ') : null;
+}
+
+function externalServer(ext: { url: string; serviceKey: string }, opts: StartOptions): TestServer {
+  const why = privateNeed(opts);
+  if (why) skipExternal(why);
+  return {
+    url: ext.url,
+    port: Number(new URL(ext.url).port),
+    serviceKey: ext.serviceKey,
+    get dataDir(): string {
+      return skipExternal('its data directory');
+    },
+    get proc(): ChildProcess {
+      return skipExternal('its process');
+    },
+    get logs(): string[] {
+      return skipExternal('its log');
+    },
+    // In an after hook (the usual clean-up) stopping is a no-op; a test that stops the server is skipped.
+    stop: async () => (running?.title.startsWith('"after') ? null : skipExternal('stopping it')),
+    destroy: async () => undefined,
+  };
+}
+
 /** Start `node dist/src/main.js` on a free port; resolves once it logged "listening". */
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
+  if (EXTERNAL) return externalServer(EXTERNAL, opts);
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'ttstore-test-')));
   const database = ON_POSTGRES && opts.env?.SVC_GATE_DATABASE_URL === undefined ? await testDatabase(dataDir) : undefined;
   const env = {

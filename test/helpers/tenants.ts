@@ -1,6 +1,6 @@
 // Tenants for HTTP tests, made through the real onboarding endpoint with the service key.
 import { randomBytes } from 'node:crypto';
-import { http, type Reply } from './server.js';
+import { EXTERNAL_URL, http, type Reply } from './server.js';
 
 export interface ServerLike {
   url: string;
@@ -65,6 +65,9 @@ export async function createTenant(server: ServerLike, opts: TenantOptions = {})
   if (opts.email !== undefined) body.email = opts.email;
   const r = await admin<CreatedTenant>(server, 'POST', '/gate/onboard/create', body);
   if (r.status !== 201) throw new Error(`createTenant: ${r.status} ${r.text}`);
+  // Behind a balancer the next request may reach another node, which learns of the tenant within the
+  // contract's second (milliseconds in practice).
+  if (server.url === EXTERNAL_URL) await new Promise((res) => setTimeout(res, 250));
   return r.body;
 }
 

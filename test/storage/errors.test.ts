@@ -24,7 +24,7 @@ describe('storage: every 4xx of CONTRACT.md section 4 that storage produces', fu
     c = await tenantClient(server, ['default', 'ns2']);
   });
   after(async () => {
-    await server.destroy();
+    await server?.destroy(); // unset when the suite was skipped (TTSTORE_TEST_EXTERNAL=1)
   });
 
   const f64 = (n: number) => Buffer.from(new Float64Array(n).map((_, i) => i).buffer);
