@@ -93,8 +93,9 @@ if (EXTERNAL) {
   ];
   PendingError = pending.PendingError;
   const run = Runnable.prototype.run;
+  const enter = (r: MochaRunnable) => (running = r);
   Runnable.prototype.run = function (this: MochaRunnable, fn: unknown) {
-    running = this;
+    enter(this);
     return run.call(this, fn);
   };
 }
