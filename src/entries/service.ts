@@ -97,6 +97,36 @@ export interface PreparedEntry {
 
 const HOUR_MS = 3600_000;
 
+/** Removed entry ids one announcement carries at most (a purged tenant's may be millions): ~100 KB of JSON. */
+export const ANNOUNCED_IDS_PER_MESSAGE = 10_000;
+
+/**
+ * `changes` as announcements of at most `maxIds` removed ids each: a change with more is split into
+ * changes of the same scope, each with a slice of its ids (applying them one by one is applying it).
+ */
+export function announcements(changes: readonly EntryChange[], maxIds = ANNOUNCED_IDS_PER_MESSAGE): EntryChange[][] {
+  const out: EntryChange[][] = [];
+  let batch: EntryChange[] = [];
+  let ids = 0;
+  const push = (c: EntryChange) => {
+    const n = c.removedIds?.length ?? 0;
+    if (batch.length > 0 && ids + n > maxIds) {
+      out.push(batch);
+      batch = [];
+      ids = 0;
+    }
+    batch.push(c);
+    ids += n;
+  };
+  for (const c of changes) {
+    const removed = c.removedIds ?? [];
+    if (removed.length <= maxIds) push(c);
+    else for (let i = 0; i < removed.length; i += maxIds) push({ ...c, removedIds: removed.slice(i, i + maxIds) });
+  }
+  if (batch.length > 0) out.push(batch);
+  return out;
+}
+
 /** Stored data that cannot be returned (a damaged or missing blob): an error, never wrong data. */
 const corrupted = (detail: string): ProblemError => new ProblemError(500, 'data_corrupted', detail);
 const PURGE_BATCH = 500;
@@ -183,10 +213,11 @@ export class EntryService {
   /** After a commit: this node's caches and listeners at once, then the other nodes. */
   private async changed(changes: EntryChange[]): Promise<void> {
     for (const c of changes) this.emit(c);
-    if (this.opts.announce) {
-      await this.opts
-        .announce(changes)
-        .catch((err: unknown) => this.opts.log.error({ err }, 'could not announce a change to the other nodes'));
+    const announce = this.opts.announce;
+    if (announce) {
+      for (const message of announcements(changes)) {
+        await announce(message).catch((err: unknown) => this.opts.log.error({ err }, 'could not announce a change to the other nodes'));
+      }
     }
   }
 
