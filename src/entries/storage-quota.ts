@@ -27,10 +27,12 @@ export interface StorageReservation {
   hold: string | null;
 }
 
-/** The holds of a shared store (EntryStore's holdStorage and unholdStorage). */
+/** The holds and sums of a shared store (the EntryStore methods of the same names). */
 export interface StorageHolds {
   holdStorage(h: StorageHold, now: number): Promise<string | null>;
   unholdStorage(id: string): Promise<void>;
+  storedBytesOfTenant(tenantId: string): Promise<number>;
+  storedBytesByTenant(): Promise<Array<{ tenantId: string; bytes: number }>>;
 }
 
 /** A tenant's quota in bytes; null: unlimited. */
@@ -56,6 +58,20 @@ export class StorageLedger {
   /** Committed bytes of a tenant (reservations not counted). */
   storedBytes(tenantId: string): number {
     return this.stored.get(tenantId) ?? 0;
+  }
+
+  /**
+   * Committed bytes of a tenant as reported to people (usage records): on a shared store, what every
+   * node committed (this node's ledger counts only its own writes), else the ledger's figure.
+   */
+  async reportedBytes(tenantId: string): Promise<number> {
+    return this.holds ? this.holds.storedBytesOfTenant(tenantId) : this.storedBytes(tenantId);
+  }
+
+  /** reportedBytes of every tenant with stored bytes. */
+  async reportedBytesAll(): Promise<Map<string, number>> {
+    if (!this.holds) return new Map(this.stored);
+    return new Map((await this.holds.storedBytesByTenant()).map((r) => [r.tenantId, Number(r.bytes)]));
   }
 
   quota(tenantId: string): number | null {

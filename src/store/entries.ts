@@ -97,6 +97,8 @@ export interface EntryStore {
   readonly shared: boolean;
   /** Every tenant's stored bytes (storedBytesOf summed over its rows, hidden ones included). */
   storedBytesByTenant(): Promise<Array<{ tenantId: string; bytes: number }>>;
+  /** One tenant's stored bytes, as storedBytesByTenant sums them. */
+  storedBytesOfTenant(tenantId: string): Promise<number>;
   /**
    * Atomically: when the tenant's stored bytes plus its unexpired holds plus `h.bytes` stay within
    * `h.quotaBytes`, record the hold and return its id; else null. `now` (unix ms) expires holds.

@@ -10,6 +10,8 @@ import { admin, createTenant, tenantHeaders, type CreatedTenant } from '../helpe
   let db: TestDatabase;
   let nodes: TestServer[] = [];
   let t: CreatedTenant;
+  /** The bytes the admitted puts of the first test stored. */
+  let storedByPuts = 0;
 
   before(async () => {
     db = await testDatabase();
@@ -34,7 +36,18 @@ import { admin, createTenant, tenantHeaders, type CreatedTenant } from '../helpe
     const replies = await Promise.all(Array.from({ length: 30 }, (_, i) => put(i)));
     const statuses = replies.map((r) => r.status).sort();
     expect(statuses.filter((s) => s === 200)).to.have.length(10);
+    storedByPuts = replies.filter((r) => r.status === 200).reduce((sum, r) => sum + (r.body.original_bytes as number), 0);
     expect(statuses.filter((s) => s === 402)).to.have.length(20);
     for (const n of nodes) expect((await admin(n, 'GET', `/gate/admin/usage/${t.tenant_id}`)).body.cus_used).to.equal(10);
+  });
+
+  it('either node reports the bytes both stored for the tenant', async () => {
+    // the puts above, about half stored by each node (the quota now refuses any request that costs CU)
+    expect(storedByPuts).to.be.greaterThan(0);
+    for (const n of nodes) {
+      expect((await admin(n, 'GET', `/gate/admin/usage/${t.tenant_id}`)).body.stored_bytes).to.equal(storedByPuts);
+      const all = (await admin(n, 'GET', '/gate/admin/usage')).body.tenants as Array<{ tenant_id: string; stored_bytes: number }>;
+      expect(all.find((u) => u.tenant_id === t.tenant_id)!.stored_bytes).to.equal(storedByPuts);
+    }
   });
 });

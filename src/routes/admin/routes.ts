@@ -119,6 +119,7 @@ export function registerAdminRoutes(api: Api, gate: Gate, storage: StoredBytes, 
   api.mount(EP.usage_all, async (ctx) => {
     const period = parseParams(periodQuery, ctx.query).period ?? periodOf();
     const used = await meter.usageAll(period);
+    const stored = await storage.reportedBytesAll();
     ctx.body = {
       period,
       tenants: registry.list().map((t) => {
@@ -130,7 +131,7 @@ export function registerAdminRoutes(api: Api, gate: Gate, storage: StoredBytes, 
           cus_used: cus,
           monthly_quota: quota,
           utilization: utilization(cus, quota),
-          ...storageUsage(gate, storage, t),
+          ...storageUsage(gate, stored.get(t.tenantId) ?? 0, t),
         };
       }),
     };

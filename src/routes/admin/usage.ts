@@ -5,9 +5,10 @@ import type { Gate } from '../../gate/index.js';
 import { effectiveQuota, effectiveStorageQuota } from '../../gate/plans.js';
 import type { TenantRecord } from '../../gate/registry.js';
 
-/** What the usage records read of storage: a tenant's stored bytes now (the entries service has it). */
+/** What the usage records read of storage: stored bytes now, of every node (the entries service's ledger). */
 export interface StoredBytes {
-  storedBytes(tenantId: string): number;
+  reportedBytes(tenantId: string): Promise<number>;
+  reportedBytesAll(): Promise<Map<string, number>>;
 }
 
 const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
@@ -16,9 +17,9 @@ export function utilization(cus: number, quota: number): number {
   return quota > 0 ? round6(cus / quota) : 0;
 }
 
-/** Stored bytes and the storage quota of a tenant, as every usage record shows them. */
-export function storageUsage(gate: Pick<Gate, 'config'>, storage: StoredBytes, t: TenantRecord) {
-  return { stored_bytes: storage.storedBytes(t.tenantId), storage_quota_bytes: effectiveStorageQuota(t, gate.config) };
+/** Stored bytes (`stored`) and the storage quota of a tenant, as every usage record shows them. */
+export function storageUsage(gate: Pick<Gate, 'config'>, stored: number, t: TenantRecord) {
+  return { stored_bytes: stored, storage_quota_bytes: effectiveStorageQuota(t, gate.config) };
 }
 
 /** One tenant's usage record in `period`. */
@@ -32,6 +33,6 @@ export async function usageRecord(gate: Pick<Gate, 'config' | 'meter'>, storage:
     monthly_quota: quota,
     utilization: utilization(u.cusUsed, quota),
     breakdown: u.breakdown,
-    ...storageUsage(gate, storage, t),
+    ...storageUsage(gate, await storage.reportedBytes(t.tenantId), t),
   };
 }

@@ -66,6 +66,14 @@ export class PgEntryStore implements EntryStore, EntrySearch {
     return rows.map((r) => ({ tenantId: r.tenant_id, bytes: r.bytes }));
   }
 
+  async storedBytesOfTenant(tenantId: string): Promise<number> {
+    const row = await this.db.get<{ bytes: string | number | null }>(
+      `SELECT SUM(${STORED_BYTES_SQL}) AS bytes FROM entries WHERE tenant_id = $1`,
+      [tenantId],
+    );
+    return Number(row?.bytes ?? 0);
+  }
+
   async blobIds(): Promise<Set<string>> {
     return new Set((await this.db.all<{ blob_id: string }>('SELECT blob_id FROM entries')).map((r) => r.blob_id));
   }

@@ -67,6 +67,13 @@ export class SqliteEntryStore implements EntryStore, EntrySearch {
     await this.db.write((tx) => tx.run('DELETE FROM storage_holds WHERE id = ?', [Number(id)]));
   }
 
+  async storedBytesOfTenant(tenantId: string): Promise<number> {
+    const row = await this.db.get<{ bytes: number | null }>(`SELECT SUM(${STORED_BYTES_SQL}) AS bytes FROM entries WHERE tenant_id = ?`, [
+      tenantId,
+    ]);
+    return row?.bytes ?? 0;
+  }
+
   async storedBytesByTenant(): Promise<Array<{ tenantId: string; bytes: number }>> {
     const rows = await this.db.all<{ tenant_id: string; bytes: number }>(
       `SELECT tenant_id, SUM(${STORED_BYTES_SQL}) AS bytes FROM entries GROUP BY tenant_id`,
