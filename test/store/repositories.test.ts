@@ -246,6 +246,40 @@ for (const engine of ENGINES) {
         ).to.deep.equal([]);
       });
 
+      it("keeps each tenant's stored bytes exact under concurrent writes and purges from every node", async () => {
+        // 3 nodes x 10 writes each for t1 (sizes 1..30) and t2 (100 each), at once
+        await Promise.all(
+          nodes.flatMap((n, i) =>
+            range(10).flatMap((j) => [
+              n.entries.insert('t1', 'ns', [entry(`k${j}`, {}, i * 10 + j + 1)], now),
+              n.entries.insert('t2', 'ns', [entry(`k${i}-${j}`, {}, 100)], now),
+            ]),
+          ),
+        );
+        expect(await s.entries.storedBytesOfTenant('t1')).to.equal((30 * 31) / 2);
+        expect(await s.entries.storedBytesOfTenant('t2')).to.equal(3000);
+        // every node purges t2 at once (where nodes share the store; one node of SQLite's), 4 rows at a time
+        const purgers = s.entries.shared ? nodes : [s];
+        const purged = (
+          await Promise.all(
+            purgers.map(async (n) => {
+              let bytes = 0;
+              for (
+                let batch = await n.entries.purge({ tenantId: 't2' }, 4);
+                batch.length > 0;
+                batch = await n.entries.purge({ tenantId: 't2' }, 4)
+              )
+                bytes += batch.reduce((sum, p) => sum + Number(p.bytes), 0);
+              return bytes;
+            }),
+          )
+        ).reduce((a, b) => a + b, 0);
+        expect(purged).to.equal(3000);
+        expect(await nodes[1]!.entries.storedBytesOfTenant('t2')).to.equal(0);
+        expect(await nodes[2]!.entries.storedBytesByTenant()).to.deep.equal([{ tenantId: 't1', bytes: 465 }]);
+        expect(await s.entries.storedBytesOfTenant('nobody')).to.equal(0);
+      });
+
       it("purges a tenant's entries and key rows", async () => {
         await s.entries.insert('t1', 'ns', [entry('a'), entry('b')], now);
         await s.entries.insert('t2', 'ns', [entry('a')], now);

@@ -45,7 +45,7 @@ export class PgEntryStore implements EntryStore, EntrySearch {
       const res = await c.query<{ id: string }>(
         `INSERT INTO storage_holds (tenant_id, bytes, expires_at)
          SELECT $1::text, $2::bigint, $3::double precision
-         WHERE (SELECT COALESCE(SUM(${STORED_BYTES_SQL}), 0) FROM entries WHERE tenant_id = $1)
+         WHERE (SELECT COALESCE(SUM(bytes), 0) FROM entry_storage WHERE tenant_id = $1)
              + (SELECT COALESCE(SUM(bytes), 0) FROM storage_holds WHERE tenant_id = $1)
              + $2::bigint <= $4::bigint
          RETURNING id`,
@@ -60,17 +60,14 @@ export class PgEntryStore implements EntryStore, EntrySearch {
   }
 
   async storedBytesByTenant(): Promise<Array<{ tenantId: string; bytes: number }>> {
-    const rows = await this.db.all<{ tenant_id: string; bytes: number }>(
-      `SELECT tenant_id, SUM(${STORED_BYTES_SQL}) AS bytes FROM entries GROUP BY tenant_id`,
+    const rows = await this.db.all<{ tenant_id: string; bytes: string | number }>(
+      'SELECT tenant_id, bytes FROM entry_storage WHERE bytes > 0',
     );
-    return rows.map((r) => ({ tenantId: r.tenant_id, bytes: r.bytes }));
+    return rows.map((r) => ({ tenantId: r.tenant_id, bytes: Number(r.bytes) }));
   }
 
   async storedBytesOfTenant(tenantId: string): Promise<number> {
-    const row = await this.db.get<{ bytes: string | number | null }>(
-      `SELECT SUM(${STORED_BYTES_SQL}) AS bytes FROM entries WHERE tenant_id = $1`,
-      [tenantId],
-    );
+    const row = await this.db.get<{ bytes: string | number }>('SELECT bytes FROM entry_storage WHERE tenant_id = $1', [tenantId]);
     return Number(row?.bytes ?? 0);
   }
 
@@ -93,6 +90,15 @@ export class PgEntryStore implements EntryStore, EntrySearch {
     return this.db.tx(async (c) => {
       const out = items.length > 0 ? await insertRows(c, tenantId, namespace, items, now()) : [];
       if (also) await also(asTransaction(c));
+      // Last, so the tenant's counter row is locked only for the commit that follows.
+      if (out.length > 0) {
+        await c.query(
+          `INSERT INTO entry_storage (tenant_id, bytes)
+           SELECT tenant_id, SUM(${STORED_BYTES_SQL}) FROM entries WHERE id = ANY($1::bigint[]) GROUP BY tenant_id
+           ON CONFLICT (tenant_id) DO UPDATE SET bytes = entry_storage.bytes + excluded.bytes`,
+          [out.map((r) => r.id)],
+        );
+      }
       return out;
     });
   }
@@ -195,10 +201,18 @@ export class PgEntryStore implements EntryStore, EntrySearch {
     if ('staged' in scope) return [];
     const [cond, arg] =
       'deletedBefore' in scope ? ['deleted_at IS NOT NULL AND deleted_at <= $1', scope.deletedBefore] : ['tenant_id = $1', scope.tenantId];
+    // One statement: the rows go and their bytes leave the tenants' counters together.
     return this.db.all<PurgedEntry>(
-      `DELETE FROM entries e USING (SELECT id FROM entries WHERE ${cond} LIMIT $2 FOR UPDATE SKIP LOCKED) doomed
-       WHERE e.id = doomed.id
-       RETURNING e.id, e.blob_id, e.tenant_id, ${STORED_BYTES_SQL} AS bytes`,
+      `WITH gone AS (
+         DELETE FROM entries e USING (SELECT id FROM entries WHERE ${cond} LIMIT $2 FOR UPDATE SKIP LOCKED) doomed
+         WHERE e.id = doomed.id
+         RETURNING e.id, e.blob_id, e.tenant_id, ${STORED_BYTES_SQL} AS bytes
+       ), counted AS (
+         UPDATE entry_storage s SET bytes = s.bytes - g.bytes
+         FROM (SELECT tenant_id, SUM(bytes) AS bytes FROM gone GROUP BY tenant_id) g
+         WHERE s.tenant_id = g.tenant_id
+       )
+       SELECT id, blob_id, tenant_id, bytes FROM gone`,
       [arg, limit],
     );
   }

@@ -2,6 +2,7 @@
 // versioned per component the same way. Keys sort in byte order (COLLATE "C"), as list and the key
 // rank of a top-K require. A write is one transaction here, so no table of staged rows is needed.
 import type { Migration } from '../migration.js';
+import { STORED_BYTES_SQL } from '../sql.js';
 
 export const PG_MIGRATIONS: Migration[] = [
   {
@@ -86,6 +87,21 @@ export const PG_MIGRATIONS: Migration[] = [
         expires_at DOUBLE PRECISION NOT NULL
       );
       CREATE INDEX storage_holds_tenant ON storage_holds (tenant_id);
+    `,
+  },
+  {
+    component: 'entries',
+    version: 3,
+    // Each tenant's stored bytes, kept in the transaction of every insert and purge of its entries,
+    // so that a storage hold reads one row instead of summing the tenant's entries; filled here for
+    // the entries that exist.
+    sql: `
+      CREATE TABLE entry_storage (
+        tenant_id TEXT PRIMARY KEY,
+        bytes     BIGINT NOT NULL
+      );
+      INSERT INTO entry_storage (tenant_id, bytes)
+        SELECT tenant_id, SUM(${STORED_BYTES_SQL}) FROM entries GROUP BY tenant_id;
     `,
   },
   {
