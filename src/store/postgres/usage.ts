@@ -63,23 +63,18 @@ export class PgUsageStore implements UsageStore {
   }
 
   async hold(h: QuotaHold, now: number): Promise<string | null> {
-    return this.db.tx(async (c) => {
-      // Holds of one tenant and period are decided one at a time, across every node.
-      await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [JSON.stringify(['quota', h.tenantId, h.period])]);
-      await c.query('DELETE FROM gate_quota_holds WHERE tenant_id = $1 AND period = $2 AND expires_at <= $3', [h.tenantId, h.period, now]);
-      // One statement, so usage and holds are read in one snapshot (a charge moves CU from one to the other).
-      const res = await c.query(
-        `INSERT INTO gate_quota_holds (tenant_id, period, milli, expires_at)
-         SELECT $1::text, $2::text, $3::bigint, $4::double precision
-         WHERE (SELECT COALESCE(SUM(cu_milli), 0) FROM gate_usage WHERE tenant_id = $1 AND period = $2)
-             + (SELECT COALESCE(SUM(milli), 0) FROM gate_quota_holds WHERE tenant_id = $1 AND period = $2)
-             + $3::bigint <= $5::bigint
-         RETURNING id`,
-        [h.tenantId, h.period, h.milli, h.expiresAt, h.quotaMilli],
-      );
-      const row = res.rows[0] as { id: string | number } | undefined;
-      return row ? String(row.id) : null;
-    });
+    // Holds of one tenant and period are decided one at a time, across every node (gate migration 3).
+    const rows = await this.db.all<{ id: string | number | null }>('SELECT ttstore_quota_hold($1, $2, $3, $4, $5, $6, $7) AS id', [
+      JSON.stringify(['quota', h.tenantId, h.period]),
+      h.tenantId,
+      h.period,
+      h.milli,
+      h.expiresAt,
+      h.quotaMilli,
+      now,
+    ]);
+    const id = rows[0]?.id;
+    return id === null || id === undefined ? null : String(id);
   }
 
   async unhold(id: string): Promise<void> {
