@@ -5,7 +5,8 @@
 // candidate; a top-K scores its candidates in chunks of bounded engine work, each in the tenant's
 // turn of the engine admission (score-turns.ts), and keeps the k best with a bounded heap. Entries of
 // one shape are comparable whatever their layouts: the query is held once in each layout its
-// candidates are held in (query-layouts.ts), and each candidate is scored against that one.
+// candidates are held in (query-layouts.ts; a stored query's moves kept in the core cache), and each
+// candidate is scored against that one.
 import { badRequest, ProblemError } from '../http/errors.js';
 import { isInvalidInput } from '../engine/index.js';
 import { ITEM_SIZE, type Engine, type LayoutName, type Metric, type OperandPool } from '../engine/types.js';
@@ -145,13 +146,14 @@ export class QueryService {
     // In different layouts one side moves into the other's: an uncompressed one (a gather) if any.
     const same = a.layout === b.layout;
     const [moved, kept] = same || b.blob_kind === 'cores' ? [a, b] : [b, a];
-    const movedId = same ? a.id : this.nextTransientId--;
     const release = await this.cache.acquire(
       same ? [cacheRow(tenantId, namespace, a), cacheRow(tenantId, namespace, b)] : [cacheRow(tenantId, namespace, kept)],
       turn.signal,
     );
+    let movedId = moved.id;
+    let releaseMoved = () => {};
     try {
-      if (!same) await holdInLayout(this.layoutChange(), movedId, cacheRow(tenantId, namespace, moved), moved.tolerance, kept.layout, turn);
+      if (!same) ({ id: movedId, release: releaseMoved } = await this.inLayout(tenantId, namespace, moved, kept.layout, turn));
       const ids = Float64Array.of(kept.id);
       const [work] = await this.pool.scoreWork(movedId, ids, metric);
       const s = await this.admission.run(
@@ -161,8 +163,8 @@ export class QueryService {
       );
       return s[0]!;
     } finally {
+      releaseMoved();
       release();
-      if (movedId < 0) this.pool.remove(movedId);
     }
   }
 
@@ -183,19 +185,22 @@ export class QueryService {
     const norm = finiteNorm(q);
     const candidates = await this.candidates.list(tenantId, namespace, q, queryKey, filters);
     if (candidates.length === 0 || numel(q.shape) === 0) return this.rankTrivially(candidates, k);
-    const layouts = layoutsOf(candidates);
-    const release = layouts.includes(q.layout) ? await this.cache.acquire([cacheRow(tenantId, namespace, q)], turn.signal) : () => {};
     const queries: QueryOperands = new Map();
+    const releases: Array<() => void> = [];
     try {
-      for (const layout of layouts) {
-        const id = layout === q.layout ? q.id : this.nextTransientId--;
-        queries.set(layout, { id, norm });
-        if (id < 0) await holdInLayout(this.layoutChange(), id, cacheRow(tenantId, namespace, q), q.tolerance, layout, turn);
+      for (const layout of layoutsOf(candidates)) {
+        if (layout === q.layout) {
+          releases.push(await this.cache.acquire([cacheRow(tenantId, namespace, q)], turn.signal));
+          queries.set(layout, { id: q.id, norm });
+        } else {
+          const held = await this.inLayout(tenantId, namespace, q, layout, turn);
+          releases.push(held.release);
+          queries.set(layout, { id: held.id, norm });
+        }
       }
       return await this.rank(tenantId, namespace, queries, candidates, k, metric, turn);
     } finally {
-      release();
-      for (const { id } of queries.values()) if (id < 0) this.pool.remove(id);
+      for (const release of releases) release();
     }
   }
 
@@ -304,8 +309,20 @@ export class QueryService {
     return { n_candidates: candidates.length, results: candidates.slice(0, k).map((c) => [c.key, 0]) };
   }
 
-  private layoutChange(): LayoutChange {
-    return { engine: this.engine, pool: this.pool, entries: this.entries, admission: this.admission };
+  /**
+   * Stored entry `row` held in `layout` (not its own) through the core cache, so that it is moved
+   * (query-layouts.ts) once while the cache keeps it, the moving in `turn`; release it when done.
+   */
+  private inLayout(
+    tenantId: string,
+    namespace: string,
+    row: EntryRow,
+    layout: LayoutName,
+    turn: Turn,
+  ): Promise<{ id: number; release: () => void }> {
+    const ref = cacheRow(tenantId, namespace, row);
+    const change: LayoutChange = { engine: this.engine, pool: this.pool, entries: this.entries, admission: this.admission };
+    return this.cache.acquireMoved(ref, layout, (id) => holdInLayout(change, id, ref, row.tolerance, layout, turn));
   }
 
   /** Decomposes the array in `layout` and holds it under `id` (its cores, or its values); resolves to its norm. */
