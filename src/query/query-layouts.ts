@@ -3,7 +3,8 @@
 // in, and each group is scored core against core in its own layout. A stored train is rebuilt in
 // float64 and decomposed again in the other layout at its target (at most 1e-6; kept as its values
 // there when its cores would not be smaller); an uncompressed entry is only gathered into the other
-// mode order.
+// mode order. The query service holds what this makes in the core cache, by entry and layout, so a
+// key queried again is not moved again until it changes.
 import { compressWork } from '../engine/limits.js';
 import { ITEM_SIZE, type Engine, type LayoutName, type OperandPool } from '../engine/types.js';
 import type { EngineAdmission, Turn } from '../admission/engine-admission.js';
@@ -41,7 +42,7 @@ export interface LayoutChange {
 /**
  * Holds the stored entry `row` (stored at target `tolerance`) under `id` in `layout` (not its own),
  * each engine step in `turn`: a rebuild, a decomposition (both bounded as a serve and a put of the
- * entry are) and the copy.
+ * entry are) and the copy. Resolves to the bytes it holds in the pool.
  */
 export async function holdInLayout(
   c: LayoutChange,
@@ -50,12 +51,11 @@ export async function holdInLayout(
   tolerance: number,
   layout: LayoutName,
   turn: Turn,
-): Promise<void> {
+): Promise<number> {
   const shape = shapeOf(row);
   if (row.blob_kind !== 'cores') {
     const raw = await c.entries.readDense(row);
-    await c.admission.run(turn, () => c.pool.addDense(id, raw, row.dtype, shape, layout), raw.length / ITEM_SIZE[row.dtype]);
-    return;
+    return c.admission.run(turn, () => c.pool.addDense(id, raw, row.dtype, shape, layout), raw.length / ITEM_SIZE[row.dtype]);
   }
   const tt = await c.entries.readCores(row);
   const values = shape.reduce((a, b) => a * b, 1);
@@ -67,7 +67,7 @@ export async function holdInLayout(
     compressWork(values, 1),
   );
   const { modes, ranks } = r.tt;
-  await c.admission.run(
+  return c.admission.run(
     turn,
     () => (r.compressible ? c.pool.addTrain(id, r.tt) : c.pool.addDense(id, data, 'float64', shape, layout)),
     r.compressible ? c.engine.trainWork(modes, ranks, modes).contraction : values,

@@ -38,7 +38,8 @@ export interface ScoreTurns {
 /**
  * The metric of operand `queryId` (norm `queryNorm`) against every id, chunk by chunk, each chunk in
  * `turn`; the operands must stay held until it settles. Rejects as the admission does when the
- * turn's client goes away between chunks.
+ * turn's client goes away between chunks. `works`: the pool's scoreWork for these operands, when the
+ * caller kept it (operands under an id never change, so neither does it).
  */
 export async function scoreInTurns(
   s: ScoreTurns,
@@ -48,8 +49,9 @@ export async function scoreInTurns(
   ids: Float64Array,
   norms: Float64Array,
   metric: Metric,
+  kept?: Float64Array,
 ): Promise<Float64Array> {
-  const works = await s.pool.scoreWork(queryId, ids, metric);
+  const works = kept ?? (await s.pool.scoreWork(queryId, ids, metric));
   const ends = chunkEnds(works, s.turnWork ?? MAX_TURN_WORK);
   const workOf = (start: number, end: number) => works.subarray(start, end).reduce((a, b) => a + b, 0);
   if (ends.length === 1) return s.admission.run(turn, () => s.pool.score(queryId, queryNorm, ids, norms, metric), workOf(0, ids.length));

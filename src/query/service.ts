@@ -5,7 +5,8 @@
 // candidate; a top-K scores its candidates in chunks of bounded engine work, each in the tenant's
 // turn of the engine admission (score-turns.ts), and keeps the k best with a bounded heap. Entries of
 // one shape are comparable whatever their layouts: the query is held once in each layout its
-// candidates are held in (query-layouts.ts), and each candidate is scored against that one.
+// candidates are held in (query-layouts.ts; a stored query's moves kept in the core cache), and each
+// candidate is scored against that one.
 import { badRequest, ProblemError } from '../http/errors.js';
 import { isInvalidInput } from '../engine/index.js';
 import { ITEM_SIZE, type Engine, type LayoutName, type Metric, type OperandPool } from '../engine/types.js';
@@ -145,13 +146,14 @@ export class QueryService {
     // In different layouts one side moves into the other's: an uncompressed one (a gather) if any.
     const same = a.layout === b.layout;
     const [moved, kept] = same || b.blob_kind === 'cores' ? [a, b] : [b, a];
-    const movedId = same ? a.id : this.nextTransientId--;
     const release = await this.cache.acquire(
       same ? [cacheRow(tenantId, namespace, a), cacheRow(tenantId, namespace, b)] : [cacheRow(tenantId, namespace, kept)],
       turn.signal,
     );
+    let movedId = moved.id;
+    let releaseMoved = () => {};
     try {
-      if (!same) await holdInLayout(this.layoutChange(), movedId, cacheRow(tenantId, namespace, moved), moved.tolerance, kept.layout, turn);
+      if (!same) ({ id: movedId, release: releaseMoved } = await this.inLayout(tenantId, namespace, moved, kept.layout, turn));
       const ids = Float64Array.of(kept.id);
       const [work] = await this.pool.scoreWork(movedId, ids, metric);
       const s = await this.admission.run(
@@ -161,8 +163,8 @@ export class QueryService {
       );
       return s[0]!;
     } finally {
+      releaseMoved();
       release();
-      if (movedId < 0) this.pool.remove(movedId);
     }
   }
 
@@ -183,19 +185,22 @@ export class QueryService {
     const norm = finiteNorm(q);
     const candidates = await this.candidates.list(tenantId, namespace, q, queryKey, filters);
     if (candidates.length === 0 || numel(q.shape) === 0) return this.rankTrivially(candidates, k);
-    const layouts = layoutsOf(candidates);
-    const release = layouts.includes(q.layout) ? await this.cache.acquire([cacheRow(tenantId, namespace, q)], turn.signal) : () => {};
     const queries: QueryOperands = new Map();
+    const releases: Array<() => void> = [];
     try {
-      for (const layout of layouts) {
-        const id = layout === q.layout ? q.id : this.nextTransientId--;
-        queries.set(layout, { id, norm });
-        if (id < 0) await holdInLayout(this.layoutChange(), id, cacheRow(tenantId, namespace, q), q.tolerance, layout, turn);
+      for (const layout of layoutsOf(candidates)) {
+        if (layout === q.layout) {
+          releases.push(await this.cache.acquire([cacheRow(tenantId, namespace, q)], turn.signal));
+          queries.set(layout, { id: q.id, norm });
+        } else {
+          const held = await this.inLayout(tenantId, namespace, q, layout, turn);
+          releases.push(held.release);
+          queries.set(layout, { id: held.id, norm });
+        }
       }
       return await this.rank(tenantId, namespace, queries, candidates, k, metric, turn);
     } finally {
-      release();
-      for (const { id } of queries.values()) if (id < 0) this.pool.remove(id);
+      for (const release of releases) release();
     }
   }
 
@@ -264,31 +269,25 @@ export class QueryService {
     metric: Metric,
     turn: Turn,
   ): Promise<TopKResult> {
-    const ids = new Float64Array(candidates.length);
-    const norms = new Float64Array(candidates.length);
-    for (let j = 0; j < candidates.length; j++) {
-      ids[j] = candidates[j]!.id;
-      norms[j] = candidates[j]!.norm;
-    }
+    const { ids, bytes, byLayout } = arraysOf(candidates);
     const scores = new Float64Array(candidates.length);
     const turns = { pool: this.pool, admission: this.admission, turnWork: this.turnWork };
     const refsOf = async (missing: number[]) =>
       (await this.store.storageRefs(tenantId, missing)).map((r) => cacheRow(tenantId, namespace, r));
     let start = 0;
-    for (const end of chunkEnds(
-      candidates.map((c) => c.bytes),
-      this.groupBytes,
-    )) {
+    for (const end of chunkEnds(bytes, this.groupBytes)) {
       const release = await this.cache.acquireIds(ids.subarray(start, end), refsOf, turn.signal);
       try {
         for (const [layout, q] of queries) {
-          const at = queries.size === 1 ? null : indicesIn(candidates, start, end, layout);
-          if (at === null) {
-            scores.set(await scoreInTurns(turns, turn, q.id, q.norm, ids.subarray(start, end), norms.subarray(start, end), metric), start);
-          } else if (at.length > 0) {
-            const part = await scoreInTurns(turns, turn, q.id, q.norm, pick(ids, at), pick(norms, at), metric);
-            at.forEach((j, i) => (scores[j] = part[i]!));
-          }
+          const g = byLayout.get(layout)!;
+          const [lo, hi] = [lowerBound(g.at, start), lowerBound(g.at, end)];
+          if (lo === hi) continue;
+          // A list scored in one group keeps the work estimates of its last query (a repeated top-K by key).
+          const whole = lo === 0 && hi === g.at.length;
+          let works = whole && g.works?.queryId === q.id && g.works.metric === metric ? g.works.works : undefined;
+          if (whole && !works) g.works = { queryId: q.id, metric, works: (works = await this.pool.scoreWork(q.id, g.ids, metric)) };
+          const part = await scoreInTurns(turns, turn, q.id, q.norm, g.ids.subarray(lo, hi), g.norms.subarray(lo, hi), metric, works);
+          for (let i = lo; i < hi; i++) scores[g.at[i]!] = part[i - lo]!;
         }
       } finally {
         release();
@@ -304,8 +303,20 @@ export class QueryService {
     return { n_candidates: candidates.length, results: candidates.slice(0, k).map((c) => [c.key, 0]) };
   }
 
-  private layoutChange(): LayoutChange {
-    return { engine: this.engine, pool: this.pool, entries: this.entries, admission: this.admission };
+  /**
+   * Stored entry `row` held in `layout` (not its own) through the core cache, so that it is moved
+   * (query-layouts.ts) once while the cache keeps it, the moving in `turn`; release it when done.
+   */
+  private inLayout(
+    tenantId: string,
+    namespace: string,
+    row: EntryRow,
+    layout: LayoutName,
+    turn: Turn,
+  ): Promise<{ id: number; release: () => void }> {
+    const ref = cacheRow(tenantId, namespace, row);
+    const change: LayoutChange = { engine: this.engine, pool: this.pool, entries: this.entries, admission: this.admission };
+    return this.cache.acquireMoved(ref, layout, (id) => holdInLayout(change, id, ref, row.tolerance, layout, turn));
   }
 
   /** Decomposes the array in `layout` and holds it under `id` (its cores, or its values); resolves to its norm. */
@@ -335,15 +346,63 @@ export class QueryService {
   }
 }
 
-/** Indices j in [start, end) of the candidates held in `layout`. */
-function indicesIn(candidates: readonly CandidateRow[], start: number, end: number, layout: LayoutName): number[] {
-  const at: number[] = [];
-  for (let j = start; j < end; j++) if (candidates[j]!.layout === layout) at.push(j);
-  return at;
+/** A candidate list as the scoring calls take it: its ids and operand bytes, and its indices by layout. */
+interface CandidateArrays {
+  ids: Float64Array;
+  bytes: Float64Array;
+  /** For each layout present: the indices of its candidates (ascending), their ids and their norms. */
+  byLayout: Map<LayoutName, LayoutGroup>;
 }
 
-function pick(values: Float64Array, at: number[]): Float64Array {
-  return Float64Array.from(at, (j) => values[j]!);
+interface LayoutGroup {
+  at: Int32Array;
+  ids: Float64Array;
+  norms: Float64Array;
+  /** OperandPool.scoreWork of the last query scored against the whole group. */
+  works?: { queryId: number; metric: Metric; works: Float64Array };
+}
+
+/**
+ * Made once per candidate list: a cached list (candidate-lists.ts) is the same array while its
+ * namespace does not change, so a repeated top-K does not walk 10,000 rows again to group them.
+ */
+const arraysByList = new WeakMap<readonly CandidateRow[], CandidateArrays>();
+
+function arraysOf(candidates: readonly CandidateRow[]): CandidateArrays {
+  let arrays = arraysByList.get(candidates);
+  if (arrays) return arrays;
+  const n = candidates.length;
+  const ids = Float64Array.from(candidates, (c) => c.id);
+  const counts = new Map<LayoutName, number>();
+  for (const c of candidates) counts.set(c.layout, (counts.get(c.layout) ?? 0) + 1);
+  const byLayout: CandidateArrays['byLayout'] = new Map();
+  for (const [layout, count] of counts) {
+    byLayout.set(layout, { at: new Int32Array(count), ids: new Float64Array(count), norms: new Float64Array(count) });
+  }
+  const filled = new Map<LayoutName, number>();
+  for (let j = 0; j < n; j++) {
+    const c = candidates[j]!;
+    const g = byLayout.get(c.layout)!;
+    const i = filled.get(c.layout) ?? 0;
+    filled.set(c.layout, i + 1);
+    g.at[i] = j;
+    g.ids[i] = c.id;
+    g.norms[i] = c.norm;
+  }
+  arrays = { ids, bytes: Float64Array.from(candidates, (c) => c.bytes), byLayout };
+  arraysByList.set(candidates, arrays);
+  return arrays;
+}
+
+/** The first index of ascending `at` whose value is >= `j` (at.length when none is). */
+function lowerBound(at: Int32Array, j: number): number {
+  let [lo, hi] = [0, at.length];
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (at[mid]! < j) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function cacheRow(tenantId: string, namespace: string, row: Omit<CacheRow, 'tenantId' | 'namespace'>): CacheRow {

@@ -61,8 +61,14 @@ describe('query: candidate lists', function () {
     expect(await q.topk('t1', 'default', 'k0', 10, 'cosine', {})).to.deep.equal(first);
     const other = await q.topk('t1', 'default', 'k3', 10, 'cosine', {});
     expect(keysOf(other)).to.deep.equal(['k0', 'k1', 'k2', 'k4', 'k5']);
+    expect(await q.topk('t1', 'default', 'k0', 10, 'cosine', {})).to.deep.equal(first);
     expect(listings).to.equal(1);
     expect(q.candidates.stats()).to.deep.equal({ lists: 1, rows: 6 });
+    // The same key asked again gets the same array (what a query derives from it is kept with it).
+    const like = { shape: JSON.stringify([64, 64]) };
+    const list = await q.candidates.list('t1', 'default', like, 'k2', {});
+    expect(list.map((r) => r.key)).to.deep.equal(['k0', 'k1', 'k3', 'k4', 'k5']);
+    expect(await q.candidates.list('t1', 'default', like, 'k2', {})).to.equal(list);
   });
 
   it('a put, a delete and a rewrite in the namespace are seen by the next top-K', async () => {

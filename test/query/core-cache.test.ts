@@ -27,6 +27,11 @@ function separable(seed: number): number[] {
   });
 }
 
+/** A front along the diagonal, offset by `shift`: put lays it out interleaved. */
+function front(shift: number): number[] {
+  return Array.from({ length: 64 * 64 }, (_, t) => Math.tanh((Math.floor(t / 64) - (t % 64) + shift) / 1.5));
+}
+
 describe('query: core cache', function () {
   this.timeout(60000);
   let dir: string;
@@ -46,13 +51,13 @@ describe('query: core cache', function () {
     entries = testEntryService(db, blobs);
     return new QueryService({ entries, search: new SqliteEntryStore(db), engine, coreCacheBytes: budget, groupBytes });
   };
-  const put = (key: string, seed: number, tenantId = 't1') =>
+  const put = (key: string, seed: number, tenantId = 't1', values = separable(seed)) =>
     entries.put({
       tenantId,
       namespace: 'default',
       key,
       metadata: { seed },
-      payload: { kind: 'array', dtype: 'float64', shape: SHAPE, data: Buffer.from(new Float64Array(separable(seed)).buffer) },
+      payload: { kind: 'array', dtype: 'float64', shape: SHAPE, data: Buffer.from(new Float64Array(values).buffer) },
       target: resolveTarget(undefined, undefined, undefined),
     });
 
@@ -161,6 +166,29 @@ describe('query: core cache', function () {
       });
     await q.topk('t1', 'default', 'k0', 3, 'cosine', {});
     expect(seen).to.deep.equal([[newId]]);
+  });
+
+  it("a query moved into its candidates' layout is moved once, and a new version of its key drops it", async () => {
+    const q = await open(1 << 30);
+    expect((await put('q', 0)).layout).to.equal('row_major');
+    for (let j = 0; j < 3; j++) expect((await put(`f${j}`, j, 't1', front(j - 1))).layout).to.equal('interleaved');
+    const first = await q.topk('t1', 'default', 'q', 3, 'cosine', {});
+    // The three candidates and the query held in their layout (its own layout holds no candidate).
+    expect(q.cache.stats()).to.include({ entries: 4, misses: 4 });
+    const read = reads;
+    expect(await q.topk('t1', 'default', 'q', 3, 'cosine', {})).to.deep.equal(first);
+    const similarity = await q.similarity('t1', 'default', 'q', 'f0', 'cosine');
+    expect(similarity).to.equal(first.results.find(([key]) => key === 'f0')![1]);
+    expect(reads, 'the query is not read or moved again').to.equal(read);
+    expect(q.cache.stats()).to.include({ entries: 4, misses: 4 });
+
+    await put('q', 5); // a new version of the query's key
+    expect(q.cache.stats().entries).to.equal(3);
+    const after = await q.topk('t1', 'default', 'q', 3, 'cosine', {});
+    expect(reads).to.equal(read + 1);
+    const fresh = await open(1 << 30); // a cold cache over the same data
+    expect(after).to.deep.equal(await fresh.topk('t1', 'default', 'q', 3, 'cosine', {}));
+    expect(after).not.to.deep.equal(first);
   });
 
   it('acquireIds rejects an id without a stored entry and leaves nothing pinned', async () => {
