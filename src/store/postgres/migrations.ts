@@ -163,4 +163,10 @@ export const PG_MIGRATIONS: Migration[] = [
       CREATE INDEX sim_jobs_pending ON sim_jobs (seq) WHERE status IN ('queued', 'running');
     `,
   },
+  {
+    component: 'jobs',
+    version: 2,
+    // As SQLite's jobs version 3: a cancel asked on one node for a job another node runs.
+    sql: `ALTER TABLE sim_jobs ADD COLUMN cancel_requested TEXT;`,
+  },
 ];

@@ -41,4 +41,10 @@ export const JOB_MIGRATIONS: Migration[] = [
       ALTER TABLE sim_jobs ADD COLUMN lease_expires_at REAL;
     `,
   },
+  {
+    component: 'jobs',
+    version: 3,
+    // A cancel asked on one node for a job another node runs: the holder reads it and stops the run.
+    sql: `ALTER TABLE sim_jobs ADD COLUMN cancel_requested TEXT;`,
+  },
 ];
