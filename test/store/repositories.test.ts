@@ -466,7 +466,11 @@ for (const engine of ENGINES) {
         expect(await a.jobs.renew({ owner: 'A', now: 1_700_000_052, leaseS: 30 }, [heldByA])).to.deep.equal([]);
         expect(await a.jobs.claim({ owner: 'A', now: 1_700_000_060, leaseS: 30 })).to.equal(undefined);
         // A's run was taken over: it can neither complete nor fail the job
-        const refused = (p: Promise<unknown>) => p.then(() => null, (err: unknown) => err);
+        const refused = (p: Promise<unknown>) =>
+          p.then(
+            () => null,
+            (err: unknown) => err,
+          );
         expect(
           await refused(
             s.entries.insert('t1', 'ns', [entry('runs/j1/0')], now, (tx) =>
@@ -475,7 +479,9 @@ for (const engine of ENGINES) {
           ),
         ).to.be.instanceOf(LeaseLost);
         expect(await s.entries.find('t1', 'ns', 'runs/j1/0')).to.equal(undefined); // rolled back with it
-        expect(await refused(a.jobs.markFailed('j1', { finishedAt: 1_700_000_061, progress, error: {} }, heldByA))).to.be.instanceOf(LeaseLost);
+        expect(await refused(a.jobs.markFailed('j1', { finishedAt: 1_700_000_061, progress, error: {} }, heldByA))).to.be.instanceOf(
+          LeaseLost,
+        );
         expect(await s.jobs.get('t1', 'j1')).to.include({ status: 'running', lease_owner: 'B', attempts: 2 });
       });
 
