@@ -176,9 +176,15 @@ export class JobScheduler {
     this.timings = opts.timings ?? LEASE_TIMINGS;
   }
 
-  /** Release what a previous process of a single-node store held, then (a worker) take jobs from the queue. */
+  /**
+   * Release the jobs a dead process of this machine held (a crash or SIGKILL: they run again from the
+   * start now rather than when their leases run out), then (a worker) take jobs from the queue.
+   * Jobs other live processes hold are left alone.
+   */
   async start(): Promise<void> {
-    await this.opts.store.recover();
+    const dead = (await this.opts.store.held()).filter((h) => this.deadHere(h.owner));
+    for (const h of dead) await this.opts.store.requeue(h.jobId, h);
+    if (dead.length > 0) this.opts.log.info({ jobs: dead.length }, 'simulation jobs of a previous process queued again');
     this.started = true;
     if (this.opts.worker === false) return;
     this.poller = setInterval(() => this.poke(), this.timings.pollMs);
@@ -186,6 +192,19 @@ export class JobScheduler {
       this.beating = this.beat().catch((err) => this.opts.log.error({ err }, 'renewing the leases of simulation jobs failed'));
     }, this.timings.heartbeatS * 1000);
     this.pump();
+  }
+
+  /** An owner (hostname:pid:nonce) that is another, ended process of this machine (its pid gone, or now ours). */
+  private deadHere(owner: string): boolean {
+    const [host, pid] = owner.split(':');
+    if (host !== hostname() || owner === this.owner) return false;
+    if (Number(pid) === process.pid) return true; // an earlier process with our pid (a container restarted)
+    try {
+      process.kill(Number(pid), 0);
+      return false;
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === 'ESRCH';
+    }
   }
 
   /** Look at the queue, and for cancels of the jobs held here, now (another node queued a job or asked a cancel). */
@@ -293,7 +312,8 @@ export class JobScheduler {
         progress: progressOf(row),
         error: cancelledProblem(detail).body(),
       });
-      if (!failed) {
+      if (failed) this.logFailedQueued(jobId);
+      else {
         // Held by a node (this one, if it claimed it just now): its holder stops it and writes its end.
         await this.opts.store.requestCancel(jobId, detail);
         this.opts.announce?.();
@@ -302,6 +322,10 @@ export class JobScheduler {
       }
     }
     return this.status(tenantId, jobId);
+  }
+
+  private logFailedQueued(jobId: string): void {
+    this.opts.log.info({ job_id: jobId, code: 'cancelled' }, 'simulation job failed before it started');
   }
 
   /** Resolves when the job's row shows its end (it is held by another node). */
@@ -316,7 +340,8 @@ export class JobScheduler {
   /** Cancel every job of a tenant (deactivated): each fails with code cancelled; resolves when they ended. */
   async cancelTenant(tenantId: string, detail = `tenant ${tenantId} was deactivated`): Promise<void> {
     // Its queued jobs fail in the store; the ones other nodes hold are stopped by their holders.
-    await this.opts.store.cancelTenant(tenantId, detail, this.now(), cancelledProblem(detail).body());
+    const failed = await this.opts.store.cancelTenant(tenantId, detail, this.now(), cancelledProblem(detail).body());
+    for (const jobId of failed) this.logFailedQueued(jobId);
     this.opts.announce?.();
     const mine = [...this.jobs.values()].filter((j) => j.row.tenant_id === tenantId);
     if (mine.length > 0) this.opts.log.info({ tenant_id: tenantId, jobs: mine.length }, 'cancelling the simulation jobs of a tenant');

@@ -133,12 +133,8 @@ export interface JobStore {
   list(tenantId: string, filter: ListFilter): Promise<JobRow[]>;
   /** The tenant's queued jobs (paused ones included), on every node. */
   countQueued(tenantId: string): Promise<number>;
-  /**
-   * Start-up. A store only one process opens (SQLite) releases every job a previous process held
-   * (it is gone; its runs start again from the start); a store shared by nodes releases nothing, as
-   * a dead node's leases run out by themselves.
-   */
-  recover(): Promise<void>;
+  /** The runs holding a job now (queued or running under a lease), to find those of a dead process at a start. */
+  held(): Promise<Array<Hold & { jobId: string }>>;
   /**
    * Per tenant with a job a claim may take, its oldest such job (at most `limit` tenants, those with
    * the fewest jobs running first), with its jobs running on other nodes than `owner`.
@@ -173,9 +169,9 @@ export interface JobStore {
   requestCancel(jobId: string, detail: string): Promise<void>;
   /**
    * Every job of the tenant: the queued ones no node holds fail now with `error`, the held ones are
-   * asked to stop (requestCancel with `detail`).
+   * asked to stop (requestCancel with `detail`). Returns the ids of those that failed now.
    */
-  cancelTenant(tenantId: string, detail: string, at: number, error: Record<string, unknown>): Promise<void>;
+  cancelTenant(tenantId: string, detail: string, at: number, error: Record<string, unknown>): Promise<string[]>;
   /** The stop requests for jobs `owner` holds. */
   cancelRequests(owner: string): Promise<CancelRequest[]>;
   /** Remove every job of a tenant (after its retention period; its outputs go with its entries). */

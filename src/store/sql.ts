@@ -33,15 +33,19 @@ const failedSet = (i: number) =>
   error = $${i + 4}, outputs = $${i + 5}, lease_owner = NULL, lease_expires_at = NULL`;
 
 export const JOB_SQL = {
+  held: `SELECT job_id, lease_owner, attempts FROM sim_jobs WHERE lease_owner IS NOT NULL AND status IN ('queued', 'running')`,
   countQueued: `SELECT CAST(count(*) AS INTEGER) AS n FROM sim_jobs WHERE tenant_id = $1 AND status = 'queued'`,
   /** $1 owner, $2 now, $3 limit. */
   candidates: `SELECT j.*, CAST((SELECT count(*) FROM sim_jobs r WHERE r.tenant_id = j.tenant_id AND r.status = 'running'
       AND (r.lease_owner IS NULL OR r.lease_owner <> $1)) AS INTEGER) AS running_elsewhere
     FROM sim_jobs j WHERE j.seq IN (SELECT min(seq) FROM sim_jobs WHERE ${CLAIMABLE('$2')} GROUP BY tenant_id)
     ORDER BY running_elsewhere, j.seq LIMIT $3`,
-  /** $1 owner, $2 until, $3 now, $4 job_id or NULL (the oldest); `lock`: the engine's row lock of the pick. */
+  /**
+   * $1 owner, $2 until, $3 now, $4 job_id or NULL (the oldest); `lock`: the engine's row lock of the
+   * pick. A cancel asked of a dead holder stays: the new holder stops the job at its first look.
+   */
   claim: (lock: string) => `UPDATE sim_jobs SET status = 'running', lease_owner = $1, lease_expires_at = $2, attempts = attempts + 1,
-      started_at = $3, steps_completed = 0, elapsed_s = 0, cancel_requested = NULL
+      started_at = $3, steps_completed = 0, elapsed_s = 0
     WHERE seq = (SELECT seq FROM sim_jobs WHERE ${CLAIMABLE('$3')} AND (CAST($4 AS TEXT) IS NULL OR job_id = $4) ORDER BY seq LIMIT 1 ${lock})
     RETURNING *`,
   /** $1 job, $2 owner, $3 attempt, $4 until. */
@@ -68,12 +72,26 @@ export const JOB_SQL = {
   requestCancel: `UPDATE sim_jobs SET cancel_requested = $2 WHERE job_id = $1 AND status IN ('queued', 'running')`,
   /** $1 tenant, $2 now, $3 the problem (JSON): its queued jobs no node holds fail. */
   cancelTenantQueued: `UPDATE sim_jobs SET status = 'failed', finished_at = $2, error = $3
-    WHERE tenant_id = $1 AND status = 'queued' AND ${UNHELD('$2')}`,
+    WHERE tenant_id = $1 AND status = 'queued' AND ${UNHELD('$2')} RETURNING job_id`,
   /** $1 tenant, $2 detail: the held ones are asked to stop. */
   cancelTenantHeld: `UPDATE sim_jobs SET cancel_requested = $2 WHERE tenant_id = $1 AND status IN ('queued', 'running')`,
   cancelRequests: `SELECT job_id, cancel_requested FROM sim_jobs WHERE lease_owner = $1 AND cancel_requested IS NOT NULL
     AND status IN ('queued', 'running')`,
 };
+
+/** A row of JOB_SQL.held as a Hold. */
+export const holdOf = (r: { job_id: string; lease_owner: string; attempts: number }) => ({
+  jobId: r.job_id,
+  owner: r.lease_owner,
+  attempt: r.attempts,
+});
+
+/**
+ * Jobs a process started before leases existed (running or paused, no holder) go back to queued from
+ * the start when the schema gains cancel_requested: their runs' state was in memory.
+ */
+export const RELEASE_UNLEASED_SQL = `UPDATE sim_jobs SET status = 'queued', started_at = NULL, steps_completed = 0, elapsed_s = 0
+  WHERE lease_owner IS NULL AND (status = 'running' OR (status = 'queued' AND started_at IS NOT NULL))`;
 
 /** A progress's values in the order of the statements' placeholders. */
 export const progressValues = (p: Progress): number[] => [p.steps_completed, p.steps_total, p.elapsed_s];

@@ -8,7 +8,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { JobScheduler, type SubmitInput } from '../../src/jobs/scheduler.js';
 import type { LeaseTimings } from '../../src/jobs/lease.js';
-import type { JobStore } from '../../src/store/jobs.js';
 import { FakeRunner, smoothField } from './fake-runner.js';
 import { countBlobs, openScheduler, silent, until, type SchedulerRig } from './scheduler-rig.js';
 
@@ -29,13 +28,9 @@ describe('simulation: one job queue shared by several nodes (no HTTP)', () => {
     params: { n_bits: 9, seed: 0 },
     ...over,
   });
-  /**
-   * A second node: another scheduler (its own runner) over the same store and entries. Its start
-   * releases nothing, as on a store nodes share (SQLite's start releases every held job: one process).
-   */
+  /** A second node: another scheduler (its own runner) over the same store and entries. */
   const secondNode = async (runner: FakeRunner) => {
-    const shared: JobStore = Object.create(rig!.store, { recover: { value: async () => undefined } });
-    other = new JobScheduler({ store: shared, outputs: rig!.entries, runner, concurrency: 1, log: silent, timings: FAST });
+    other = new JobScheduler({ store: rig!.store, outputs: rig!.entries, runner, concurrency: 1, log: silent, timings: FAST });
     await other.start();
     return other;
   };

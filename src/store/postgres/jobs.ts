@@ -15,7 +15,7 @@ import {
   type NewJob,
   type Progress,
 } from '../jobs.js';
-import { failedValues, JOB_SQL, progressValues } from '../sql.js';
+import { failedValues, holdOf, JOB_SQL, progressValues } from '../sql.js';
 import type { Transaction } from '../transaction.js';
 import { asPgTx, type PgDatabase } from './db.js';
 
@@ -46,8 +46,9 @@ export class PgJobStore implements JobStore {
     return (await this.db.get<{ n: number }>(JOB_SQL.countQueued, [tenantId]))!.n;
   }
 
-  /** Shared by nodes: nothing is released at a node's start (a dead node's leases run out by themselves). */
-  async recover(): Promise<void> {}
+  async held(): Promise<Array<Hold & { jobId: string }>> {
+    return (await this.db.all<{ job_id: string; lease_owner: string; attempts: number }>(JOB_SQL.held)).map(holdOf);
+  }
 
   async candidates(owner: string, now: number, limit: number): Promise<ClaimCandidate[]> {
     const rows = await this.db.all<JobRow & { running_elsewhere: number }>(JOB_SQL.candidates, [owner, now, limit]);
@@ -109,10 +110,11 @@ export class PgJobStore implements JobStore {
     await this.db.run(JOB_SQL.requestCancel, [jobId, detail]);
   }
 
-  async cancelTenant(tenantId: string, detail: string, at: number, error: Record<string, unknown>): Promise<void> {
-    await this.db.tx(async (c) => {
-      await c.query(JOB_SQL.cancelTenantQueued, [tenantId, at, JSON.stringify(error)]);
+  cancelTenant(tenantId: string, detail: string, at: number, error: Record<string, unknown>): Promise<string[]> {
+    return this.db.tx(async (c) => {
+      const failed = await c.query<{ job_id: string }>(JOB_SQL.cancelTenantQueued, [tenantId, at, JSON.stringify(error)]);
       await c.query(JOB_SQL.cancelTenantHeld, [tenantId, detail]);
+      return failed.rows.map((r) => r.job_id);
     });
   }
 

@@ -16,7 +16,7 @@ import {
   type NewJob,
   type Progress,
 } from '../jobs.js';
-import { failedValues, JOB_SQL, progressValues, sqliteParams } from '../sql.js';
+import { failedValues, holdOf, JOB_SQL, progressValues, sqliteParams } from '../sql.js';
 import type { Transaction } from '../transaction.js';
 
 export class SqliteJobStore implements JobStore {
@@ -67,15 +67,8 @@ export class SqliteJobStore implements JobStore {
     return (await this.db.get<{ n: number }>(q(JOB_SQL.countQueued), [tenantId]))!.n;
   }
 
-  /** SQLite is one process's store: whatever a previous process held goes back to queued from the start. */
-  async recover(): Promise<void> {
-    await this.db.write((tx) =>
-      tx.run(
-        `UPDATE sim_jobs SET status = 'queued', started_at = NULL, steps_completed = 0, elapsed_s = 0, lease_owner = NULL,
-         lease_expires_at = NULL
-       WHERE status = 'running' OR (status = 'queued' AND (started_at IS NOT NULL OR lease_owner IS NOT NULL))`,
-      ),
-    );
+  async held(): Promise<Array<Hold & { jobId: string }>> {
+    return (await this.db.all<{ job_id: string; lease_owner: string; attempts: number }>(JOB_SQL.held)).map(holdOf);
   }
 
   async candidates(owner: string, now: number, limit: number): Promise<ClaimCandidate[]> {
@@ -140,10 +133,11 @@ export class SqliteJobStore implements JobStore {
     await this.db.write((tx) => tx.run(q(JOB_SQL.requestCancel), [jobId, detail]));
   }
 
-  async cancelTenant(tenantId: string, detail: string, at: number, error: Record<string, unknown>): Promise<void> {
-    await this.db.write(async (tx) => {
-      await tx.run(q(JOB_SQL.cancelTenantQueued), [tenantId, at, JSON.stringify(error)]);
+  cancelTenant(tenantId: string, detail: string, at: number, error: Record<string, unknown>): Promise<string[]> {
+    return this.db.write(async (tx) => {
+      const failed = await tx.all<{ job_id: string }>(q(JOB_SQL.cancelTenantQueued), [tenantId, at, JSON.stringify(error)]);
       await tx.run(q(JOB_SQL.cancelTenantHeld), [tenantId, detail]);
+      return failed.map((r) => r.job_id);
     });
   }
 
