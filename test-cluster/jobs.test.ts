@@ -39,7 +39,7 @@ describe('cluster: simulation jobs on any node (scripts/cluster.sh start)', func
       json: {
         solver: 'poisson_2d',
         output_key_prefix: prefix,
-        params: { n_bits: 11, rhs: 'dipole', preconditioner: 'none', tol: 1e-14, max_iters: 300, snapshot_every: 100 },
+        params: { n_bits: 10, rhs: 'dipole', preconditioner: 'none', tol: 1e-14, max_iters: 200, snapshot_every: 100 },
       },
       headers: tenantHeaders(t),
     });
@@ -89,7 +89,7 @@ describe('cluster: simulation jobs on any node (scripts/cluster.sh start)', func
       expect(new Set(outputs).size).to.equal(outputs.length);
       const listed = await http(survivor, 'GET', '/v1/list/default?prefix=killed/', { headers: tenantHeaders(t) });
       expect(listed.status).to.equal(200);
-      const entries = listed.body.entries as Array<{ key: string; version: number }>;
+      const entries = listed.body.keys as Array<{ key: string; version: number }>;
       expect(entries.map((e) => e.key).sort()).to.deep.equal([...outputs].sort());
       expect(entries.every((e) => e.version === 1)).to.equal(true); // one committed run: no second version of any output
     } finally {
