@@ -174,6 +174,7 @@ export class JobScheduler {
     this.quantumS = opts.quantumS ?? 10;
     this.queuedPerTenant = opts.queuedPerTenant ?? 16;
     this.timings = opts.timings ?? LEASE_TIMINGS;
+    LIVE_OWNERS.add(this.owner);
   }
 
   /**
@@ -197,7 +198,7 @@ export class JobScheduler {
   /** An owner (hostname:pid:nonce) that is another, ended process of this machine (its pid gone, or now ours). */
   private deadHere(owner: string): boolean {
     const [host, pid] = owner.split(':');
-    if (host !== hostname() || owner === this.owner) return false;
+    if (host !== hostname() || LIVE_OWNERS.has(owner)) return false;
     if (Number(pid) === process.pid) return true; // an earlier process with our pid (a container restarted)
     try {
       process.kill(Number(pid), 0);
@@ -367,6 +368,7 @@ export class JobScheduler {
    */
   async stop(): Promise<void> {
     this.stopping = true;
+    LIVE_OWNERS.delete(this.owner);
     clearInterval(this.poller);
     clearInterval(this.heart);
     await this.filling;
@@ -932,6 +934,9 @@ export class JobScheduler {
     ).body();
   }
 }
+
+/** The owners of this process's schedulers not stopped (several share a process in tests): never taken for dead. */
+const LIVE_OWNERS = new Set<string>();
 
 /** Whose turn is next: a paused job held here, or a queued job of the store (to claim). */
 type Next = { job: Job } | { row: JobRow };

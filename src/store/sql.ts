@@ -1,6 +1,6 @@
 // SQL expressions both engines share (standard SQL over the same columns), written once.
 import { DTYPES, ITEM_SIZE } from '../engine/types.js';
-import type { FailedAt, Progress } from './jobs.js';
+import type { CompletedAt, FailedAt, Hold, Progress } from './jobs.js';
 
 /** The bytes an entry stores, over a row of `entries` (the same rule as entries/storage-quota.ts storedBytesOf). */
 export const STORED_BYTES_SQL = "(CASE WHEN blob_kind = 'cores' THEN stored_core_bytes ELSE original_bytes END)";
@@ -102,6 +102,17 @@ export const failedValues = (at: FailedAt): Array<string | number | null> => [
   ...progressValues(at.progress),
   JSON.stringify(at.error),
   at.outputs && at.outputs.length > 0 ? JSON.stringify(at.outputs) : null,
+];
+
+/** JOB_SQL.completed's values. */
+export const completedValues = (jobId: string, hold: Hold, at: CompletedAt): Array<string | number> => [
+  jobId,
+  hold.owner,
+  hold.attempt,
+  at.finishedAt,
+  ...progressValues(at.progress),
+  JSON.stringify(at.outputs),
+  JSON.stringify(at.stats),
 ];
 
 /** PostgreSQL's `$n` placeholders as SQLite's `?n` (the same numbers bind the same values). */

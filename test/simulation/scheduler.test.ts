@@ -193,7 +193,7 @@ describe('simulation: job scheduler (no HTTP, hand-driven solver)', () => {
     expect(runner.runs[0]!.cancelled).to.equal(true);
     expect(runner.runs).to.have.length(1);
     const after = await store.get(TENANT, first.job_id);
-    expect(after).to.include({ status: 'queued', started_at: null, steps_completed: 0, attempts: 1 });
+    expect(after).to.include({ status: 'queued', started_at: null, steps_completed: 0, attempts: 1, lease_owner: null }); // released
     expect((await store.get(TENANT, second.job_id))!.status).to.equal('queued');
     expect(await countBlobs(path.join(dir, 'blobs'))).to.equal(0);
     await close();

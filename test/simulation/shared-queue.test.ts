@@ -18,7 +18,7 @@ const FAST: LeaseTimings = { leaseS: 0.6, heartbeatS: 0.2, pollMs: 50 };
 describe('simulation: one job queue shared by several nodes (no HTTP)', () => {
   let dir: string;
   let rig: SchedulerRig | undefined;
-  let other: JobScheduler | undefined;
+  let others: JobScheduler[] = [];
 
   const job = (over: Partial<SubmitInput> = {}): SubmitInput => ({
     tenantId: TENANT,
@@ -30,9 +30,10 @@ describe('simulation: one job queue shared by several nodes (no HTTP)', () => {
   });
   /** A second node: another scheduler (its own runner) over the same store and entries. */
   const secondNode = async (runner: FakeRunner) => {
-    other = new JobScheduler({ store: rig!.store, outputs: rig!.entries, runner, concurrency: 1, log: silent, timings: FAST });
-    await other.start();
-    return other;
+    const node = new JobScheduler({ store: rig!.store, outputs: rig!.entries, runner, concurrency: 1, log: silent, timings: FAST });
+    others.push(node);
+    await node.start();
+    return node;
   };
   const row = (id: string) => rig!.store.get(TENANT, id);
 
@@ -40,8 +41,8 @@ describe('simulation: one job queue shared by several nodes (no HTTP)', () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'ttstore-shared-'));
   });
   afterEach(async () => {
-    await other?.stop();
-    other = undefined;
+    for (const node of others) await node.stop();
+    others = [];
     await rig?.close();
     rig = undefined;
     await rm(dir, { recursive: true, force: true });
@@ -95,6 +96,21 @@ describe('simulation: one job queue shared by several nodes (no HTTP)', () => {
     await until('the job to complete', async () => (await row(id))?.status === 'completed');
     expect(JSON.parse((await row(id))!.outputs!)).to.deep.equal(['run/u']);
     expect(runner.runs).to.have.length(1);
+  });
+
+  it('a free node takes the job of a tenant with nothing running before a second job of a tenant running one on another node', async () => {
+    rig = await openScheduler(dir, { worker: false, timings: FAST });
+    const x = new FakeRunner();
+    await secondNode(x);
+    await rig.scheduler.submit(job({ tenantId: 'ta' }));
+    await x.started(1);
+    const a2 = await rig.scheduler.submit(job({ tenantId: 'ta' }));
+    const b1 = await rig.scheduler.submit(job({ tenantId: 'tb' }));
+    const y = new FakeRunner();
+    const nodeY = await secondNode(y);
+    await y.started(1);
+    expect(await rig.store.get('tb', b1.job_id)).to.include({ status: 'running', lease_owner: nodeY.owner });
+    expect(await rig.store.get('ta', a2.job_id)).to.include({ status: 'queued' });
   });
 
   it('a heartbeat that finds its job taken over stops the run', async () => {

@@ -15,7 +15,7 @@ import {
   type NewJob,
   type Progress,
 } from '../jobs.js';
-import { failedValues, holdOf, JOB_SQL, progressValues } from '../sql.js';
+import { completedValues, failedValues, holdOf, JOB_SQL, progressValues } from '../sql.js';
 import type { Transaction } from '../transaction.js';
 import { asPgTx, type PgDatabase } from './db.js';
 
@@ -81,15 +81,7 @@ export class PgJobStore implements JobStore {
   }
 
   async markCompleted(tx: Transaction, jobId: string, hold: Hold, at: CompletedAt): Promise<void> {
-    const { rowCount } = await asPgTx(tx).query(JOB_SQL.completed, [
-      jobId,
-      hold.owner,
-      hold.attempt,
-      at.finishedAt,
-      ...progressValues(at.progress),
-      JSON.stringify(at.outputs),
-      JSON.stringify(at.stats),
-    ]);
+    const { rowCount } = await asPgTx(tx).query(JOB_SQL.completed, completedValues(jobId, hold, at));
     if (rowCount !== 1) throw new LeaseLost(jobId);
   }
 

@@ -16,7 +16,7 @@ import {
   type NewJob,
   type Progress,
 } from '../jobs.js';
-import { failedValues, holdOf, JOB_SQL, progressValues, sqliteParams } from '../sql.js';
+import { completedValues, failedValues, holdOf, JOB_SQL, progressValues, sqliteParams } from '../sql.js';
 import type { Transaction } from '../transaction.js';
 
 export class SqliteJobStore implements JobStore {
@@ -102,15 +102,7 @@ export class SqliteJobStore implements JobStore {
   }
 
   async markCompleted(tx: Transaction, jobId: string, hold: Hold, at: CompletedAt): Promise<void> {
-    const { changes } = await asTx(tx).run(q(JOB_SQL.completed), [
-      jobId,
-      hold.owner,
-      hold.attempt,
-      at.finishedAt,
-      ...progressValues(at.progress),
-      JSON.stringify(at.outputs),
-      JSON.stringify(at.stats),
-    ]);
+    const { changes } = await asTx(tx).run(q(JOB_SQL.completed), completedValues(jobId, hold, at));
     if (changes !== 1) throw new LeaseLost(jobId);
   }
 
