@@ -17,7 +17,8 @@
 #
 # Settings (environment): TTSTORE_CLUSTER_DIR (state folder, default /tmp/ttstore-cluster; user postgres
 # must be able to enter it), TTSTORE_PG_PORT (5432), TTSTORE_REDIS_PORT (6379), TTSTORE_S3_PORT (7480),
-# TTSTORE_NODE_PORTS ("8091 8092 8093"), TTSTORE_LB_PORT (8090), TTSTORE_LB_DIR (<state>/nginx), TTSTORE_SERVICE_KEY (default: generated),
+# TTSTORE_NODE_PORTS ("8091 8092 8093"), TTSTORE_LB_PORT (8090), TTSTORE_LB_DIR (<state>/nginx),
+# TTSTORE_CEPH_MON_PORT (Ceph's 3300 and 6789), TTSTORE_SERVICE_KEY (default: generated),
 # TTSTORE_CLUSTER_SQLITE=1 (nodes share one SQLite file on this machine instead of PostgreSQL; chosen by
 # itself while the build does not know SVC_GATE_DATABASE_URL).
 set -euo pipefail
@@ -30,6 +31,8 @@ S3_PORT=${TTSTORE_S3_PORT:-7480}
 read -r -a NODE_PORTS <<<"${TTSTORE_NODE_PORTS:-8091 8092 8093}"
 LB_PORT=${TTSTORE_LB_PORT:-8090}
 NGINX_DIR=${TTSTORE_LB_DIR:-$STATE/nginx}
+# Ceph's monitor: its own ports 3300 and 6789 unless TTSTORE_CEPH_MON_PORT names one (msgr2 only), so two clusters fit one machine
+MON_PORT=${TTSTORE_CEPH_MON_PORT:-}
 S3_ACCESS_KEY=TTSTORECLUSTERKEY000
 S3_SECRET_KEY=ttstoreclustersecret0000000000000000000000
 S3_BUCKET=ttstore
@@ -122,7 +125,7 @@ start_s3() {
   # memstore keeps nothing across restarts: a partial cluster is rebuilt from scratch
   local f
   for f in client.rgw.tts osd.0 mon.a; do stop_pidfile "$CEPHDIR/run/$f.pid" 2>/dev/null || true; done
-  for p in 3300 6789 "$S3_PORT"; do port_busy "$p" && die "port $p is taken by another server"; done
+  for p in ${MON_PORT:-3300 6789} "$S3_PORT"; do port_busy "$p" && die "port $p is taken by another server (TTSTORE_CEPH_MON_PORT and TTSTORE_S3_PORT pick others)"; done
   rm -rf "$CEPHDIR"
   mkdir -p "$CEPHDIR"/{log,run,mon,osd,rgw}
   # Without cephx, "ms mon client mode = crc" is what lets radosgw fetch its config (it hangs
@@ -130,7 +133,7 @@ start_s3() {
   cat >"$CEPH_CONF" <<EOF
 [global]
 fsid = $(uuidgen)
-mon host = 127.0.0.1
+mon host = ${MON_PORT:+v2:}127.0.0.1${MON_PORT:+:$MON_PORT}
 public addr = 127.0.0.1
 run dir = $CEPHDIR/run
 admin socket = $CEPHDIR/run/\$cluster-\$name.asok
@@ -155,6 +158,7 @@ mon data avail crit = 0
 paxos propose interval = 0.05
 [mon.a]
 mon data = $CEPHDIR/mon
+${MON_PORT:+public addr = v2:127.0.0.1:$MON_PORT}
 mon cluster log file = $CEPHDIR/log/mon-cluster.log
 pid file = $CEPHDIR/run/mon.a.pid
 [osd.0]
@@ -197,6 +201,9 @@ EOF
 # What the nodes and the tests read (no secrets beyond this throw-away cluster's).
 write_env() {
   cat >"$STATE/env" <<EOF
+# this cluster's settings: \`bash scripts/cluster.sh start\` with them restarts a node a test stopped
+export TTSTORE_CLUSTER_DIR=$STATE TTSTORE_PG_PORT=$PG_PORT TTSTORE_REDIS_PORT=$REDIS_PORT TTSTORE_S3_PORT=$S3_PORT
+export TTSTORE_NODE_PORTS="${NODE_PORTS[*]}" TTSTORE_LB_PORT=$LB_PORT TTSTORE_CEPH_MON_PORT=$MON_PORT
 export TTSTORE_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:$PG_PORT/postgres
 export TTSTORE_TEST_REDIS_URL=redis://127.0.0.1:$REDIS_PORT
 export TTSTORE_TEST_S3_ENDPOINT=http://127.0.0.1:$S3_PORT

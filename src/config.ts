@@ -73,6 +73,27 @@ function enumVar<T extends string>(name: string, def: T, values: readonly T[], d
   };
 }
 
+/** What a node does (SVC_GATE_ROLES): `api` serves the HTTP API, `worker` runs simulation jobs from the shared queue. */
+export const NODE_ROLES = ['api', 'worker'] as const;
+export type NodeRoles = { api: boolean; worker: boolean };
+
+function rolesVar(name: string, description: string): Spec<NodeRoles> {
+  return {
+    name,
+    description,
+    defaultText: NODE_ROLES.join(','),
+    parse(raw) {
+      const v = raw === undefined || raw.trim() === '' ? NODE_ROLES.join(',') : raw;
+      const roles = v.split(',').map((r) => r.trim());
+      const bad = roles.find((r) => !(NODE_ROLES as readonly string[]).includes(r));
+      if (bad !== undefined || new Set(roles).size !== roles.length) {
+        throw new ConfigError(`${name} must be a comma-separated list of distinct roles among ${NODE_ROLES.join(', ')}, got "${v}"`);
+      }
+      return { api: roles.includes('api'), worker: roles.includes('worker') };
+    },
+  };
+}
+
 const GiB = 1024 ** 3;
 
 export const SPECS = {
@@ -227,6 +248,10 @@ export const SPECS = {
     'S3 secret access key, with SVC_GATE_S3_ACCESS_KEY_ID',
     (v) => (/^[\x21-\x7e]{1,256}$/.test(v) ? null : 'must be 1-256 printable characters'),
     true,
+  ),
+  roles: rolesVar(
+    'SVC_GATE_ROLES',
+    'What this node does: api (serves the HTTP API; without it only health and metrics), worker (runs simulation jobs from the shared queue), or both',
   ),
   redisUrl: stringVar(
     'SVC_GATE_REDIS_URL',

@@ -37,6 +37,7 @@ import { bodyReader } from './http/body.js';
 import { releaseGpuCoresOnRemoval } from './routes/storage/read.js';
 // simulation: scheduler (solvers run on the engine's threads), routes
 import { JobScheduler, type JobCharger } from './jobs/scheduler.js';
+import { JOBS_TOPIC } from './jobs/lease.js';
 import { SIMULATION_RUN_SECONDS } from './gate/operations.js';
 import { effectiveQuota } from './gate/plans.js';
 import { registerSimulationRoutes } from './routes/simulation/routes.js';
@@ -237,10 +238,20 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     quantumS: config.jobQuantumS,
     queuedPerTenant: config.jobsQueuedPerTenant,
     tenantActive: (tenantId) => gate.registry.get(tenantId)?.active === true,
-    // A cancelled solver settles in milliseconds; one that does not is re-queued at the next start.
+    // A cancelled solver settles in milliseconds; one that does not stays held until its lease runs out.
     stopTimeoutMs: Math.max(1000, config.shutdownGraceS * 1000),
+    worker: config.roles.worker,
+    // The other nodes' workers look at the queue at once rather than at their next poll.
+    announce: bus
+      ? () => void bus.publish(JOBS_TOPIC).catch((err: unknown) => log.warn({ err }, 'could not announce a job change to the other nodes'))
+      : undefined,
   });
+  if (bus) {
+    bus.on(JOBS_TOPIC, () => scheduler.poke());
+    bus.onResync(() => scheduler.poke());
+  }
   await scheduler.start();
+  log.info({ roles: config.roles, node: scheduler.owner }, 'node roles');
 
   // Every route is mounted from its description in src/routes/<feature>/endpoints.ts, which also makes the OpenAPI document.
   const router = new Router();
@@ -256,22 +267,26 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     bodyReader(ep, { maxPayloadBytes: config.maxPayloadBytes, admission: ep.auth === 'tenant' ? admission : undefined }),
   ]);
   registerHealthRoutes(api, { db: stores, engine, version: VERSION, startedAt });
-  registerAdminRoutes(api, gate, entries.storage, {
-    onDeactivated: (tenantId) => {
-      scheduler
-        .cancelTenant(tenantId)
-        .catch((err) => log.error({ err, tenant_id: tenantId }, "cancelling a deactivated tenant's jobs failed"));
-    },
-  });
-  registerAccountRoutes(api, gate, entries.storage);
   registerMetricsRoute(api, metrics.registry);
-  registerReferenceRoutes(api);
-  registerConsoleRoutes(api);
-  registerStorageRoutes(api, { entries, engine, config, buffers, admission });
-  registerSimulationRoutes(api, { scheduler, runner: engine });
-  const query = registerQueryRoutes(api, { entries, search: stores.entries, engine, config, admission });
+  // A node without the api role (SVC_GATE_ROLES=worker) serves health and metrics only.
+  let query: ReturnType<typeof registerQueryRoutes> | null = null;
+  if (config.roles.api) {
+    registerAdminRoutes(api, gate, entries.storage, {
+      onDeactivated: (tenantId) => {
+        scheduler
+          .cancelTenant(tenantId)
+          .catch((err) => log.error({ err, tenant_id: tenantId }, "cancelling a deactivated tenant's jobs failed"));
+      },
+    });
+    registerAccountRoutes(api, gate, entries.storage);
+    registerReferenceRoutes(api);
+    registerConsoleRoutes(api);
+    registerStorageRoutes(api, { entries, engine, config, buffers, admission });
+    registerSimulationRoutes(api, { scheduler, runner: engine });
+    query = registerQueryRoutes(api, { entries, search: stores.entries, engine, config, admission });
+  }
   registerServiceGauges(metrics.registry, {
-    coreCache: () => query.cache.stats(),
+    coreCache: () => query?.cache.stats() ?? { entries: 0, bytes: 0, budgetBytes: 0, hits: 0, misses: 0 },
     jobs: () => ({ queued: scheduler.queuedCount, running: scheduler.runningCount }),
     engineAdmission: () => engineAdmission.stats(),
     inflightBytes: () => budget.stats(),
@@ -314,7 +329,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
           log.warn({ grace_s: config.shutdownGraceS }, 'shutdown grace period over; closing the remaining connections');
           server.closeAllConnections();
         }, config.shutdownGraceS * 1000);
-        const jobsStopped = scheduler.stop(); // running jobs cancelled and left queued for the next start
+        const jobsStopped = scheduler.stop(); // stops claiming; running jobs cancelled and released to the queue
         await stopped;
         clearTimeout(grace);
         clearTimeout(idle);

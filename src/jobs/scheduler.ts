@@ -13,9 +13,17 @@
 //   the solver's next poll. Jobs stopped this way (cancel, budget, quota) keep the snapshots they
 //   stored; any other failure stores nothing.
 // The solver runs on the engine's own threads; this class only reacts to its callbacks on the event
-// loop. stop() cancels started jobs and leaves them queued, and start() re-queues whatever a crash
-// left running or paused (from the start: a paused run's state was in memory), so an accepted job
-// always runs to an end.
+// loop.
+//
+// The store is the queue, shared by every node (src/jobs/lease.ts): a node with the worker role claims
+// a job when it has a free slot, holds it under a lease its heartbeat renews, and writes progress and
+// the end through the store, each write fenced by its hold (a run whose job was taken over writes
+// nothing). The turns above hold across nodes: a claim goes to the tenant with the fewest jobs running
+// on every node. A cancel asked on another node reaches the holder through the store (its poll) and,
+// with Redis, a bus message. stop() cancels started jobs and releases them to the queue; a node that
+// died releases nothing, so its jobs wait for their leases to run out and run again from the start,
+// once (a paused run's state was in memory). So an accepted job always runs to an end.
+import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { ProblemError } from '../http/errors.js';
 import { jobView, type JobView, type LiveState } from './job.js';
@@ -23,7 +31,8 @@ import { JobOutputs, OutputsAborted, type OutputStore } from './outputs.js';
 import { maxSecondsOf, solverParamsOf } from './params.js';
 import { ENGINE_CANCELLED, ENGINE_INVALID } from '../engine/index.js';
 import { errorCode, solverUnavailable, type SimRun, type SimRunner } from './runner.js';
-import type { JobRow, JobStore, ListFilter, Progress } from '../store/jobs.js';
+import { LeaseLost, type ClaimCandidate, type Hold, type JobRow, type JobStore, type ListFilter, type Progress } from '../store/jobs.js';
+import { CANCEL_POLL_MS, CLAIM_CANDIDATES_MAX, LEASE_TIMINGS, type LeaseTimings } from './lease.js';
 
 export interface SchedulerLogger {
   info(obj: object, msg: string): void;
@@ -61,6 +70,12 @@ export interface JobSchedulerOptions {
   tenantActive?: (tenantId: string) => boolean;
   /** How long stop() waits for cancelled jobs to settle before it gives up on them (ms). Default 30000. */
   stopTimeoutMs?: number;
+  /** False: this node never claims a job (SVC_GATE_ROLES without `worker`); it still queues, shows and cancels them. Default true. */
+  worker?: boolean;
+  /** Tells the other nodes to look at the queue now (a job was queued or a cancel asked), e.g. over the cluster bus. */
+  announce?: () => void;
+  /** Lease, heartbeat and poll timings; tests shorten them. Default lease.ts's. */
+  timings?: LeaseTimings;
 }
 
 export interface SubmitInput {
@@ -99,8 +114,13 @@ interface Job {
   done: number;
   total: number;
   timer: NodeJS.Timeout | undefined;
-  /** Why the job is being stopped (the problem it fails with), or 'shutdown' (it goes back to the queue). */
-  stop: ProblemError | 'shutdown' | null;
+  /**
+   * Why the job is being stopped: the problem it fails with, 'shutdown' (it goes back to the queue),
+   * or 'lost' (its lease was taken over: another run owns it, this one writes nothing).
+   */
+  stop: ProblemError | 'shutdown' | 'lost' | null;
+  /** This run's hold on the job: the fence of its writes. */
+  hold: Hold;
   /** Settles when the job has ended (its row is final, or re-queued by a shutdown). */
   ended: Promise<void>;
   end: () => void;
@@ -120,7 +140,7 @@ export function cancelledProblem(detail: string): ProblemError {
 }
 
 export class JobScheduler {
-  /** Jobs waiting for a slot (never started, or paused), per tenant, in submission order. */
+  /** Paused jobs this node holds, waiting for a slot, per tenant, in submission order. */
   private readonly waiting = new Map<string, Job[]>();
   /** Jobs holding a slot (starting, running, pausing, ending). */
   private readonly running = new Set<Job>();
@@ -136,20 +156,67 @@ export class JobScheduler {
   private readonly queuedPerTenant: number;
   private stopping = false;
   private started = false;
+  /** This process's name on the jobs it holds (lease_owner). */
+  readonly owner = `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
+  private readonly timings: LeaseTimings;
+  /** Per tenant, its oldest job in the store a claim may take (as of the last look at the queue). */
+  private remote = new Map<string, ClaimCandidate>();
+  private pumping = false;
+  private pumpAgain = false;
+  private filling: Promise<void> = Promise.resolve();
+  private checkingCancels = false;
+  private beating: Promise<void> = Promise.resolve();
+  private poller: NodeJS.Timeout | undefined;
+  private heart: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: JobSchedulerOptions) {
     this.now = opts.now ?? (() => Date.now() / 1000);
     this.quantumS = opts.quantumS ?? 10;
     this.queuedPerTenant = opts.queuedPerTenant ?? 16;
+    this.timings = opts.timings ?? LEASE_TIMINGS;
+    LIVE_OWNERS.add(this.owner);
   }
 
-  /** Re-queue jobs left running or paused by a crash, then start the queue. */
+  /**
+   * Release the jobs a dead process of this machine held (a crash or SIGKILL: they run again from the
+   * start now rather than when their leases run out), then (a worker) take jobs from the queue.
+   * Jobs other live processes hold are left alone.
+   */
   async start(): Promise<void> {
-    const pending = await this.opts.store.recover();
-    for (const row of pending) this.enqueue(this.track(row));
+    const dead = (await this.opts.store.held()).filter((h) => this.deadHere(h.owner));
+    for (const h of dead) await this.opts.store.requeue(h.jobId, h);
+    if (dead.length > 0) this.opts.log.info({ jobs: dead.length }, 'simulation jobs of a previous process queued again');
     this.started = true;
-    if (pending.length > 0) this.opts.log.info({ jobs: pending.length }, 'simulation jobs queued from the previous run');
+    if (this.opts.worker === false) return;
+    this.poller = setInterval(() => this.poke(), this.timings.pollMs);
+    this.heart = setInterval(() => {
+      this.beating = this.beat().catch((err) => this.opts.log.error({ err }, 'renewing the leases of simulation jobs failed'));
+    }, this.timings.heartbeatS * 1000);
     this.pump();
+  }
+
+  /** An owner (hostname:pid:nonce) that is another, ended process of this machine (its pid gone, or now ours). */
+  private deadHere(owner: string): boolean {
+    const [host, pid] = owner.split(':');
+    if (host !== hostname() || LIVE_OWNERS.has(owner)) return false;
+    if (Number(pid) === process.pid) return true; // an earlier process with our pid (a container restarted)
+    try {
+      process.kill(Number(pid), 0);
+      return false;
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === 'ESRCH';
+    }
+  }
+
+  /** Look at the queue, and for cancels of the jobs held here, now (another node queued a job or asked a cancel). */
+  poke(): void {
+    this.pump();
+    if (this.jobs.size > 0 && !this.checkingCancels) {
+      this.checkingCancels = true;
+      void this.checkCancels()
+        .catch((err) => this.opts.log.error({ err }, 'reading the cancel requests of simulation jobs failed'))
+        .finally(() => (this.checkingCancels = false));
+    }
   }
 
   /**
@@ -174,19 +241,20 @@ export class JobScheduler {
   async submit(input: SubmitInput): Promise<JobRow> {
     if (this.stopping) throw new ProblemError(503, 'service_unavailable', 'the server is shutting down; submit the job again shortly');
     const { tenantId } = input;
-    const queued = (this.waiting.get(tenantId)?.length ?? 0) + (this.submitting.get(tenantId) ?? 0);
-    if (queued >= this.queuedPerTenant) {
-      throw new ProblemError(
-        429,
-        'too_many_jobs',
-        `tenant ${tenantId} already has ${queued} queued simulation jobs, the most it may hold (running jobs not counted); submit again when one has started`,
-        { queued, limit: this.queuedPerTenant },
-        { 'Retry-After': String(this.quantumS) },
-      );
-    }
+    // Counted on every node (the store), with this node's submissions still being written.
     this.submitting.set(tenantId, (this.submitting.get(tenantId) ?? 0) + 1);
     let row: JobRow;
     try {
+      const queued = (await this.opts.store.countQueued(tenantId)) + (this.submitting.get(tenantId) ?? 1) - 1;
+      if (queued >= this.queuedPerTenant) {
+        throw new ProblemError(
+          429,
+          'too_many_jobs',
+          `tenant ${tenantId} already has ${queued} queued simulation jobs, the most it may hold (running jobs not counted); submit again when one has started`,
+          { queued, limit: this.queuedPerTenant },
+          { 'Retry-After': String(this.quantumS) },
+        );
+      }
       const steps = input.params.steps;
       row = await this.opts.store.insert({
         jobId: newJobId(),
@@ -203,9 +271,9 @@ export class JobScheduler {
       if (n > 0) this.submitting.set(tenantId, n);
       else this.submitting.delete(tenantId);
     }
-    this.enqueue(this.track(row));
     this.opts.log.info({ job_id: row.job_id, tenant_id: row.tenant_id, solver: row.solver }, 'simulation job queued');
     this.pump();
+    this.opts.announce?.();
     return row;
   }
 
@@ -229,28 +297,53 @@ export class JobScheduler {
   async cancel(tenantId: string, jobId: string): Promise<JobView | undefined> {
     const row = await this.opts.store.get(tenantId, jobId);
     if (!row) return undefined;
+    if (row.status === 'completed' || row.status === 'failed') {
+      throw new ProblemError(409, 'job_finished', `job ${jobId} has already ${row.status === 'completed' ? 'completed' : 'failed'}`, {
+        job_id: jobId,
+        job_status: row.status, // `status` is the problem's HTTP code
+      });
+    }
+    const detail = 'cancelled by the tenant';
     const job = this.jobs.get(jobId);
-    if (!job || row.status === 'completed' || row.status === 'failed') {
-      if (row.status === 'completed' || row.status === 'failed') {
-        throw new ProblemError(409, 'job_finished', `job ${jobId} has already ${row.status === 'completed' ? 'completed' : 'failed'}`, {
-          job_id: jobId,
-          job_status: row.status, // `status` is the problem's HTTP code
-        });
-      }
-      // Not held here (the server is stopping): it fails now, as a queued job does.
-      await this.opts.store.markFailed(jobId, {
+    if (job) {
+      await waitAtMost(this.stopJob(job, cancelledProblem(detail)), CANCEL_WAIT_MS);
+    } else {
+      const failed = await this.opts.store.markFailed(jobId, {
         finishedAt: this.now(),
         progress: progressOf(row),
-        error: cancelledProblem('cancelled by the tenant').body(),
+        error: cancelledProblem(detail).body(),
       });
-    } else {
-      await waitAtMost(this.stopJob(job, cancelledProblem('cancelled by the tenant')), CANCEL_WAIT_MS);
+      if (failed) this.logFailedQueued(jobId);
+      else {
+        // Held by a node (this one, if it claimed it just now): its holder stops it and writes its end.
+        await this.opts.store.requestCancel(jobId, detail);
+        this.opts.announce?.();
+        this.poke();
+        await waitAtMost(this.ended(tenantId, jobId), CANCEL_WAIT_MS);
+      }
     }
     return this.status(tenantId, jobId);
   }
 
+  private logFailedQueued(jobId: string): void {
+    this.opts.log.info({ job_id: jobId, code: 'cancelled' }, 'simulation job failed before it started');
+  }
+
+  /** Resolves when the job's row shows its end (it is held by another node). */
+  private async ended(tenantId: string, jobId: string): Promise<void> {
+    for (;;) {
+      const row = await this.opts.store.get(tenantId, jobId);
+      if (!row || row.status === 'completed' || row.status === 'failed' || this.stopping) return;
+      await new Promise((resolve) => setTimeout(resolve, CANCEL_POLL_MS));
+    }
+  }
+
   /** Cancel every job of a tenant (deactivated): each fails with code cancelled; resolves when they ended. */
   async cancelTenant(tenantId: string, detail = `tenant ${tenantId} was deactivated`): Promise<void> {
+    // Its queued jobs fail in the store; the ones other nodes hold are stopped by their holders.
+    const failed = await this.opts.store.cancelTenant(tenantId, detail, this.now(), cancelledProblem(detail).body());
+    for (const jobId of failed) this.logFailedQueued(jobId);
+    this.opts.announce?.();
     const mine = [...this.jobs.values()].filter((j) => j.row.tenant_id === tenantId);
     if (mine.length > 0) this.opts.log.info({ tenant_id: tenantId, jobs: mine.length }, 'cancelling the simulation jobs of a tenant');
     await Promise.all(mine.map((j) => this.stopJob(j, cancelledProblem(detail))));
@@ -261,20 +354,25 @@ export class JobScheduler {
     return this.running.size;
   }
 
-  /** Jobs waiting to run, paused ones included (for metrics). */
+  /** Paused jobs held here, and the tenants with a job in the queue as of the last look (for metrics). */
   get queuedCount(): number {
-    let n = 0;
+    let n = this.remote.size;
     for (const list of this.waiting.values()) n += list.length;
     return n;
   }
 
   /**
-   * Cancel every started job and leave it queued (it runs again from the start at the next start);
-   * resolves when they settled, or after stopTimeoutMs (a job that did not settle is still marked
-   * running in the database, and start() re-queues it).
+   * Stop claiming; cancel every started job and release it to the queue (another node, or this one at
+   * its next start, runs it again from the start); resolves when they settled, or after stopTimeoutMs
+   * (a job that did not settle stays held until its lease runs out, or on SQLite until the next start).
    */
   async stop(): Promise<void> {
     this.stopping = true;
+    LIVE_OWNERS.delete(this.owner);
+    clearInterval(this.poller);
+    clearInterval(this.heart);
+    await this.filling;
+    await this.beating;
     const settling: Promise<void>[] = [];
     for (const job of this.jobs.values()) {
       if (job.run === null && job.phase === 'queued') continue; // stays queued in the database
@@ -310,6 +408,7 @@ export class JobScheduler {
       total: row.steps_total,
       timer: undefined,
       stop: null,
+      hold: { owner: this.owner, attempt: row.attempts },
       ended,
       end,
       writes: Promise.resolve(),
@@ -373,32 +472,72 @@ export class JobScheduler {
 
   // ---- turns ---------------------------------------------------------------------------------------
 
-  /** The waiting job whose turn is next: fewest running of its tenant, then oldest last turn, then oldest job. */
-  private pickNext(): Job | undefined {
-    let best: { job: Job; running: number; turn: number } | undefined;
-    for (const [tenant, list] of this.waiting) {
-      const job = list[0];
-      if (!job) continue;
-      const cand = { job, running: this.runningOf(tenant), turn: this.lastTurn.get(tenant) ?? 0 };
+  /**
+   * The job whose turn is next, a paused one held here or one in the store: the tenant with the fewest
+   * jobs running (here and on other nodes), then the oldest last turn here, then the oldest job.
+   */
+  private pickNext(): Next | undefined {
+    let best: { next: Next; running: number; turn: number; seq: number } | undefined;
+    for (const tenant of new Set([...this.waiting.keys(), ...this.remote.keys()])) {
+      const paused = this.waiting.get(tenant)?.[0];
+      const queued = this.remote.get(tenant);
+      const next: Next | undefined =
+        paused && (!queued || paused.row.seq < queued.row.seq) ? { job: paused } : queued ? { row: queued.row } : undefined;
+      if (!next) continue;
+      const seq = 'job' in next ? next.job.row.seq : next.row.seq;
+      const cand = { next, running: this.runningOf(tenant) + (queued?.runningElsewhere ?? 0), turn: this.lastTurn.get(tenant) ?? 0, seq };
       if (
         !best ||
         cand.running < best.running ||
-        (cand.running === best.running && (cand.turn < best.turn || (cand.turn === best.turn && job.row.seq < best.job.row.seq)))
+        (cand.running === best.running && (cand.turn < best.turn || (cand.turn === best.turn && seq < best.seq)))
       ) {
         best = cand;
       }
     }
-    return best?.job;
+    return best?.next;
   }
 
+  /** Fill the free slots (one look at the queue at a time; a wake-up meanwhile looks again after it). */
   private pump(): void {
-    while (this.started && !this.stopping && this.running.size < this.opts.concurrency) {
-      const job = this.pickNext();
-      if (!job) break;
-      this.unqueue(job);
-      this.running.add(job);
-      this.lastTurn.set(job.row.tenant_id, ++this.turns);
-      if (job.run === null) {
+    if (!this.started || this.stopping || this.opts.worker === false) return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = true;
+    this.filling = this.fill()
+      .catch((err) => this.opts.log.error({ err }, 'taking simulation jobs from the queue failed'))
+      .finally(() => {
+        this.pumping = false;
+        if (this.pumpAgain) {
+          this.pumpAgain = false;
+          this.pump();
+        }
+      });
+  }
+
+  private async fill(): Promise<void> {
+    // A full node looks at the queue only when one of its jobs has run its quantum (a waiting tenant may take its turn).
+    const full = () => this.running.size >= this.opts.concurrency;
+    if (full() && ![...this.running].some((j) => j.phase === 'running' && j.quantumUsed)) return;
+    await this.look();
+    // Bounded: a claim lost to another node looks again, a few times at most before the next wake-up.
+    for (let tries = 0; tries < this.opts.concurrency + 4 && !this.stopping && !full(); tries++) {
+      const next = this.pickNext();
+      if (!next) break;
+      if ('job' in next) {
+        this.take(next.job);
+        this.resumeSlice(next.job);
+        continue;
+      }
+      const row = await this.opts.store.claim({ owner: this.owner, now: this.now(), leaseS: this.timings.leaseS }, next.row.job_id);
+      if (row && this.stopping) {
+        await this.opts.store.requeue(row.job_id, { owner: this.owner, attempt: row.attempts });
+        return;
+      }
+      if (row) {
+        const job = this.track(row);
+        this.take(job);
         job.phase = 'starting';
         void this.execute(job)
           .catch((err) => this.opts.log.error({ err, job_id: job.row.job_id }, 'simulation job bookkeeping failed'))
@@ -406,11 +545,49 @@ export class JobScheduler {
             this.forget(job);
             this.pump();
           });
-      } else {
-        this.resumeSlice(job);
       }
+      await this.look();
     }
     this.preempt();
+  }
+
+  /** The job gets a slot: its tenant's turn. */
+  private take(job: Job): void {
+    this.unqueue(job);
+    this.running.add(job);
+    this.lastTurn.set(job.row.tenant_id, ++this.turns);
+  }
+
+  /** Read the queue: per tenant, the oldest job a claim may take. */
+  private async look(): Promise<void> {
+    const candidates = await this.opts.store.candidates(this.owner, this.now(), CLAIM_CANDIDATES_MAX);
+    this.remote = new Map(candidates.map((c) => [c.row.tenant_id, c]));
+  }
+
+  /** The heartbeat: renew the leases of the jobs held here (with their progress); a job taken over stops here. */
+  private async beat(): Promise<void> {
+    const held = [...this.jobs.values()];
+    if (held.length === 0) return;
+    const renewed = new Set(
+      await this.opts.store.renew(
+        { owner: this.owner, now: this.now(), leaseS: this.timings.leaseS },
+        held.map((j) => ({ jobId: j.row.job_id, ...j.hold, progress: j.phase === 'paused' ? undefined : this.progressOf(j) })),
+      ),
+    );
+    for (const job of held) {
+      if (renewed.has(job.row.job_id) || this.jobs.get(job.row.job_id) !== job || job.final) continue;
+      this.opts.log.warn({ job_id: job.row.job_id }, 'simulation job was taken over by another node (its lease ran out); this run stops');
+      job.stop ??= 'lost';
+      job.run?.cancel();
+    }
+  }
+
+  /** Stop the jobs held here that another node was asked to cancel. */
+  private async checkCancels(): Promise<void> {
+    for (const req of await this.opts.store.cancelRequests(this.owner)) {
+      const job = this.jobs.get(req.jobId);
+      if (job && job.stop === null) void this.stopJob(job, cancelledProblem(req.detail));
+    }
   }
 
   /**
@@ -420,9 +597,10 @@ export class JobScheduler {
   private preempt(): void {
     if (this.stopping) return;
     const counts = new Map<string, number>();
+    for (const [tenant, c] of this.remote) counts.set(tenant, c.runningElsewhere);
     for (const j of this.running) if (j.phase !== 'pausing') counts.set(j.row.tenant_id, (counts.get(j.row.tenant_id) ?? 0) + 1);
     let inFlight = [...this.running].filter((j) => j.phase === 'pausing').length;
-    const claimants = [...this.waiting.keys()]
+    const claimants = [...new Set([...this.waiting.keys(), ...this.remote.keys()])]
       .map((tenant) => ({ tenant, running: counts.get(tenant) ?? 0, turn: this.lastTurn.get(tenant) ?? 0 }))
       .sort((a, b) => a.running - b.running || a.turn - b.turn);
     for (const c of claimants) {
@@ -468,14 +646,14 @@ export class JobScheduler {
     this.enqueue(job);
     const progress = this.progressOf(job);
     job.writes = job.writes
-      .then(() => this.opts.store.markPaused(job.row.job_id, progress))
+      .then(() => this.opts.store.markPaused(job.row.job_id, job.hold, progress))
       .catch((err) => this.opts.log.error({ err, job_id: job.row.job_id }, 'could not record a paused job'));
     this.pump();
   }
 
   private resumeSlice(job: Job): void {
     job.writes = job.writes
-      .then(() => this.opts.store.markResumed(job.row.job_id))
+      .then(() => this.opts.store.markResumed(job.row.job_id, job.hold))
       .catch((err) => this.opts.log.error({ err, job_id: job.row.job_id }, 'could not record a resumed job'));
     this.beginSlice(job);
     job.run!.resume();
@@ -521,7 +699,7 @@ export class JobScheduler {
     if (period && ran >= job.charged * period) void this.chargePeriod(job);
     if (!job.quantumUsed && this.now() >= job.sliceStart + this.quantumS) {
       job.quantumUsed = true;
-      this.preempt();
+      this.pump(); // looks at the queue, then preempts for a tenant waiting there
     }
     if (holdsSlot(job)) this.arm(job);
   }
@@ -554,13 +732,17 @@ export class JobScheduler {
     if (job.phase === 'queued') {
       this.unqueue(job);
       job.phase = 'ending';
-      const problem = job.stop === 'shutdown' ? reason : job.stop;
+      const problem = job.stop instanceof ProblemError ? job.stop : reason;
       void this.opts.store
-        .markFailed(job.row.job_id, {
-          finishedAt: this.now(),
-          progress: progressOf(job.row),
-          error: problem.body(),
-        })
+        .markFailed(
+          job.row.job_id,
+          {
+            finishedAt: this.now(),
+            progress: progressOf(job.row),
+            error: problem.body(),
+          },
+          job.hold,
+        )
         .catch((err) => this.opts.log.error({ err, job_id: job.row.job_id }, 'could not record a cancelled job'))
         .finally(() => {
           this.opts.log.info({ job_id: job.row.job_id, code: problem.code }, 'simulation job failed before it started');
@@ -577,10 +759,9 @@ export class JobScheduler {
   private async execute(job: Job): Promise<void> {
     const { row } = job;
     const { store, log } = this.opts;
-    const startedAt = this.now();
-    if (!(await store.markRunning(row.job_id, startedAt))) return;
+    // Claimed: the row is running, held by this run.
     if (this.stopping || job.stop === 'shutdown') {
-      await store.requeue(row.job_id);
+      await store.requeue(row.job_id, job.hold);
       return;
     }
     log.info({ job_id: row.job_id, tenant_id: row.tenant_id, solver: row.solver }, 'simulation job started');
@@ -610,7 +791,7 @@ export class JobScheduler {
       // The first period of run time is paid before the solver starts (a failed charge stops the job).
       if (job.stop === null) await this.chargePeriod(job);
       const stop = stopOf(job); // read again: it may have been set while the charge was written
-      if (stop === 'shutdown') throw new ShuttingDown();
+      if (stop === 'shutdown' || stop === 'lost') throw new ShuttingDown();
       if (stop !== null) throw stop;
       job.run = this.opts.runner.simulate(row.solver, solverParamsOf(params), {
         onProgress: (done, total) => {
@@ -639,17 +820,23 @@ export class JobScheduler {
       await this.settleCharges(job, progress.elapsed_s);
       const keys = outputs.keys;
       await job.writes;
-      await outputs.commit((tx) => store.markCompleted(tx, row.job_id, { finishedAt, progress, outputs: keys, stats }));
+      await outputs.commit((tx) => store.markCompleted(tx, row.job_id, job.hold, { finishedAt, progress, outputs: keys, stats }));
       log.info({ job_id: row.job_id, outputs: keys.length, run_s: progress.elapsed_s }, 'simulation job completed');
     } catch (err) {
       this.endSlice(job);
       await job.writes;
       const cancelled = errorCode(err) === ENGINE_CANCELLED || err instanceof OutputsAborted;
       const stop = stopOf(job);
+      if (stop === 'lost' || err instanceof LeaseLost) {
+        // Another run holds the job now: this one commits nothing (its end is the other run's).
+        await outputs.discard();
+        log.warn({ job_id: row.job_id, attempt: job.hold.attempt }, 'simulation job run stopped: another node took the job over');
+        return;
+      }
       if (stop === 'shutdown' || (stop === null && this.stopping && (err instanceof ShuttingDown || cancelled))) {
         await outputs.discard();
-        await store.requeue(row.job_id);
-        log.info({ job_id: row.job_id }, 'simulation job cancelled by shutdown; queued for the next start');
+        await store.requeue(row.job_id, job.hold);
+        log.info({ job_id: row.job_id }, 'simulation job cancelled by shutdown; back in the queue');
         return;
       }
       const stopped = stop instanceof ProblemError && (cancelled || err === stop);
@@ -658,18 +845,31 @@ export class JobScheduler {
       await this.settleCharges(job, progress.elapsed_s);
       const failed = { finishedAt: this.now(), progress, error: problem };
       let kept: string[] = [];
-      if (stopped) {
-        // Stopped by the tenant, its budget or its quota: the snapshots it stored are kept.
-        try {
-          kept = await outputs.keep((tx, keys) => store.markFailed(row.job_id, { ...failed, outputs: keys }, tx));
-        } catch (keepErr) {
-          log.warn({ err: keepErr, job_id: row.job_id }, 'the snapshots of a stopped job could not be kept');
+      try {
+        if (stopped) {
+          // Stopped by the tenant, its budget or its quota: the snapshots it stored are kept.
+          try {
+            kept = await outputs.keep(async (tx, keys) => {
+              await store.markFailed(row.job_id, { ...failed, outputs: keys }, job.hold, tx);
+            });
+          } catch (keepErr) {
+            if (keepErr instanceof LeaseLost) throw keepErr;
+            log.warn({ err: keepErr, job_id: row.job_id }, 'the snapshots of a stopped job could not be kept');
+            await outputs.discard();
+            await store.markFailed(row.job_id, failed, job.hold);
+          }
+        } else {
           await outputs.discard();
-          await store.markFailed(row.job_id, failed);
+          await store.markFailed(row.job_id, failed, job.hold);
         }
-      } else {
+      } catch (endErr) {
+        if (!(endErr instanceof LeaseLost)) throw endErr;
         await outputs.discard();
-        await store.markFailed(row.job_id, failed);
+        log.warn(
+          { job_id: row.job_id, attempt: job.hold.attempt },
+          'simulation job run ended after another node took the job over; its end is not written',
+        );
+        return;
       }
       log.warn({ job_id: row.job_id, code: problem.code, detail: problem.detail, kept: kept.length }, 'simulation job failed');
     }
@@ -734,6 +934,12 @@ export class JobScheduler {
     ).body();
   }
 }
+
+/** The owners of this process's schedulers not stopped (several share a process in tests): never taken for dead. */
+const LIVE_OWNERS = new Set<string>();
+
+/** Whose turn is next: a paused job held here, or a queued job of the store (to claim). */
+type Next = { job: Job } | { row: JobRow };
 
 /** Thrown inside a run when the scheduler is stopping (the job goes back to the queue). */
 class ShuttingDown extends Error {}

@@ -108,7 +108,7 @@ export function registerServiceGauges(registry: Registry, src: ServiceGaugeSourc
   });
   new Gauge({
     name: 'ttstore_jobs_queued',
-    help: 'Simulation jobs waiting to run.',
+    help: 'Simulation jobs waiting: the paused ones this node holds, plus one per tenant with jobs in the shared queue at its last look.',
     registers: [registry],
     collect() {
       this.set(src.jobs().queued);

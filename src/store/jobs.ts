@@ -1,5 +1,6 @@
 // The storage boundary of simulation jobs: every state change durable when its promise resolves.
-// The scheduler depends on this interface only; src/store/sqlite/jobs.ts implements it over SQLite.
+// The scheduler depends on this interface only; src/store/sqlite/jobs.ts and src/store/postgres/jobs.ts
+// implement it.
 import type { Transaction } from './transaction.js';
 
 export const JOB_STATUSES = ['queued', 'running', 'completed', 'failed'] as const;
@@ -25,6 +26,11 @@ export interface JobRow {
   outputs: string | null;
   stats: string | null;
   error: string | null;
+  /** The node holding the job (JobStore.claim), until lease_expires_at (unix seconds). */
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  /** Why another node asked the holder to stop the job (JobStore.requestCancel). */
+  cancel_requested: string | null;
 }
 
 export interface Progress {
@@ -79,6 +85,45 @@ export interface Lease {
   leaseS: number;
 }
 
+/**
+ * A node's hold on one run of a job: the fence of every write the run makes. A run whose job was
+ * taken over (another owner, or a later attempt) changes nothing.
+ */
+export interface Hold {
+  owner: string;
+  attempt: number;
+}
+
+/** A held job at a heartbeat, with the progress other nodes then read; no progress: paused (its row has it). */
+export interface HeldJob extends Hold {
+  jobId: string;
+  progress?: Progress;
+}
+
+/** A tenant's oldest job a claim may take, and its jobs running on other nodes than the asker. */
+export interface ClaimCandidate {
+  row: JobRow;
+  runningElsewhere: number;
+}
+
+/** A job another node asked its holder to stop (JobStore.requestCancel). */
+export interface CancelRequest {
+  jobId: string;
+  detail: string;
+}
+
+/** Thrown by a write fenced by a Hold whose run no longer holds the job: nothing was written. */
+export class LeaseLost extends Error {
+  constructor(jobId: string) {
+    super(`job ${jobId} is no longer held by this run (its lease ran out and another run took it)`);
+    this.name = 'LeaseLost';
+  }
+}
+
+/**
+ * The storage boundary of simulation jobs, and their queue: the store is the queue every node with
+ * the worker role claims from, under leases its heartbeat renews.
+ */
 export interface JobStore {
   /** Insert a queued job; resolves once it is durable (what a 202 promises). */
   insert(job: NewJob): Promise<JobRow>;
@@ -86,35 +131,49 @@ export interface JobStore {
   get(tenantId: string, jobId: string): Promise<JobRow | undefined>;
   /** The tenant's jobs, newest first. */
   list(tenantId: string, filter: ListFilter): Promise<JobRow[]>;
+  /** The tenant's queued jobs (paused ones included), on every node. */
+  countQueued(tenantId: string): Promise<number>;
+  /** The runs holding a job now (queued or running under a lease), to find those of a dead process at a start. */
+  held(): Promise<Array<Hold & { jobId: string }>>;
   /**
-   * Start-up: jobs that were running or paused when the server stopped go back to queued from the
-   * start (their state was in memory; their outputs were never committed); returns every queued job
-   * in FIFO order.
+   * Per tenant with a job a claim may take, its oldest such job (at most `limit` tenants, those with
+   * the fewest jobs running first), with its jobs running on other nodes than `owner`.
    */
-  recover(): Promise<JobRow[]>;
-  /** queued -> running, a first start; false when the job is no longer queued. */
-  markRunning(jobId: string, startedAt: number): Promise<boolean>;
-  /** running -> queued, time-sliced: its progress (and started_at) kept. */
-  markPaused(jobId: string, progress: Progress): Promise<void>;
-  /** queued -> running, a paused job's next turn. */
-  markResumed(jobId: string): Promise<void>;
-  /** running -> completed, inside the transaction that commits the outputs. */
-  markCompleted(tx: Transaction, jobId: string, at: CompletedAt): Promise<void>;
+  candidates(owner: string, now: number, limit: number): Promise<ClaimCandidate[]>;
   /**
-   * queued or running -> failed with a problem object, in `tx` (the transaction that commits the
-   * snapshots it keeps, `outputs`) or a write of its own.
+   * Take the oldest job (or `jobId`) that is queued and not held, or whose holder's lease ran out (a
+   * node that died: its run starts again from the start, attempts counted), and hold it running
+   * under `lease`. No two callers ever take the same job. Undefined: nothing (or not that job) to take.
    */
-  markFailed(jobId: string, at: FailedAt, tx?: Transaction): Promise<void>;
-  /** running or paused -> queued from the start (cancelled by a shutdown; it runs again at the next start). */
-  requeue(jobId: string): Promise<void>;
+  claim(lease: Lease, jobId?: string): Promise<JobRow | undefined>;
+  /**
+   * The heartbeat: extend the leases of the runs in `held` that still hold their job and record
+   * their progress; returns the ids renewed (a job taken over, or ended, is not among them).
+   */
+  renew(lease: Lease, held: HeldJob[]): Promise<string[]>;
+  /** running -> queued, time-sliced: its progress (and started_at) kept, still held. */
+  markPaused(jobId: string, hold: Hold, progress: Progress): Promise<void>;
+  /** queued -> running, a paused job's next turn on its node. */
+  markResumed(jobId: string, hold: Hold): Promise<void>;
+  /** running -> completed, inside the transaction that commits the outputs; LeaseLost (rolling it back) when the run lost its job. */
+  markCompleted(tx: Transaction, jobId: string, hold: Hold, at: CompletedAt): Promise<void>;
+  /**
+   * -> failed with a problem object, in `tx` (the transaction that commits the snapshots it keeps,
+   * `outputs`) or a write of its own. With `hold`: the run's job, LeaseLost when it lost it. Without:
+   * a queued job no node holds (false when it is held, started or ended).
+   */
+  markFailed(jobId: string, at: FailedAt, hold?: Hold, tx?: Transaction): Promise<boolean>;
+  /** Held -> queued from the start, not held (its run was stopped by a shutdown): another node may take it at once. */
+  requeue(jobId: string, hold: Hold): Promise<void>;
+  /** Ask the node holding a queued or running job to stop it with a `cancelled` problem saying `detail`. */
+  requestCancel(jobId: string, detail: string): Promise<void>;
+  /**
+   * Every job of the tenant: the queued ones no node holds fail now with `error`, the held ones are
+   * asked to stop (requestCancel with `detail`). Returns the ids of those that failed now.
+   */
+  cancelTenant(tenantId: string, detail: string, at: number, error: Record<string, unknown>): Promise<string[]>;
+  /** The stop requests for jobs `owner` holds. */
+  cancelRequests(owner: string): Promise<CancelRequest[]>;
   /** Remove every job of a tenant (after its retention period; its outputs go with its entries). */
   purgeTenant(tenantId: string): Promise<number>;
-  /**
-   * Several nodes over one queue: take the oldest job that is queued and not held, or whose holder's
-   * lease ran out (a node that died: its run starts again from the start, attempts counted), and
-   * hold it running under `lease`. No two callers ever take the same job. Undefined: nothing to take.
-   */
-  claim(lease: Lease): Promise<JobRow | undefined>;
-  /** Extend the leases `owner` still holds among `jobIds` (its heartbeat); returns those ids (a job taken over is not among them). */
-  renew(lease: Lease, jobIds: string[]): Promise<string[]>;
 }

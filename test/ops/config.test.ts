@@ -66,6 +66,12 @@ describe('operations: configuration', () => {
     });
     expect(c.dataDir).to.equal(path.resolve('./data'));
     expect(c.serviceKey).to.equal(undefined);
+    expect(c.roles).to.deep.equal({ api: true, worker: true });
+  });
+
+  it('reads SVC_GATE_ROLES as the roles listed', () => {
+    expect(loadConfig({ SVC_GATE_ROLES: 'api' }).roles).to.deep.equal({ api: true, worker: false });
+    expect(loadConfig({ SVC_GATE_ROLES: ' worker ' }).roles).to.deep.equal({ api: false, worker: true });
   });
 
   const bad: Array<[string, string]> = [
@@ -84,6 +90,8 @@ describe('operations: configuration', () => {
     ['SVC_GATE_LOG_LEVEL', 'loud'],
     ['SVC_GATE_SHUTDOWN_GRACE_S', '-1'],
     ['SVC_GATE_ENGINE_THREADS', 'all'],
+    ['SVC_GATE_ROLES', 'api,wroker'],
+    ['SVC_GATE_ROLES', 'api,api'],
   ];
   for (const [name, value] of bad) {
     it(`refuses ${name}=${value} with a message naming the variable`, () => {

@@ -3,6 +3,7 @@
 // committed all at once, failures leaving nothing behind, shutdown and crash recovery. Turns across
 // tenants, cancel, budgets and charges: turns.test.ts.
 import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -192,7 +193,7 @@ describe('simulation: job scheduler (no HTTP, hand-driven solver)', () => {
     expect(runner.runs[0]!.cancelled).to.equal(true);
     expect(runner.runs).to.have.length(1);
     const after = await store.get(TENANT, first.job_id);
-    expect(after).to.include({ status: 'queued', started_at: null, steps_completed: 0, attempts: 1 });
+    expect(after).to.include({ status: 'queued', started_at: null, steps_completed: 0, attempts: 1, lease_owner: null }); // released
     expect((await store.get(TENANT, second.job_id))!.status).to.equal('queued');
     expect(await countBlobs(path.join(dir, 'blobs'))).to.equal(0);
     await close();
@@ -208,7 +209,7 @@ describe('simulation: job scheduler (no HTTP, hand-driven solver)', () => {
     expect((await store.get(TENANT, first.job_id))!.attempts).to.equal(2);
   });
 
-  it('a job left running by a crash is queued again at start', async () => {
+  it('a job left running by a crash (its process gone) is queued again at start', async () => {
     const crashed = await Database.open(path.join(dir, 'ttstore.db'), [...ENTRY_MIGRATIONS, ...JOB_MIGRATIONS]);
     const s = new JobStore(crashed);
     await s.insert({
@@ -221,7 +222,10 @@ describe('simulation: job scheduler (no HTTP, hand-driven solver)', () => {
       stepsTotal: 3,
       createdAt: 1,
     });
-    expect(await s.markRunning('job_crashed', 2)).to.equal(true);
+    // held under a lease that has not run out, by a process of this machine that has ended: a start releases it
+    const gone = spawnSync(process.execPath, ['-e', '']).pid;
+    const lease = { owner: `${os.hostname()}:${gone}:0`, now: Date.now() / 1000, leaseS: 3600 };
+    expect(await s.claim(lease)).to.include({ job_id: 'job_crashed' });
     await crashed.close(); // the process dies here: the row still says running
     await open();
     await runner.started(1);

@@ -2,6 +2,7 @@
 // SQLite and, when TTSTORE_TEST_DATABASE_URL is set, PostgreSQL (shown as pending otherwise). "Nodes"
 // here are separate store instances over the same database, each with its own connections, as
 // several processes would have.
+import { LeaseLost } from '../../src/store/jobs.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -437,18 +438,37 @@ for (const engine of ENGINES) {
         await s.jobs.insert(job('j3', 't2'));
         expect(await s.jobs.get('t2', 'j1')).to.equal(undefined);
         expect((await nodes[2]!.jobs.list('t1', { limit: 10 })).map((j) => j.job_id)).to.deep.equal(['j2', 'j1']);
-        const started = await Promise.all(nodes.map((n) => n.jobs.markRunning('j1', 1_700_000_001)));
+        const started = await Promise.all(nodes.map((n, i) => n.jobs.claim({ owner: `node${i}`, now: 1_700_000_001, leaseS: 30 }, 'j1')));
+        const winner = started.findIndex(Boolean);
         expect(started.filter(Boolean)).to.have.length(1);
+        const hold = { owner: `node${winner}`, attempt: 1 };
         expect((await s.jobs.list('t1', { limit: 10, status: 'running' })).map((j) => j.job_id)).to.deep.equal(['j1']);
-        await s.jobs.markPaused('j1', progress);
+        await s.jobs.markPaused('j1', hold, progress);
         expect(await nodes[1]!.jobs.get('t1', 'j1')).to.include({ status: 'queued', steps_completed: 4, started_at: 1_700_000_001 });
-        await s.jobs.markResumed('j1');
-        expect((await s.jobs.recover()).map((j) => [j.job_id, j.steps_completed])).to.deep.equal([
-          ['j1', 0],
-          ['j2', 0],
-          ['j3', 0],
-        ]);
+        expect(await s.jobs.countQueued('t1')).to.equal(2);
+        await s.jobs.markResumed('j1', hold);
+        await s.jobs.requeue('j1', { ...hold, attempt: 2 }); // not this run's hold: nothing changes
+        expect(await s.jobs.get('t1', 'j1')).to.include({ status: 'running', lease_owner: hold.owner });
+        await s.jobs.requeue('j1', hold);
+        expect(await s.jobs.get('t1', 'j1')).to.include({ status: 'queued', steps_completed: 0, lease_owner: null, started_at: null });
         expect(await s.jobs.purgeTenant('t1')).to.equal(2);
+      });
+
+      it('offers per tenant its oldest claimable job, the tenants with the fewest jobs running elsewhere first', async () => {
+        for (const id of ['a1', 'a2', 'a3']) await s.jobs.insert(job(id, 'ta'));
+        await s.jobs.insert(job('b1', 'tb'));
+        const lease = { owner: 'A', now: 1_700_000_001, leaseS: 30 };
+        expect(await s.jobs.claim(lease)).to.include({ job_id: 'a1' });
+        const seen = async (owner: string) =>
+          (await nodes[1]!.jobs.candidates(owner, 1_700_000_002, 10)).map((c) => [c.row.job_id, c.runningElsewhere]);
+        expect(await seen('B')).to.deep.equal([
+          ['b1', 0],
+          ['a2', 1],
+        ]);
+        expect(await seen('A')).to.deep.equal([
+          ['a2', 0],
+          ['b1', 0],
+        ]);
       });
 
       it('hands each job of a shared queue to one claimer of several, oldest first', async () => {
@@ -470,32 +490,69 @@ for (const engine of ENGINES) {
         await s.jobs.insert(job('j1'));
         const [a, b] = nodes as [Stores, Stores];
         expect(await a.jobs.claim({ owner: 'A', now: 1_700_000_000, leaseS: 30 })).to.include({ job_id: 'j1', attempts: 1 });
-        await a.jobs.markPaused('j1', progress);
+        const heldByA = { jobId: 'j1', owner: 'A', attempt: 1 };
+        await a.jobs.markPaused('j1', heldByA, progress);
         expect(await b.jobs.claim({ owner: 'B', now: 1_700_000_020, leaseS: 30 })).to.equal(undefined);
-        expect(await a.jobs.renew({ owner: 'A', now: 1_700_000_020, leaseS: 30 }, ['j1'])).to.deep.equal(['j1']);
+        expect(await a.jobs.renew({ owner: 'A', now: 1_700_000_020, leaseS: 30 }, [heldByA])).to.deep.equal(['j1']);
         expect(await b.jobs.claim({ owner: 'B', now: 1_700_000_040, leaseS: 30 })).to.equal(undefined);
         const taken = await b.jobs.claim({ owner: 'B', now: 1_700_000_051, leaseS: 30 });
         expect(taken).to.include({ job_id: 'j1', status: 'running', attempts: 2, steps_completed: 0, started_at: 1_700_000_051 });
-        expect(await a.jobs.renew({ owner: 'A', now: 1_700_000_052, leaseS: 30 }, ['j1'])).to.deep.equal([]);
+        expect(await a.jobs.renew({ owner: 'A', now: 1_700_000_052, leaseS: 30 }, [heldByA])).to.deep.equal([]);
         expect(await a.jobs.claim({ owner: 'A', now: 1_700_000_060, leaseS: 30 })).to.equal(undefined);
+        // A's run was taken over: it can neither complete nor fail the job
+        const refused = (p: Promise<unknown>) =>
+          p.then(
+            () => null,
+            (err: unknown) => err,
+          );
+        expect(
+          await refused(
+            s.entries.insert('t1', 'ns', [entry('runs/j1/0')], now, (tx) =>
+              a.jobs.markCompleted(tx, 'j1', heldByA, { finishedAt: 1_700_000_061, progress, outputs: ['runs/j1/0'], stats: {} }),
+            ),
+          ),
+        ).to.be.instanceOf(LeaseLost);
+        expect(await s.entries.find('t1', 'ns', 'runs/j1/0')).to.equal(undefined); // rolled back with it
+        expect(await refused(a.jobs.markFailed('j1', { finishedAt: 1_700_000_061, progress, error: {} }, heldByA))).to.be.instanceOf(
+          LeaseLost,
+        );
+        expect(await s.jobs.get('t1', 'j1')).to.include({ status: 'running', lease_owner: 'B', attempts: 2 });
       });
 
       it('completes a job in the transaction that stores its outputs, and fails one with a problem', async () => {
         await s.jobs.insert(job('j1'));
         await s.jobs.insert(job('j2'));
-        await s.jobs.markRunning('j1', 1_700_000_001);
+        const hold = { owner: 'A', attempt: 1 };
+        await s.jobs.claim({ owner: 'A', now: 1_700_000_001, leaseS: 30 }, 'j1');
         await s.entries.insert('t1', 'ns', [entry('runs/j1/0')], now, (tx) =>
-          s.jobs.markCompleted(tx, 'j1', { finishedAt: 1_700_000_009, progress, outputs: ['runs/j1/0'], stats: { steps: 4 } }),
+          s.jobs.markCompleted(tx, 'j1', hold, { finishedAt: 1_700_000_009, progress, outputs: ['runs/j1/0'], stats: { steps: 4 } }),
         );
         expect(await nodes[1]!.jobs.get('t1', 'j1')).to.include({
           status: 'completed',
           outputs: '["runs/j1/0"]',
           finished_at: 1_700_000_009,
         });
-        await s.jobs.markFailed('j2', { finishedAt: 1_700_000_010, progress, error: { code: 'solver_diverged' } });
+        expect(await s.jobs.markFailed('j2', { finishedAt: 1_700_000_010, progress, error: { code: 'solver_diverged' } })).to.equal(true);
         expect(await s.jobs.get('t1', 'j2')).to.include({ status: 'failed', error: '{"code":"solver_diverged"}', outputs: null });
-        await s.jobs.requeue('j2');
+        await s.jobs.requeue('j2', hold);
         expect((await s.jobs.get('t1', 'j2'))?.status).to.equal('failed');
+      });
+
+      it('cancels from any node: a queued job fails at once, a held one is asked of its holder', async () => {
+        for (const id of ['j1', 'j2', 'j3']) await s.jobs.insert(job(id));
+        await s.jobs.claim({ owner: 'A', now: 1_700_000_001, leaseS: 30 }, 'j1');
+        const failedAt = { finishedAt: 1_700_000_002, progress, error: { code: 'cancelled' } };
+        expect(await nodes[1]!.jobs.markFailed('j1', failedAt)).to.equal(false); // held by A
+        await nodes[1]!.jobs.requestCancel('j1', 'cancelled by the tenant');
+        expect(await s.jobs.cancelRequests('A')).to.deep.equal([{ jobId: 'j1', detail: 'cancelled by the tenant' }]);
+        expect(await s.jobs.cancelRequests('B')).to.deep.equal([]);
+        await nodes[2]!.jobs.cancelTenant('t1', 'deactivated', 1_700_000_003, { code: 'cancelled' });
+        expect((await s.jobs.list('t1', { limit: 10 })).map((j) => [j.job_id, j.status])).to.deep.equal([
+          ['j3', 'failed'],
+          ['j2', 'failed'],
+          ['j1', 'running'],
+        ]);
+        expect(await s.jobs.cancelRequests('A')).to.deep.equal([{ jobId: 'j1', detail: 'deactivated' }]);
       });
     });
   });

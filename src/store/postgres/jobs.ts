@@ -1,7 +1,21 @@
 // Jobs over PostgreSQL (sim_jobs): every state change is one conditional UPDATE, durable when its
 // promise resolves; a transition whose starting state another node changed first changes nothing.
-import type { CompletedAt, FailedAt, JobRow, JobStore, Lease, ListFilter, NewJob, Progress } from '../jobs.js';
-import { claimableJobSql, claimSetSql } from '../sql.js';
+import {
+  LeaseLost,
+  type CancelRequest,
+  type ClaimCandidate,
+  type CompletedAt,
+  type FailedAt,
+  type HeldJob,
+  type Hold,
+  type JobRow,
+  type JobStore,
+  type Lease,
+  type ListFilter,
+  type NewJob,
+  type Progress,
+} from '../jobs.js';
+import { completedValues, failedValues, holdOf, JOB_SQL, progressValues } from '../sql.js';
 import type { Transaction } from '../transaction.js';
 import { asPgTx, type PgDatabase } from './db.js';
 
@@ -28,100 +42,82 @@ export class PgJobStore implements JobStore {
     return this.db.all<JobRow>(`SELECT * FROM sim_jobs WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $2`, params);
   }
 
-  async recover(): Promise<JobRow[]> {
-    await this.db.run(
-      `UPDATE sim_jobs SET status = 'queued', started_at = NULL, steps_completed = 0, elapsed_s = 0
-       WHERE status = 'running' OR (status = 'queued' AND started_at IS NOT NULL)`,
-    );
-    return this.db.all<JobRow>(`SELECT * FROM sim_jobs WHERE status IN ('queued', 'running') ORDER BY seq`);
+  async countQueued(tenantId: string): Promise<number> {
+    return (await this.db.get<{ n: number }>(JOB_SQL.countQueued, [tenantId]))!.n;
   }
 
-  async markRunning(jobId: string, startedAt: number): Promise<boolean> {
-    const changed = await this.db.run(
-      `UPDATE sim_jobs SET status = 'running', started_at = $2, attempts = attempts + 1, steps_completed = 0, elapsed_s = 0
-       WHERE job_id = $1 AND status = 'queued'`,
-      [jobId, startedAt],
-    );
+  async held(): Promise<Array<Hold & { jobId: string }>> {
+    return (await this.db.all<{ job_id: string; lease_owner: string; attempts: number }>(JOB_SQL.held)).map(holdOf);
+  }
+
+  async candidates(owner: string, now: number, limit: number): Promise<ClaimCandidate[]> {
+    const rows = await this.db.all<JobRow & { running_elsewhere: number }>(JOB_SQL.candidates, [owner, now, limit]);
+    return rows.map(({ running_elsewhere, ...row }) => ({ row, runningElsewhere: running_elsewhere }));
+  }
+
+  /** The oldest claimable row, locked; rows other claimers hold locked meanwhile are skipped, not waited for. */
+  claim(lease: Lease, jobId?: string): Promise<JobRow | undefined> {
+    return this.db.get<JobRow>(CLAIM, [lease.owner, lease.now + lease.leaseS, lease.now, jobId ?? null]);
+  }
+
+  renew(lease: Lease, held: HeldJob[]): Promise<string[]> {
+    return this.db.tx(async (c) => {
+      const renewed: string[] = [];
+      for (const h of held) {
+        const fence = [h.jobId, h.owner, h.attempt];
+        if (h.progress) await c.query(JOB_SQL.progress, [...fence, ...progressValues(h.progress)]);
+        if ((await c.query(JOB_SQL.renew, [...fence, lease.now + lease.leaseS])).rowCount === 1) renewed.push(h.jobId);
+      }
+      return renewed;
+    });
+  }
+
+  async markPaused(jobId: string, hold: Hold, progress: Progress): Promise<void> {
+    await this.db.run(JOB_SQL.paused, [jobId, hold.owner, hold.attempt, ...progressValues(progress)]);
+  }
+
+  async markResumed(jobId: string, hold: Hold): Promise<void> {
+    await this.db.run(JOB_SQL.resumed, [jobId, hold.owner, hold.attempt]);
+  }
+
+  async markCompleted(tx: Transaction, jobId: string, hold: Hold, at: CompletedAt): Promise<void> {
+    const { rowCount } = await asPgTx(tx).query(JOB_SQL.completed, completedValues(jobId, hold, at));
+    if (rowCount !== 1) throw new LeaseLost(jobId);
+  }
+
+  async markFailed(jobId: string, at: FailedAt, hold?: Hold, tx?: Transaction): Promise<boolean> {
+    const [sql, params] = hold
+      ? [JOB_SQL.failedHeld, [jobId, hold.owner, hold.attempt, ...failedValues(at)]]
+      : [JOB_SQL.failedUnheld, [jobId, ...failedValues(at)]];
+    const changed = tx ? ((await asPgTx(tx).query(sql, params)).rowCount ?? 0) : await this.db.run(sql, params);
+    if (hold && changed !== 1) throw new LeaseLost(jobId);
     return changed === 1;
   }
 
-  async markPaused(jobId: string, progress: Progress): Promise<void> {
-    await this.db.run(
-      `UPDATE sim_jobs SET status = 'queued', steps_completed = $2, steps_total = $3, elapsed_s = $4
-       WHERE job_id = $1 AND status = 'running'`,
-      [jobId, progress.steps_completed, progress.steps_total, progress.elapsed_s],
-    );
+  async requeue(jobId: string, hold: Hold): Promise<void> {
+    await this.db.run(JOB_SQL.requeue, [jobId, hold.owner, hold.attempt]);
   }
 
-  async markResumed(jobId: string): Promise<void> {
-    await this.db.run(`UPDATE sim_jobs SET status = 'running' WHERE job_id = $1 AND status = 'queued'`, [jobId]);
+  async requestCancel(jobId: string, detail: string): Promise<void> {
+    await this.db.run(JOB_SQL.requestCancel, [jobId, detail]);
   }
 
-  async markCompleted(tx: Transaction, jobId: string, at: CompletedAt): Promise<void> {
-    await asPgTx(tx).query(
-      `UPDATE sim_jobs SET status = 'completed', finished_at = $2, steps_completed = $3, steps_total = $4, elapsed_s = $5,
-         outputs = $6, stats = $7, error = NULL
-       WHERE job_id = $1 AND status = 'running'`,
-      [
-        jobId,
-        at.finishedAt,
-        at.progress.steps_completed,
-        at.progress.steps_total,
-        at.progress.elapsed_s,
-        JSON.stringify(at.outputs),
-        JSON.stringify(at.stats),
-      ],
-    );
+  cancelTenant(tenantId: string, detail: string, at: number, error: Record<string, unknown>): Promise<string[]> {
+    return this.db.tx(async (c) => {
+      const failed = await c.query<{ job_id: string }>(JOB_SQL.cancelTenantQueued, [tenantId, at, JSON.stringify(error)]);
+      await c.query(JOB_SQL.cancelTenantHeld, [tenantId, detail]);
+      return failed.rows.map((r) => r.job_id);
+    });
   }
 
-  async markFailed(jobId: string, at: FailedAt, tx?: Transaction): Promise<void> {
-    const sql = `UPDATE sim_jobs SET status = 'failed', finished_at = $2, steps_completed = $3, steps_total = $4, elapsed_s = $5,
-         error = $6, outputs = $7
-       WHERE job_id = $1 AND status IN ('queued', 'running')`;
-    const params = [
-      jobId,
-      at.finishedAt,
-      at.progress.steps_completed,
-      at.progress.steps_total,
-      at.progress.elapsed_s,
-      JSON.stringify(at.error),
-      at.outputs && at.outputs.length > 0 ? JSON.stringify(at.outputs) : null,
-    ];
-    if (tx) await asPgTx(tx).query(sql, params);
-    else await this.db.run(sql, params);
-  }
-
-  async requeue(jobId: string): Promise<void> {
-    await this.db.run(
-      `UPDATE sim_jobs SET status = 'queued', started_at = NULL, steps_completed = 0, elapsed_s = 0, lease_owner = NULL,
-         lease_expires_at = NULL
-       WHERE job_id = $1 AND status IN ('queued', 'running')`,
-      [jobId],
-    );
+  async cancelRequests(owner: string): Promise<CancelRequest[]> {
+    const rows = await this.db.all<{ job_id: string; cancel_requested: string }>(JOB_SQL.cancelRequests, [owner]);
+    return rows.map((r) => ({ jobId: r.job_id, detail: r.cancel_requested }));
   }
 
   purgeTenant(tenantId: string): Promise<number> {
     return this.db.run('DELETE FROM sim_jobs WHERE tenant_id = $1', [tenantId]);
   }
-
-  /** The oldest claimable row, locked; rows other claimers hold locked meanwhile are skipped, not waited for. */
-  claim(lease: Lease): Promise<JobRow | undefined> {
-    const p = { owner: '$1', until: '$2', now: '$3' };
-    return this.db.get<JobRow>(
-      `UPDATE sim_jobs SET ${claimSetSql(p)}
-       WHERE seq = (SELECT seq FROM sim_jobs WHERE ${claimableJobSql(p)} ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED)
-       RETURNING *`,
-      [lease.owner, lease.now + lease.leaseS, lease.now],
-    );
-  }
-
-  async renew(lease: Lease, jobIds: string[]): Promise<string[]> {
-    const rows = await this.db.all<{ job_id: string }>(
-      `UPDATE sim_jobs SET lease_expires_at = $2
-       WHERE lease_owner = $1 AND status IN ('queued', 'running') AND job_id = ANY($3::text[])
-       RETURNING job_id`,
-      [lease.owner, lease.now + lease.leaseS, jobIds],
-    );
-    return rows.map((r) => r.job_id);
-  }
 }
+
+const CLAIM = JOB_SQL.claim('FOR UPDATE SKIP LOCKED');

@@ -1,8 +1,22 @@
 // Jobs over SQLite: every state change is one write on the group-commit queue, durable when the
 // promise resolves. Reads go to the reader connection.
 import { asTx, type Database, type Tx } from './db.js';
-import type { CompletedAt, FailedAt, JobRow, JobStore, Lease, ListFilter, NewJob, Progress } from '../jobs.js';
-import { claimableJobSql, claimSetSql, type ClaimParams } from '../sql.js';
+import {
+  LeaseLost,
+  type CancelRequest,
+  type ClaimCandidate,
+  type CompletedAt,
+  type FailedAt,
+  type HeldJob,
+  type Hold,
+  type JobRow,
+  type JobStore,
+  type Lease,
+  type ListFilter,
+  type NewJob,
+  type Progress,
+} from '../jobs.js';
+import { completedValues, failedValues, holdOf, JOB_SQL, progressValues, sqliteParams } from '../sql.js';
 import type { Transaction } from '../transaction.js';
 
 export class SqliteJobStore implements JobStore {
@@ -49,101 +63,79 @@ export class SqliteJobStore implements JobStore {
     return this.db.all<JobRow>(`SELECT * FROM sim_jobs WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $limit`, params);
   }
 
-  /**
-   * Start-up: jobs that were running or paused when the server stopped go back to queued from the
-   * start (their state was in memory; their outputs were never committed); returns every queued job
-   * in FIFO order.
-   */
-  async recover(): Promise<JobRow[]> {
-    await this.db.write((tx) =>
-      tx.run(
-        `UPDATE sim_jobs SET status = 'queued', started_at = NULL, steps_completed = 0, elapsed_s = 0
-       WHERE status = 'running' OR (status = 'queued' AND started_at IS NOT NULL)`,
-      ),
-    );
-    return this.db.all<JobRow>(`SELECT * FROM sim_jobs WHERE status IN ('queued', 'running') ORDER BY seq`);
+  async countQueued(tenantId: string): Promise<number> {
+    return (await this.db.get<{ n: number }>(q(JOB_SQL.countQueued), [tenantId]))!.n;
   }
 
-  /** queued -> running, a first start; false when the job is no longer queued. */
-  async markRunning(jobId: string, startedAt: number): Promise<boolean> {
-    const { changes } = await this.db.write((tx) =>
-      tx.run(
-        `UPDATE sim_jobs SET status = 'running', started_at = ?, attempts = attempts + 1, steps_completed = 0, elapsed_s = 0
-       WHERE job_id = ? AND status = 'queued'`,
-        [startedAt, jobId],
-      ),
-    );
-    return changes === 1;
+  async held(): Promise<Array<Hold & { jobId: string }>> {
+    return (await this.db.all<{ job_id: string; lease_owner: string; attempts: number }>(JOB_SQL.held)).map(holdOf);
   }
 
-  /** running -> queued, time-sliced: its progress (and started_at) kept. */
-  async markPaused(jobId: string, progress: Progress): Promise<void> {
-    await this.db.write((tx) =>
-      tx.run(
-        `UPDATE sim_jobs SET status = 'queued', steps_completed = ?, steps_total = ?, elapsed_s = ?
-       WHERE job_id = ? AND status = 'running'`,
-        [progress.steps_completed, progress.steps_total, progress.elapsed_s, jobId],
-      ),
-    );
+  async candidates(owner: string, now: number, limit: number): Promise<ClaimCandidate[]> {
+    const rows = await this.db.all<JobRow & { running_elsewhere: number }>(q(JOB_SQL.candidates), [owner, now, limit]);
+    return rows.map(({ running_elsewhere, ...row }) => ({ row, runningElsewhere: running_elsewhere }));
   }
 
-  /** queued -> running, a paused job's next turn. */
-  async markResumed(jobId: string): Promise<void> {
-    await this.db.write((tx) => tx.run(`UPDATE sim_jobs SET status = 'running' WHERE job_id = ? AND status = 'queued'`, [jobId]));
+  /** The single writer serializes claims, so a claimable job is taken by one caller only. */
+  claim(lease: Lease, jobId?: string): Promise<JobRow | undefined> {
+    return this.db.write((tx) => tx.get<JobRow>(CLAIM, [lease.owner, lease.now + lease.leaseS, lease.now, jobId ?? null]));
   }
 
-  /** running -> completed, inside the transaction that commits the outputs. */
-  async markCompleted(tx: Transaction, jobId: string, at: CompletedAt): Promise<void> {
-    await asTx(tx).run(
-      `UPDATE sim_jobs SET status = 'completed', finished_at = ?, steps_completed = ?, steps_total = ?, elapsed_s = ?,
-         outputs = ?, stats = ?, error = NULL
-       WHERE job_id = ? AND status = 'running'`,
-      [
-        at.finishedAt,
-        at.progress.steps_completed,
-        at.progress.steps_total,
-        at.progress.elapsed_s,
-        JSON.stringify(at.outputs),
-        JSON.stringify(at.stats),
-        jobId,
-      ],
-    );
+  renew(lease: Lease, held: HeldJob[]): Promise<string[]> {
+    return this.db.write(async (tx) => {
+      const renewed: string[] = [];
+      for (const h of held) {
+        const fence = [h.jobId, h.owner, h.attempt];
+        if (h.progress) await tx.run(q(JOB_SQL.progress), [...fence, ...progressValues(h.progress)]);
+        if (await tx.get(q(JOB_SQL.renew), [...fence, lease.now + lease.leaseS])) renewed.push(h.jobId);
+      }
+      return renewed;
+    });
   }
 
-  /**
-   * queued or running -> failed with a problem object, in `tx` (the transaction that commits the
-   * snapshots it keeps, `outputs`) or a write of its own.
-   */
-  async markFailed(jobId: string, at: FailedAt, tx?: Transaction): Promise<void> {
-    const update = (t: Tx) =>
-      t.run(
-        `UPDATE sim_jobs SET status = 'failed', finished_at = ?, steps_completed = ?, steps_total = ?, elapsed_s = ?, error = ?,
-         outputs = ?
-       WHERE job_id = ? AND status IN ('queued', 'running')`,
-        [
-          at.finishedAt,
-          at.progress.steps_completed,
-          at.progress.steps_total,
-          at.progress.elapsed_s,
-          JSON.stringify(at.error),
-          at.outputs && at.outputs.length > 0 ? JSON.stringify(at.outputs) : null,
-          jobId,
-        ],
-      );
-    if (tx) await update(asTx(tx));
-    else await this.db.write(update);
+  async markPaused(jobId: string, hold: Hold, progress: Progress): Promise<void> {
+    await this.db.write((tx) => tx.run(q(JOB_SQL.paused), [jobId, hold.owner, hold.attempt, ...progressValues(progress)]));
   }
 
-  /** running or paused -> queued from the start (cancelled by a shutdown; it runs again at the next start). */
-  async requeue(jobId: string): Promise<void> {
-    await this.db.write((tx) =>
-      tx.run(
-        `UPDATE sim_jobs SET status = 'queued', started_at = NULL, steps_completed = 0, elapsed_s = 0, lease_owner = NULL,
-         lease_expires_at = NULL
-       WHERE job_id = ? AND status IN ('queued', 'running')`,
-        [jobId],
-      ),
-    );
+  async markResumed(jobId: string, hold: Hold): Promise<void> {
+    await this.db.write((tx) => tx.run(q(JOB_SQL.resumed), [jobId, hold.owner, hold.attempt]));
+  }
+
+  async markCompleted(tx: Transaction, jobId: string, hold: Hold, at: CompletedAt): Promise<void> {
+    const { changes } = await asTx(tx).run(q(JOB_SQL.completed), completedValues(jobId, hold, at));
+    if (changes !== 1) throw new LeaseLost(jobId);
+  }
+
+  async markFailed(jobId: string, at: FailedAt, hold?: Hold, tx?: Transaction): Promise<boolean> {
+    const update = async (t: Tx) => {
+      const { changes } = hold
+        ? await t.run(q(JOB_SQL.failedHeld), [jobId, hold.owner, hold.attempt, ...failedValues(at)])
+        : await t.run(q(JOB_SQL.failedUnheld), [jobId, ...failedValues(at)]);
+      if (hold && changes !== 1) throw new LeaseLost(jobId);
+      return changes === 1;
+    };
+    return tx ? update(asTx(tx)) : this.db.write(update);
+  }
+
+  async requeue(jobId: string, hold: Hold): Promise<void> {
+    await this.db.write((tx) => tx.run(q(JOB_SQL.requeue), [jobId, hold.owner, hold.attempt]));
+  }
+
+  async requestCancel(jobId: string, detail: string): Promise<void> {
+    await this.db.write((tx) => tx.run(q(JOB_SQL.requestCancel), [jobId, detail]));
+  }
+
+  cancelTenant(tenantId: string, detail: string, at: number, error: Record<string, unknown>): Promise<string[]> {
+    return this.db.write(async (tx) => {
+      const failed = await tx.all<{ job_id: string }>(q(JOB_SQL.cancelTenantQueued), [tenantId, at, JSON.stringify(error)]);
+      await tx.run(q(JOB_SQL.cancelTenantHeld), [tenantId, detail]);
+      return failed.map((r) => r.job_id);
+    });
+  }
+
+  async cancelRequests(owner: string): Promise<CancelRequest[]> {
+    const rows = await this.db.all<{ job_id: string; cancel_requested: string }>(q(JOB_SQL.cancelRequests), [owner]);
+    return rows.map((r) => ({ jobId: r.job_id, detail: r.cancel_requested }));
   }
 
   /** Remove every job of a tenant (after its retention period; its outputs go with its entries). */
@@ -151,32 +143,7 @@ export class SqliteJobStore implements JobStore {
     const { changes } = await this.db.write((tx) => tx.run('DELETE FROM sim_jobs WHERE tenant_id = ?', [tenantId]));
     return changes;
   }
-
-  /** The single writer serializes claims, so the oldest claimable job is taken by one caller only. */
-  claim(lease: Lease): Promise<JobRow | undefined> {
-    return this.db.write((tx) =>
-      tx.get<JobRow>(
-        `UPDATE sim_jobs SET ${claimSetSql(NAMED)}
-         WHERE seq = (SELECT seq FROM sim_jobs WHERE ${claimableJobSql(NAMED)} ORDER BY seq LIMIT 1)
-         RETURNING *`,
-        leaseParams(lease),
-      ),
-    );
-  }
-
-  async renew(lease: Lease, jobIds: string[]): Promise<string[]> {
-    const rows = await this.db.write((tx) =>
-      tx.all<{ job_id: string }>(
-        `UPDATE sim_jobs SET lease_expires_at = $until
-         WHERE lease_owner = $owner AND status IN ('queued', 'running') AND job_id IN (SELECT value FROM json_each($ids))
-         RETURNING job_id`,
-        { $owner: lease.owner, $until: lease.now + lease.leaseS, $ids: JSON.stringify(jobIds) },
-      ),
-    );
-    return rows.map((r) => r.job_id);
-  }
 }
 
-const NAMED: ClaimParams = { owner: '$owner', until: '$until', now: '$now' };
-
-const leaseParams = (lease: Lease) => ({ $owner: lease.owner, $until: lease.now + lease.leaseS, $now: lease.now });
+const q = sqliteParams;
+const CLAIM = q(JOB_SQL.claim(''));
