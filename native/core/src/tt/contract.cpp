@@ -1,11 +1,10 @@
-// Inner products of tensor trains by left-to-right contraction, O(d n r^3), never a dense rebuild.
-#include <omp.h>
-
+// The BLAS contraction of two trains (the large-rank half of detail::contract, inner_kernels.hpp) and
+// the distance between trains. dot, norm and dot_batch go through the query's contraction
+// (query/score_batch.cpp), so that a stored norm and a query's scores come from the same sums.
 #include <algorithm>
 #include <cmath>
 
 #include "ttstore/internal/linalg.hpp"
-#include "ttstore/internal/threads.hpp"
 #include "ttstore/internal/tt_checks.hpp"
 #include "ttstore/internal/tt_interfaces.hpp"
 #include "ttstore/internal/unfolding.hpp"
@@ -17,46 +16,6 @@ namespace {
 // distance() orthogonalises the difference train up to this rank (its QR costs grow as the cube of
 // the summed ranks); above it, three contractions.
 constexpr int64_t kDifferenceMaxRank = 512;
-
-// Over the left interfaces while ranks exceed what the first modes hold (detail::contraction_start),
-// then M_k = sum_i A_k[:, i, :]^T M_{k-1} B_k[:, i, :], two GEMMs per core.
-double dot_unchecked(const TensorTrain& a, const TensorTrain& b) {
-  const int k0 = detail::contraction_start(a.modes, a.ranks, b.ranks);
-  std::vector<double> M{1.0}, T, next;
-  if (k0 > 1) {
-    const std::vector<double> La = detail::left_interface(a, k0);
-    const std::vector<double> Lb = &a == &b ? La : detail::left_interface(b, k0);
-    const int64_t rows = static_cast<int64_t>(La.size()) / a.ranks[k0];
-    M.resize(static_cast<std::size_t>(a.ranks[k0] * b.ranks[k0]));
-    detail::gemm_in_pieces(CblasTrans, a.ranks[k0], b.ranks[k0], rows, La.data(), a.ranks[k0], Lb.data(), b.ranks[k0],
-                           M.data(), b.ranks[k0]);
-  }
-  for (int k = k0 > 1 ? k0 : 0; k < a.d(); ++k) {
-    const int64_t ra0 = a.ranks[k], ra1 = a.ranks[k + 1], rb0 = b.ranks[k], rb1 = b.ranks[k + 1];
-    const int64_t n = a.modes[k];
-    // T = M (ra0 x rb0) * B_k (rb0 x n*rb1), read as (ra0*n) x rb1.
-    // (In pieces: a contraction of large ranks never holds the BLAS threads for long, gemm_in_pieces.)
-    T.resize(static_cast<std::size_t>(ra0 * n * rb1));
-    detail::gemm_in_pieces(CblasNoTrans, ra0, n * rb1, rb0, M.data(), rb0, b.cores[k].data(), n * rb1, T.data(),
-                           n * rb1);
-    // M' = A_k^T ((ra0*n) x ra1)^T * T ((ra0*n) x rb1).
-    next.resize(static_cast<std::size_t>(ra1 * rb1));
-    detail::gemm_in_pieces(CblasTrans, ra1, rb1, ra0 * n, a.cores[k].data(), ra1, T.data(), rb1, next.data(), rb1);
-    M.swap(next);
-  }
-  return M[0];
-}
-
-// Largest GEMM (m*n*k) that the contraction of a with b issues.
-double max_gemm(const TensorTrain& a, const TensorTrain& b) {
-  double g = 0;
-  for (int k = 0; k < a.d(); ++k) {
-    const double n = static_cast<double>(a.modes[k]);
-    const double ra0 = a.ranks[k], ra1 = a.ranks[k + 1], rb0 = b.ranks[k], rb1 = b.ranks[k + 1];
-    g = std::max({g, ra0 * n * rb1 * rb0, ra1 * rb1 * ra0 * n});
-  }
-  return g;
-}
 
 // a - b as one train: block-diagonal cores, ranks add.
 TensorTrain difference(const TensorTrain& a, const TensorTrain& b) {
@@ -101,18 +60,6 @@ TensorTrain difference(const TensorTrain& a, const TensorTrain& b) {
 
 }  // namespace
 
-double dot(const TensorTrain& a, const TensorTrain& b) {
-  detail::check_structure(a, "first tensor train");
-  detail::check_structure(b, "second tensor train");
-  detail::check_same_modes(a, b, "dot");
-  return dot_unchecked(a, b);
-}
-
-double norm(const TensorTrain& a) {
-  detail::check_structure(a, "tensor train");
-  return std::sqrt(std::max(dot_unchecked(a, a), 0.0));
-}
-
 double distance(const TensorTrain& a, const TensorTrain& b) {
   detail::check_structure(a, "first tensor train");
   detail::check_structure(b, "second tensor train");
@@ -126,11 +73,41 @@ double distance(const TensorTrain& a, const TensorTrain& b) {
     for (double v : c.cores.back()) s += v * v;
     return std::sqrt(s);
   }
-  const double aa = dot_unchecked(a, a), bb = dot_unchecked(b, b), ab = dot_unchecked(a, b);
+  // (Ranks past kDifferenceMaxRank are past the loop kernels' too: detail::contract would take BLAS.)
+  const double aa = detail::contract_blas(a, a), bb = detail::contract_blas(b, b), ab = detail::contract_blas(a, b);
   return std::sqrt(std::max(aa + bb - 2 * ab, 0.0));
 }
 
 namespace detail {
+
+// Over the left interfaces while ranks exceed what the first modes hold (detail::contraction_start),
+// then M_k = sum_i A_k[:, i, :]^T M_{k-1} B_k[:, i, :], two GEMMs per core.
+double contract_blas(const TensorTrain& a, const TensorTrain& b) {
+  const int k0 = contraction_start(a.modes, a.ranks, b.ranks);
+  std::vector<double> M{1.0}, T, next;
+  if (k0 > 1) {
+    const std::vector<double> La = detail::left_interface(a, k0);
+    const std::vector<double> Lb = &a == &b ? La : detail::left_interface(b, k0);
+    const int64_t rows = static_cast<int64_t>(La.size()) / a.ranks[k0];
+    M.resize(static_cast<std::size_t>(a.ranks[k0] * b.ranks[k0]));
+    detail::gemm_in_pieces(CblasTrans, a.ranks[k0], b.ranks[k0], rows, La.data(), a.ranks[k0], Lb.data(), b.ranks[k0],
+                           M.data(), b.ranks[k0]);
+  }
+  for (int k = k0 > 1 ? k0 : 0; k < a.d(); ++k) {
+    const int64_t ra0 = a.ranks[k], ra1 = a.ranks[k + 1], rb0 = b.ranks[k], rb1 = b.ranks[k + 1];
+    const int64_t n = a.modes[k];
+    // T = M (ra0 x rb0) * B_k (rb0 x n*rb1), read as (ra0*n) x rb1.
+    // (In pieces: a contraction of large ranks never holds the BLAS threads for long, gemm_in_pieces.)
+    T.resize(static_cast<std::size_t>(ra0 * n * rb1));
+    detail::gemm_in_pieces(CblasNoTrans, ra0, n * rb1, rb0, M.data(), rb0, b.cores[k].data(), n * rb1, T.data(),
+                           n * rb1);
+    // M' = A_k^T ((ra0*n) x ra1)^T * T ((ra0*n) x rb1).
+    next.resize(static_cast<std::size_t>(ra1 * rb1));
+    detail::gemm_in_pieces(CblasTrans, ra1, rb1, ra0 * n, a.cores[k].data(), ra1, T.data(), rb1, next.data(), rb1);
+    M.swap(next);
+  }
+  return M[0];
+}
 
 double distance_work(const std::vector<int64_t>& modes, const std::vector<int64_t>& ra,
                      const std::vector<int64_t>& rb) {
@@ -152,26 +129,5 @@ double distance_work(const std::vector<int64_t>& modes, const std::vector<int64_
 }
 
 }  // namespace detail
-
-std::vector<double> dot_batch(const TensorTrain& q, const std::vector<const TensorTrain*>& cands) {
-  detail::check_structure(q, "query tensor train");
-  double g = 0;
-  for (std::size_t j = 0; j < cands.size(); ++j) {
-    const std::string name = "candidate " + std::to_string(j);
-    if (!cands[j]) throw InvalidArgument(name + " is null");
-    detail::check_structure(*cands[j], name);
-    detail::check_same_modes(q, *cands[j], name);
-    g = std::max(g, max_gemm(q, *cands[j]));
-  }
-  std::vector<double> out(cands.size());
-  const int64_t nc = static_cast<int64_t>(cands.size());
-  if (g <= detail::kBlasTinyMNK && nc > 1) {
-#pragma omp parallel for num_threads(detail::threads()) schedule(dynamic, 4)
-    for (int64_t j = 0; j < nc; ++j) out[j] = dot_unchecked(q, *cands[j]);
-  } else {
-    for (int64_t j = 0; j < nc; ++j) out[j] = dot_unchecked(q, *cands[j]);
-  }
-  return out;
-}
 
 }  // namespace tts
