@@ -1,7 +1,8 @@
 // The simulation endpoints (CONTRACT.md sections 6 and 8) and their schemas: one params object per
 // solver, built from the engine's param tables (the ranges and defaults the solvers check), so the
 // document lists every solver's params and the validator fills them in from the same description.
-import { MAX_KEY_BYTES, NAMESPACE_RE } from '../../entries/identifiers.js';
+import { NAMESPACE_RE } from '../../entries/identifiers.js';
+import { JOB_LIST_DEFAULT_LIMIT, JOB_LIST_MAX_LIMIT, MAX_PREFIX_BYTES } from '../../limits/input.js';
 import { badRequest, ProblemError, quoteValue } from '../../http/errors.js';
 import { JOB_STATUSES } from '../../jobs/job.js';
 import { MAX_SECONDS, paramTable, type SimParamSpec } from '../../jobs/params.js';
@@ -12,14 +13,6 @@ import { key, namespace } from '../fields.js';
 
 export const SOLVERS = ['poisson_2d', 'navier_stokes_2d', 'euler_2d', 'helmholtz_3d'] as const;
 export type Solver = (typeof SOLVERS)[number];
-
-/**
- * Longest output_key_prefix in bytes: room for "/<field>/step_<n>" so that every output key stays a
- * valid key (at most 1024 bytes).
- */
-export const MAX_PREFIX_BYTES = MAX_KEY_BYTES - 64;
-export const LIST_DEFAULT_LIMIT = 50;
-export const LIST_MAX_LIMIT = 1000;
 
 const invalid = (field: string, detail: string): ProblemError => badRequest(detail, { field });
 
@@ -170,7 +163,7 @@ export const submitBody = s.object(
 export const listQuery = {
   namespace: s.string({ pattern: NAMESPACE_RE, description: 'Only jobs writing to this namespace.' }),
   status: s.enum(JOB_STATUSES),
-  limit: s.integer(1, LIST_MAX_LIMIT, { default: LIST_DEFAULT_LIMIT }),
+  limit: s.integer(1, JOB_LIST_MAX_LIMIT, { default: JOB_LIST_DEFAULT_LIMIT }),
 };
 
 const progress = s.object({
@@ -268,7 +261,7 @@ export const SIMULATION_ENDPOINTS = {
     operations: ['simulation_list'],
     summary: "The tenant's jobs, newest first",
     query: listQuery,
-    answers: { 200: { description: 'Jobs.', schema: s.object({ jobs: s.array(jobResponse), count: s.integer(0, LIST_MAX_LIMIT) }) } },
+    answers: { 200: { description: 'Jobs.', schema: s.object({ jobs: s.array(jobResponse), count: s.integer(0, JOB_LIST_MAX_LIMIT) }) } },
     problems: [400, 402, 403],
   },
 } satisfies Record<string, Endpoint>;
