@@ -66,29 +66,19 @@ export const MAX_KEY_BYTES = 1024;
  */
 export const MAX_PREFIX_BYTES = MAX_KEY_BYTES - 64;
 
-/** Results of one top-K (k), and its default. */
+/**
+ * Counts and page sizes of request fields, the most and the default: k of a top-K; filters of one
+ * request (each costs one index probe per candidate); matches of one search (`offset` pages through
+ * the rest); keys of a list page; jobs of a simulation list page.
+ */
 export const TOPK_MAX_K = 1000;
 export const TOPK_DEFAULT_K = 10;
-
-/** Filters of one request; each costs one index probe per candidate. */
 export const MAX_FILTERS = 64;
-
-/** Matches one search returns at most (and by default); `offset` pages through the rest. */
 export const SEARCH_MAX_LIMIT = 10000;
-
-/** Keys of one list page, and its default. */
 export const LIST_MAX_LIMIT = 10000;
 export const LIST_DEFAULT_LIMIT = 1000;
-
-/** Jobs of one simulation list page, and its default. */
 export const JOB_LIST_MAX_LIMIT = 1000;
 export const JOB_LIST_DEFAULT_LIMIT = 50;
-
-/** A tenant's namespaces, and the largest custom rate limit and monthly quota an operator may set. */
-export const MAX_NAMESPACES = 1000;
-export const MAX_RATE_LIMIT_REQUESTS = 10_000_000;
-export const MAX_RATE_LIMIT_WINDOW_S = 86_400;
-export const MAX_MONTHLY_QUOTA = 1e15;
 
 /** Bytes of base64 text that encode `bytes` bytes (with padding). */
 export function base64Length(bytes: number): number {
@@ -123,3 +113,9 @@ export function sizeText(bytes: number): string {
   if (bytes >= KiB && bytes % KiB === 0) return `${bytes / KiB} KiB`;
   return `${bytes} bytes`;
 }
+
+/** A tenant's namespaces, and the largest custom rate limit and monthly quota an operator may set. */
+export const MAX_NAMESPACES = 1000;
+export const MAX_RATE_LIMIT_REQUESTS = 10_000_000;
+export const MAX_RATE_LIMIT_WINDOW_S = 86_400;
+export const MAX_MONTHLY_QUOTA = 1e15;
