@@ -7,6 +7,7 @@
 #include "ttstore/internal/linalg.hpp"
 #include "ttstore/internal/tt_checks.hpp"
 #include "ttstore/internal/tt_interfaces.hpp"
+#include "ttstore/internal/tt_sum.hpp"
 #include "ttstore/internal/unfolding.hpp"
 #include "ttstore/tt.hpp"
 
@@ -17,47 +18,6 @@ namespace {
 // the summed ranks); above it, three contractions.
 constexpr int64_t kDifferenceMaxRank = 512;
 
-// a - b as one train: block-diagonal cores, ranks add.
-TensorTrain difference(const TensorTrain& a, const TensorTrain& b) {
-  const int d = a.d();
-  TensorTrain c;
-  c.modes = a.modes;
-  c.ranks.resize(d + 1);
-  c.ranks[0] = c.ranks[d] = 1;
-  for (int k = 1; k < d; ++k) c.ranks[k] = a.ranks[k] + b.ranks[k];
-  c.cores.resize(d);
-  if (d == 1) {
-    c.cores[0] = a.cores[0];
-    for (std::size_t i = 0; i < c.cores[0].size(); ++i) c.cores[0][i] -= b.cores[0][i];
-    return c;
-  }
-  for (int k = 0; k < d; ++k) {
-    const int64_t n = a.modes[k];
-    const int64_t ra0 = a.ranks[k], ra1 = a.ranks[k + 1], rb0 = b.ranks[k], rb1 = b.ranks[k + 1];
-    const int64_t r0 = c.ranks[k], r1 = c.ranks[k + 1];
-    auto& G = c.cores[k];
-    G.assign(static_cast<std::size_t>(r0 * n * r1), 0.0);
-    // a's block at (row 0, col 0); b's block below/right of it; first core side by side, last
-    // core stacked (with b negated there).
-    const int64_t bro = (k == 0) ? 0 : ra0;      // row offset of b's block
-    const int64_t bco = (k == d - 1) ? 0 : ra1;  // column offset of b's block
-    const double sign = (k == d - 1) ? -1.0 : 1.0;
-    for (int64_t x = 0; x < ra0; ++x) {
-      for (int64_t i = 0; i < n; ++i) {
-        for (int64_t y = 0; y < ra1; ++y) G[(x * n + i) * r1 + y] = a.cores[k][(x * n + i) * ra1 + y];
-      }
-    }
-    for (int64_t x = 0; x < rb0; ++x) {
-      for (int64_t i = 0; i < n; ++i) {
-        for (int64_t y = 0; y < rb1; ++y) {
-          G[((x + bro) * n + i) * r1 + y + bco] = sign * b.cores[k][(x * n + i) * rb1 + y];
-        }
-      }
-    }
-  }
-  return c;
-}
-
 }  // namespace
 
 double distance(const TensorTrain& a, const TensorTrain& b) {
@@ -67,7 +27,7 @@ double distance(const TensorTrain& a, const TensorTrain& b) {
   // ||a||^2 + ||b||^2 - 2<a,b> loses everything below sqrt(eps) ||a|| when a ~ b. Orthogonalising
   // the difference train moves the cancellation into one small core, where it is exact to eps.
   if (a.max_rank() + b.max_rank() <= kDifferenceMaxRank) {
-    TensorTrain c = difference(a, b);
+    TensorTrain c = detail::linear_combination({1.0, -1.0}, {&a, &b});
     orthogonalize_left(c);
     double s = 0;
     for (double v : c.cores.back()) s += v * v;
@@ -115,7 +75,7 @@ double distance_work(const std::vector<int64_t>& modes, const std::vector<int64_
   if (*std::max_element(ra.begin(), ra.end()) + *std::max_element(rb.begin(), rb.end()) > kDifferenceMaxRank) {
     return contraction_work(modes, ra, ra) + contraction_work(modes, rb, rb) + contraction_work(modes, ra, rb);
   }
-  // difference() writes the cores of ranks s = ra + rb; orthogonalize_left takes, per core, a QR of
+  // linear_combination() writes the cores of ranks s = ra + rb; orthogonalize_left takes, per core, a QR of
   // (s_k n_k) x s_k+1 and its Q (about 2 s_k n_k s_k+1^2), then multiplies R into the next core.
   std::vector<double> s(static_cast<std::size_t>(d + 1), 1.0);
   for (int k = 1; k < d; ++k) s[k] = static_cast<double>(ra[k] + rb[k]);
