@@ -7,33 +7,9 @@
 #include "tt_testing.hpp"
 #include "ttstore/internal/linalg.hpp"
 #include "ttstore/internal/small_la.hpp"
+#include "ttstore/internal/tt_sum.hpp"
 
 using namespace tts;
-
-// a + a as a train with doubled ranks (block-diagonal cores).
-static TensorTrain sum_of(const TensorTrain& a, const TensorTrain& b) {
-  const int d = a.d();
-  TensorTrain c;
-  c.modes = a.modes;
-  c.ranks.resize(d + 1);
-  c.ranks[0] = c.ranks[d] = 1;
-  for (int k = 1; k < d; ++k) c.ranks[k] = a.ranks[k] + b.ranks[k];
-  for (int k = 0; k < d; ++k) {
-    const int64_t n = a.modes[k], r0 = c.ranks[k], r1 = c.ranks[k + 1];
-    std::vector<double> G(static_cast<std::size_t>(r0 * n * r1), 0.0);
-    const int64_t bro = k == 0 ? 0 : a.ranks[k], bco = k == d - 1 ? 0 : a.ranks[k + 1];
-    for (int64_t x = 0; x < a.ranks[k]; ++x)
-      for (int64_t i = 0; i < n; ++i)
-        for (int64_t y = 0; y < a.ranks[k + 1]; ++y)
-          G[(x * n + i) * r1 + y] = a.cores[k][(x * n + i) * a.ranks[k + 1] + y];
-    for (int64_t x = 0; x < b.ranks[k]; ++x)
-      for (int64_t i = 0; i < n; ++i)
-        for (int64_t y = 0; y < b.ranks[k + 1]; ++y)
-          G[((x + bro) * n + i) * r1 + y + bco] = b.cores[k][(x * n + i) * b.ranks[k + 1] + y];
-    c.cores.push_back(std::move(G));
-  }
-  return c;
-}
 
 TEST(round_recovers_minimal_ranks) {
   // a sine field (QTT rank 2) compressed, then doubled by a + a: ranks 4 -> round -> 2
@@ -43,7 +19,7 @@ TEST(round_recovers_minimal_ranks) {
   const QttLayout L = make_layout({n}, LayoutKind::RowMajor);
   const TensorTrain a = qtt_svd(ttt::view(x), L, SvdOptions{1e-12, 0});
   CHECK_EQ(a.max_rank(), int64_t{2});
-  const TensorTrain s = sum_of(a, a);
+  const TensorTrain s = detail::linear_combination({1.0, 1.0}, {&a, &a});
   CHECK_EQ(s.max_rank(), int64_t{4});
   const TensorTrain r = round(s, SvdOptions{1e-10, 0});
   CHECK_EQ(r.max_rank(), int64_t{2});

@@ -7,10 +7,9 @@
 // event loop every few million elements, and it touches each element once.
 import { badRequest, excerpt } from '../http/errors.js';
 import { ITEM_SIZE, type DType } from '../engine/types.js';
-import { NPY_MAX_DIM, NPY_MAX_HEADER_BYTES, sizeText } from '../limits/input.js';
+import { MAX_DIMS, NPY_MAX_DIM, NPY_MAX_HEADER_BYTES, sizeText } from '../limits/input.js';
 
 export const NPY_MAGIC = Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]); // \x93NUMPY
-export const MAX_DIMS = 8;
 
 /** A decoded array: `data` holds the elements in C order, little-endian (a view, not a copy, when it could be). */
 export interface NpyArray {

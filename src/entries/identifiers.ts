@@ -1,9 +1,9 @@
 // Identifier rules of CONTRACT.md section 1 for storage requests: each returns the value or throws a
 // 400 invalid_request that names the field.
 import { badRequest } from '../http/errors.js';
+import { MAX_KEY_BYTES } from '../limits/input.js';
 
 export const NAMESPACE_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
-export const MAX_KEY_BYTES = 1024;
 const CONTROL_RE = /[\u0000-\u001f\u007f]/;
 const LONE_SURROGATE_RE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 

@@ -54,6 +54,32 @@ export const UNREAD_BODY_LINGER_MS = 1000;
 /** All the header lines of a request together (Node's maxHeaderSize); more: 431. */
 export const MAX_HEADER_BYTES = 16 * KiB;
 
+/** Dimensions of an array (an .npy shape, a put_cores shape, a region or a point). */
+export const MAX_DIMS = 8;
+
+/** An entry key in UTF-8 bytes (CONTRACT.md section 1). */
+export const MAX_KEY_BYTES = 1024;
+
+/**
+ * Longest output_key_prefix of a simulation in bytes: room for "/<field>/step_<n>" so that every
+ * output key stays a valid key.
+ */
+export const MAX_PREFIX_BYTES = MAX_KEY_BYTES - 64;
+
+/**
+ * Counts and page sizes of request fields, the most and the default: k of a top-K; filters of one
+ * request (each costs one index probe per candidate); matches of one search (`offset` pages through
+ * the rest); keys of a list page; jobs of a simulation list page.
+ */
+export const TOPK_MAX_K = 1000;
+export const TOPK_DEFAULT_K = 10;
+export const MAX_FILTERS = 64;
+export const SEARCH_MAX_LIMIT = 10000;
+export const LIST_MAX_LIMIT = 10000;
+export const LIST_DEFAULT_LIMIT = 1000;
+export const JOB_LIST_MAX_LIMIT = 1000;
+export const JOB_LIST_DEFAULT_LIMIT = 50;
+
 /** Bytes of base64 text that encode `bytes` bytes (with padding). */
 export function base64Length(bytes: number): number {
   return Math.ceil(bytes / 3) * 4;
@@ -87,3 +113,9 @@ export function sizeText(bytes: number): string {
   if (bytes >= KiB && bytes % KiB === 0) return `${bytes / KiB} KiB`;
   return `${bytes} bytes`;
 }
+
+/** A tenant's namespaces, and the largest custom rate limit and monthly quota an operator may set. */
+export const MAX_NAMESPACES = 1000;
+export const MAX_RATE_LIMIT_REQUESTS = 10_000_000;
+export const MAX_RATE_LIMIT_WINDOW_S = 86_400;
+export const MAX_MONTHLY_QUOTA = 1e15;

@@ -1,8 +1,8 @@
 // Field schemas several endpoints share (CONTRACT.md sections 1-3) and the response shapes of entries.
 import { DTYPES, METRICS } from '../engine/types.js';
-import { MAX_KEY_BYTES, NAMESPACE_RE, validateKey, validatePrefix } from '../entries/identifiers.js';
+import { NAMESPACE_RE, validateKey, validatePrefix } from '../entries/identifiers.js';
 import { validateMetadata } from '../entries/metadata.js';
-import { JSON_MAX_DEPTH, MAX_CORES, METADATA_MAX_BYTES, METADATA_MAX_KEYS, sizeText } from '../limits/input.js';
+import { JSON_MAX_DEPTH, MAX_CORES, MAX_KEY_BYTES, METADATA_MAX_BYTES, METADATA_MAX_KEYS, sizeText } from '../limits/input.js';
 import { DOMAIN_TOLERANCE, type Domain } from '../entries/oracle.js';
 import { MAX_RANK } from '../engine/limits.js';
 import { badRequest, ProblemError, quoteValue } from '../http/errors.js';

@@ -137,11 +137,6 @@ export function checkRangeHeader(
   if (offset < 0 || length < 0 || offset + length > expectedLength) throw new RangeError('blob range out of bounds');
 }
 
-export interface BlobLogger {
-  warn(obj: object, msg: string): void;
-  info(obj: object, msg: string): void;
-}
-
 /** Blob files under a directory, in 256 fan-out folders by the id's first two hex digits. */
 export class FileBlobStore implements BlobStore {
   bytesRead = 0;

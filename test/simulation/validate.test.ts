@@ -1,7 +1,8 @@
 // Validation of simulation requests at the edge: defaults filled in, every bad field a 400 problem
 // that names it, grid bounds per solver with their own codes.
 import { expect } from 'chai';
-import { MAX_N_BITS, MAX_PREFIX_BYTES, SOLVERS } from '../../src/routes/simulation/endpoints.js';
+import { MAX_N_BITS, SOLVERS } from '../../src/routes/simulation/endpoints.js';
+import { MAX_PREFIX_BYTES } from '../../src/limits/input.js';
 import { parseListQuery, parseSubmit } from '../../src/routes/simulation/routes.js';
 import { problemOf } from '../helpers/problems.js';
 

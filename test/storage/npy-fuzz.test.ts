@@ -3,7 +3,8 @@
 // ProblemError with a short message; never another throw, never a hang. Then a few hundred of them
 // as put bodies (binary and JSON) against a real server: never a 5xx.
 import { expect } from 'chai';
-import { decodeNpy, MAX_DIMS, numel } from '../../src/codec/npy.js';
+import { decodeNpy, numel } from '../../src/codec/npy.js';
+import { MAX_DIMS } from '../../src/limits/input.js';
 import { ITEM_SIZE } from '../../src/engine/types.js';
 import { ProblemError } from '../../src/http/errors.js';
 import { NPY_MAX_DIM, NPY_MAX_HEADER_BYTES } from '../../src/limits/input.js';

@@ -6,13 +6,10 @@ import { NAMESPACE_RE } from '../../entries/identifiers.js';
 import { badRequest } from '../../http/errors.js';
 import { s } from '../../http/schema/types.js';
 import type { Endpoint } from '../../http/endpoint.js';
+import { MAX_MONTHLY_QUOTA, MAX_NAMESPACES, MAX_RATE_LIMIT_REQUESTS, MAX_RATE_LIMIT_WINDOW_S } from '../../limits/input.js';
 
 export const TENANT_ID_RE = /^[a-z0-9][a-z0-9_-]{1,62}$/;
 const EMAIL_RE = /^[^\s@]{1,64}@[^\s@]{1,253}$/;
-export const MAX_NAMESPACES = 1000;
-export const MAX_RATE_LIMIT_REQUESTS = 10_000_000;
-export const MAX_RATE_LIMIT_WINDOW_S = 86_400;
-export const MAX_MONTHLY_QUOTA = 1e15;
 
 const tenantId = s.string({ pattern: TENANT_ID_RE, description: 'Tenant identifier (CONTRACT.md section 1).' });
 const namespaceName = s.string({ pattern: NAMESPACE_RE });

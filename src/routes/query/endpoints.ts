@@ -1,17 +1,10 @@
 // The query endpoints (SPEC.md "Query endpoints", CONTRACT.md section 6) and their request schemas.
 // Unknown fields are refused, so a misspelt `metric` cannot silently fall back to the default.
 import { checkNesting } from '../../entries/metadata.js';
-import { JSON_MAX_DEPTH } from '../../limits/input.js';
+import { JSON_MAX_DEPTH, MAX_FILTERS, SEARCH_MAX_LIMIT, TOPK_DEFAULT_K, TOPK_MAX_K } from '../../limits/input.js';
 import { s } from '../../http/schema/types.js';
 import type { Endpoint } from '../../http/endpoint.js';
 import { dataB64, domain, key, metric, namespace, tolerance } from '../fields.js';
-
-export const TOPK_DEFAULT_K = 10;
-export const TOPK_MAX_K = 1000;
-/** Filters of one request; each costs one index probe per candidate. */
-export const MAX_FILTERS = 64;
-/** Matches one search returns at most (and by default); `offset` pages through the rest. */
-export const SEARCH_MAX_LIMIT = 10000;
 
 const QUERY = 'query';
 

@@ -1,7 +1,8 @@
 // The simulation endpoints (CONTRACT.md sections 6 and 8) and their schemas: one params object per
 // solver, built from the engine's param tables (the ranges and defaults the solvers check), so the
 // document lists every solver's params and the validator fills them in from the same description.
-import { MAX_KEY_BYTES, NAMESPACE_RE } from '../../entries/identifiers.js';
+import { NAMESPACE_RE } from '../../entries/identifiers.js';
+import { JOB_LIST_DEFAULT_LIMIT, JOB_LIST_MAX_LIMIT, MAX_PREFIX_BYTES } from '../../limits/input.js';
 import { badRequest, ProblemError, quoteValue } from '../../http/errors.js';
 import { JOB_STATUSES } from '../../jobs/job.js';
 import { MAX_SECONDS, paramTable, type SimParamSpec } from '../../jobs/params.js';
@@ -13,38 +14,22 @@ import { key, namespace } from '../fields.js';
 export const SOLVERS = ['poisson_2d', 'navier_stokes_2d', 'euler_2d', 'helmholtz_3d'] as const;
 export type Solver = (typeof SOLVERS)[number];
 
-/** Every solver: grids of at least 2^9 points per axis (SPEC.md). */
-export const MIN_N_BITS = 9;
-
-/**
- * Longest output_key_prefix in bytes: room for "/<field>/step_<n>" so that every output key stays a
- * valid key (at most 1024 bytes).
- */
-export const MAX_PREFIX_BYTES = MAX_KEY_BYTES - 64;
-export const LIST_DEFAULT_LIMIT = 50;
-export const LIST_MAX_LIMIT = 1000;
-
 const invalid = (field: string, detail: string): ProblemError => badRequest(detail, { field });
 
-/** n_bits: below MIN_N_BITS is grid_too_small, above the solver's largest grid_too_large (own codes). */
-function nBits(solver: Solver, max: number, description: string): Schema {
-  return s.integer(MIN_N_BITS, max, {
+/** n_bits out of the solver's range (its table's): grid_too_small below, grid_too_large above (own codes). */
+function nBits(solver: Solver, min: number, max: number, description: string): Schema {
+  return s.integer(min, max, {
     description,
     invalid(v, field, generic) {
       if (typeof v !== 'number' || !Number.isSafeInteger(v)) return generic;
-      if (v < MIN_N_BITS) {
-        return new ProblemError(
-          400,
-          'grid_too_small',
-          `${field} = ${v} gives a grid below 512 points per axis; every solver needs n_bits >= ${MIN_N_BITS}`,
-          { field, min_n_bits: MIN_N_BITS, max_n_bits: max },
-        );
-      }
+      const small = v < min;
       return new ProblemError(
         400,
-        'grid_too_large',
-        `${field} = ${v} is above the largest grid of ${solver} (n_bits <= ${max}, ${2 ** max} points per axis)`,
-        { field, min_n_bits: MIN_N_BITS, max_n_bits: max },
+        small ? 'grid_too_small' : 'grid_too_large',
+        small
+          ? `${field} = ${v} gives a grid below ${2 ** min} points per axis; ${solver} needs n_bits >= ${min}`
+          : `${field} = ${v} is above the largest grid of ${solver} (n_bits <= ${max}, ${2 ** max} points per axis)`,
+        { field, min_n_bits: min, max_n_bits: max },
       );
     },
   });
@@ -55,7 +40,7 @@ function paramSchema(solver: Solver, p: SimParamSpec): Schema {
   const description = p.description;
   switch (p.type) {
     case 'integer':
-      if (p.name === 'n_bits') return nBits(solver, p.maximum, description);
+      if (p.name === 'n_bits') return nBits(solver, p.minimum, p.maximum, description);
       return s.integer(p.minimum, p.maximum, { description, ...(p.default !== undefined ? { default: p.default } : {}) });
     case 'number':
       return s.number({
@@ -178,7 +163,7 @@ export const submitBody = s.object(
 export const listQuery = {
   namespace: s.string({ pattern: NAMESPACE_RE, description: 'Only jobs writing to this namespace.' }),
   status: s.enum(JOB_STATUSES),
-  limit: s.integer(1, LIST_MAX_LIMIT, { default: LIST_DEFAULT_LIMIT }),
+  limit: s.integer(1, JOB_LIST_MAX_LIMIT, { default: JOB_LIST_DEFAULT_LIMIT }),
 };
 
 const progress = s.object({
@@ -276,7 +261,7 @@ export const SIMULATION_ENDPOINTS = {
     operations: ['simulation_list'],
     summary: "The tenant's jobs, newest first",
     query: listQuery,
-    answers: { 200: { description: 'Jobs.', schema: s.object({ jobs: s.array(jobResponse), count: s.integer(0, LIST_MAX_LIMIT) }) } },
+    answers: { 200: { description: 'Jobs.', schema: s.object({ jobs: s.array(jobResponse), count: s.integer(0, JOB_LIST_MAX_LIMIT) }) } },
     problems: [400, 402, 403],
   },
 } satisfies Record<string, Endpoint>;

@@ -2,9 +2,8 @@
 import { MAX_REBUILD_WORK_PER_VALUE, MAX_RANK, MAX_SELECTION_WORK_PER_VALUE, MAX_TRAIN_WORK } from '../../engine/limits.js';
 import { DTYPES } from '../../engine/types.js';
 import { badRequest, type ProblemError } from '../../http/errors.js';
-import { MAX_DIMS } from '../../codec/npy.js';
 import { s } from '../../http/schema/types.js';
-import { MAX_BATCH_ENTRIES, MAX_CORES } from '../../limits/input.js';
+import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, MAX_BATCH_ENTRIES, MAX_CORES, MAX_DIMS } from '../../limits/input.js';
 import type { SelectionRequest, SliceRequest } from '../../entries/selection.js';
 import type { Endpoint } from '../../http/endpoint.js';
 import {
@@ -24,8 +23,6 @@ import {
   verdictSchema,
 } from '../fields.js';
 
-export const LIST_DEFAULT_LIMIT = 1000;
-export const LIST_MAX_LIMIT = 10000;
 export const DEVICE_RE = /^cuda:(0|[1-9]\d{0,8})$/;
 
 const STORAGE = 'storage';

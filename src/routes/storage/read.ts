@@ -18,8 +18,6 @@ import type { StorageDeps } from './routes.js';
 import { GpuPlacementError, type GpuPlacement } from '../../engine/gpu.js';
 import type { EntryService } from '../../entries/service.js';
 
-export { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from './endpoints.js';
-
 /** The raw (still percent-encoded) path segments after `prefix`, e.g. ['ns', 'a%2Fb']. */
 function rawSegments(ctx: Context, prefix: string, count: number): string[] {
   const path = ctx.path;

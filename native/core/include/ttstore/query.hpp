@@ -8,6 +8,13 @@
 
 namespace tts {
 
+class Operand;
+namespace detail {
+// tt's cores as a train operand for the core's own contractions (dot, norm, dot_batch): shapes as the
+// caller checked them, values not scanned, so a NaN core gives a NaN inner product as it did before.
+Operand operand_of(const TensorTrain& tt);
+}  // namespace detail
+
 // One side of a query contraction, in one owned block, immutable once built (so any number of
 // threads may read it).
 // - Train: the cores back to back as stored (core k is [r_k, n_k, r_{k+1}] row-major), float32 or
@@ -50,6 +57,11 @@ class Operand {
   TensorTrain to_train() const;
 
  private:
+  friend Operand detail::operand_of(const TensorTrain& tt);
+  // train() without the scan of the values.
+  static Operand assemble(const std::vector<int64_t>& modes, const std::vector<int64_t>& ranks,
+                          const std::vector<const void*>& cores, bool f32);
+
   Kind kind_ = Kind::Train;
   bool f32_ = false;
   std::vector<int64_t> modes_, ranks_, offsets_;
@@ -59,8 +71,9 @@ class Operand {
   std::vector<double> f64v_;
 };
 
-// <a, b> for operands of equal modes: two trains O(d n r^3) (never a dense rebuild), a train and a
-// dense array O(numel r), two dense arrays O(numel). Throws InvalidArgument when the modes differ.
+// <a, b> for operands of equal modes: two trains O(d n r^3) (never a dense rebuild; the contraction
+// tt.hpp's dot and norm also take), a train and a dense array O(numel r), two dense arrays O(numel).
+// Throws InvalidArgument when the modes differ.
 double inner(const Operand& a, const Operand& b);
 // ||a||_2 from the same contractions.
 double norm(const Operand& a);

@@ -1,5 +1,7 @@
-// Train-against-train inner products for query batches (see inner_kernels.hpp).
+// Train-against-train inner products: the loop kernels and the one dispatch (see inner_kernels.hpp).
 #include "ttstore/internal/inner_kernels.hpp"
+
+#include "ttstore/internal/tt_interfaces.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -447,6 +449,18 @@ double inner_trains_with(const PreparedTrain& q, const Operand& c, Pad8Kernel k)
 }
 
 double inner_trains(const PreparedTrain& q, const Operand& c) { return inner_trains_with(q, c, best_pad8_kernel()); }
+
+double contract(const Operand& a, const Operand& b) {
+  if (std::max(a.max_rank(), b.max_rank()) <= kPairLoopMaxRank) return inner_trains(prepare_train(a), b);
+  const TensorTrain ta = a.to_train();
+  return &a == &b ? contract_blas(ta, ta) : contract_blas(ta, b.to_train());
+}
+
+double contract(const TensorTrain& a, const TensorTrain& b) {
+  if (std::max(a.max_rank(), b.max_rank()) > kPairLoopMaxRank) return contract_blas(a, b);
+  const Operand oa = operand_of(a);
+  return &a == &b ? contract(oa, oa) : contract(oa, operand_of(b));
+}
 
 void inner_trains_2(const PreparedTrain& q, const Operand& a, const Operand& b, double* out) {
   inner_trains_2_with(q, a, b, out, best_pad8_kernel());

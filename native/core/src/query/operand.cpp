@@ -48,6 +48,17 @@ void check_finite(const T* v, int64_t n) {
 
 Operand Operand::train(const std::vector<int64_t>& modes, const std::vector<int64_t>& ranks,
                        const std::vector<const void*>& cores, bool f32) {
+  Operand o = assemble(modes, ranks, cores, f32);
+  if (f32) {
+    check_finite(o.f32v_.data(), o.offsets_.back());
+  } else {
+    check_finite(o.f64v_.data(), o.offsets_.back());
+  }
+  return o;
+}
+
+Operand Operand::assemble(const std::vector<int64_t>& modes, const std::vector<int64_t>& ranks,
+                          const std::vector<const void*>& cores, bool f32) {
   Operand o;
   o.kind_ = Kind::Train;
   o.f32_ = f32;
@@ -76,11 +87,6 @@ Operand Operand::train(const std::vector<int64_t>& modes, const std::vector<int6
     if (cores[k] == nullptr) throw InvalidArgument("core " + std::to_string(k) + " has no data");
     std::memcpy(dst + static_cast<std::size_t>(o.offsets_[k]) * item, cores[k], n * item);
   }
-  if (f32) {
-    check_finite(o.f32v_.data(), o.offsets_.back());
-  } else {
-    check_finite(o.f64v_.data(), o.offsets_.back());
-  }
   return o;
 }
 
@@ -95,6 +101,12 @@ Operand Operand::train(const TensorTrain& tt) {
   for (const auto& c : tt.cores) f.emplace_back(c.begin(), c.end());
   for (const auto& c : f) ptrs.push_back(c.data());
   return train(tt.modes, tt.ranks, ptrs, true);
+}
+
+Operand detail::operand_of(const TensorTrain& tt) {
+  std::vector<const void*> ptrs;
+  for (const auto& c : tt.cores) ptrs.push_back(c.data());
+  return Operand::assemble(tt.modes, tt.ranks, ptrs, false);
 }
 
 Operand Operand::dense(const ArrayView& a, const QttLayout& layout) {

@@ -1,5 +1,6 @@
 // Inner products between operands of any kind, the three metrics, and the batched scoring of one
-// query against many candidates (one call, parallel over candidates).
+// query against many candidates (one call, parallel over candidates); and tt.hpp's dot, norm and
+// dot_batch, which are the same contraction on a TensorTrain's cores.
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -9,20 +10,12 @@
 #include "ttstore/internal/late_join.hpp"
 #include "ttstore/internal/linalg.hpp"
 #include "ttstore/internal/threads.hpp"
+#include "ttstore/internal/tt_checks.hpp"
 #include "ttstore/internal/tt_interfaces.hpp"
 #include "ttstore/query.hpp"
 
 namespace tts {
 namespace {
-
-void check_same_modes(const Operand& a, const Operand& b, const std::string& what) {
-  if (a.modes() != b.modes()) {
-    std::string ma, mb;
-    for (auto n : a.modes()) ma += (ma.empty() ? "" : ",") + std::to_string(n);
-    for (auto n : b.modes()) mb += (mb.empty() ? "" : ",") + std::to_string(n);
-    throw InvalidArgument(what + ": mode sizes differ ([" + ma + "] vs [" + mb + "])");
-  }
-}
 
 double dense_dot(const Operand& a, const Operand& b) {
   return cblas_ddot(static_cast<int>(a.numel()), a.f64_data(), 1, b.f64_data(), 1);
@@ -67,12 +60,6 @@ double dense_train_work(const Operand& t) {
     w += static_cast<double>(r[k]) * static_cast<double>(modes[k]) * static_cast<double>(r[k + 1]) * rest;
   }
   return w;
-}
-
-// Two trains of any ranks (BLAS above the loop kernels' limit).
-double train_train(const Operand& a, const Operand& b) {
-  if (std::max(a.max_rank(), b.max_rank()) > detail::kLoopMaxRank) return dot(a.to_train(), b.to_train());
-  return detail::inner_trains(detail::prepare_train(a), b);
 }
 
 double dense_distance(const Operand& a, const Operand& b) {
@@ -138,13 +125,41 @@ class PairUp {
 }  // namespace
 
 double inner(const Operand& a, const Operand& b) {
-  check_same_modes(a, b, "inner");
-  if (a.is_train() && b.is_train()) return train_train(a, b);
+  detail::check_same_modes(a.modes(), b.modes(), "inner");
+  if (a.is_train() && b.is_train()) return detail::contract(a, b);
   if (!a.is_train() && !b.is_train()) return dense_dot(a, b);
   return a.is_train() ? dense_train(b, a) : dense_train(a, b);
 }
 
 double norm(const Operand& a) { return std::sqrt(std::max(inner(a, a), 0.0)); }
+
+double dot(const TensorTrain& a, const TensorTrain& b) {
+  detail::check_structure(a, "first tensor train");
+  detail::check_structure(b, "second tensor train");
+  detail::check_same_modes(a, b, "dot");
+  return detail::contract(a, b);
+}
+
+double norm(const TensorTrain& a) {
+  detail::check_structure(a, "tensor train");
+  return std::sqrt(std::max(detail::contract(a, a), 0.0));
+}
+
+std::vector<double> dot_batch(const TensorTrain& q, const std::vector<const TensorTrain*>& cands) {
+  detail::check_structure(q, "query tensor train");
+  for (std::size_t j = 0; j < cands.size(); ++j) {
+    const std::string name = "candidate " + std::to_string(j);
+    if (!cands[j]) throw InvalidArgument(name + " is null");
+    detail::check_structure(*cands[j], name);
+    detail::check_same_modes(q, *cands[j], name);
+  }
+  std::vector<Operand> ops;
+  ops.reserve(cands.size());
+  for (const TensorTrain* c : cands) ops.push_back(detail::operand_of(*c));
+  std::vector<const Operand*> ptrs;
+  for (const Operand& o : ops) ptrs.push_back(&o);
+  return score_batch(detail::operand_of(q), 0.0, ptrs, std::vector<double>(cands.size(), 0.0), Metric::Dot);
+}
 
 double score_work(const Operand& q, const Operand& c, Metric metric) {
   if (q.modes() != c.modes()) return 0;
@@ -200,7 +215,8 @@ std::vector<double> score_batch(const Operand& q, double q_norm, const std::vect
       pairs.add(j, c.rank_key());
       continue;
     }
-    if (c.modes() != q.modes()) check_same_modes(q, c, "score_batch: candidate " + std::to_string(j));
+    if (c.modes() != q.modes())
+      detail::check_same_modes(q.modes(), c.modes(), "score_batch: candidate " + std::to_string(j));
     const bool both_dense = !q.is_train() && !c.is_train();
     if (metric == Metric::Euclidean && both_dense) continue;  // summed directly below
     if (known) {
@@ -244,7 +260,7 @@ std::vector<double> score_batch(const Operand& q, double q_norm, const std::vect
       }
     });
     if (const int64_t j = bad.load(); j < nc)
-      check_same_modes(q, *cands[j], "score_batch: candidate " + std::to_string(j));
+      detail::check_same_modes(q.modes(), cands[j]->modes(), "score_batch: candidate " + std::to_string(j));
   }
   for (int64_t j : blas_pairs) dots[j] = inner(q, *cands[j]);
 

@@ -1,13 +1,13 @@
-// Inner products of tensor trains by left-to-right contraction, O(d n r^3), never a dense rebuild.
-#include <omp.h>
-
+// The BLAS contraction of two trains (the large-rank half of detail::contract, inner_kernels.hpp) and
+// the distance between trains. dot, norm and dot_batch go through the query's contraction
+// (query/score_batch.cpp), so that a stored norm and a query's scores come from the same sums.
 #include <algorithm>
 #include <cmath>
 
 #include "ttstore/internal/linalg.hpp"
-#include "ttstore/internal/threads.hpp"
 #include "ttstore/internal/tt_checks.hpp"
 #include "ttstore/internal/tt_interfaces.hpp"
+#include "ttstore/internal/tt_sum.hpp"
 #include "ttstore/internal/unfolding.hpp"
 #include "ttstore/tt.hpp"
 
@@ -18,10 +18,32 @@ namespace {
 // the summed ranks); above it, three contractions.
 constexpr int64_t kDifferenceMaxRank = 512;
 
+}  // namespace
+
+double distance(const TensorTrain& a, const TensorTrain& b) {
+  detail::check_structure(a, "first tensor train");
+  detail::check_structure(b, "second tensor train");
+  detail::check_same_modes(a, b, "distance");
+  // ||a||^2 + ||b||^2 - 2<a,b> loses everything below sqrt(eps) ||a|| when a ~ b. Orthogonalising
+  // the difference train moves the cancellation into one small core, where it is exact to eps.
+  if (a.max_rank() + b.max_rank() <= kDifferenceMaxRank) {
+    TensorTrain c = detail::linear_combination({1.0, -1.0}, {&a, &b});
+    orthogonalize_left(c);
+    double s = 0;
+    for (double v : c.cores.back()) s += v * v;
+    return std::sqrt(s);
+  }
+  // (Ranks past kDifferenceMaxRank are past the loop kernels' too: detail::contract would take BLAS.)
+  const double aa = detail::contract_blas(a, a), bb = detail::contract_blas(b, b), ab = detail::contract_blas(a, b);
+  return std::sqrt(std::max(aa + bb - 2 * ab, 0.0));
+}
+
+namespace detail {
+
 // Over the left interfaces while ranks exceed what the first modes hold (detail::contraction_start),
 // then M_k = sum_i A_k[:, i, :]^T M_{k-1} B_k[:, i, :], two GEMMs per core.
-double dot_unchecked(const TensorTrain& a, const TensorTrain& b) {
-  const int k0 = detail::contraction_start(a.modes, a.ranks, b.ranks);
+double contract_blas(const TensorTrain& a, const TensorTrain& b) {
+  const int k0 = contraction_start(a.modes, a.ranks, b.ranks);
   std::vector<double> M{1.0}, T, next;
   if (k0 > 1) {
     const std::vector<double> La = detail::left_interface(a, k0);
@@ -47,98 +69,13 @@ double dot_unchecked(const TensorTrain& a, const TensorTrain& b) {
   return M[0];
 }
 
-// Largest GEMM (m*n*k) that the contraction of a with b issues.
-double max_gemm(const TensorTrain& a, const TensorTrain& b) {
-  double g = 0;
-  for (int k = 0; k < a.d(); ++k) {
-    const double n = static_cast<double>(a.modes[k]);
-    const double ra0 = a.ranks[k], ra1 = a.ranks[k + 1], rb0 = b.ranks[k], rb1 = b.ranks[k + 1];
-    g = std::max({g, ra0 * n * rb1 * rb0, ra1 * rb1 * ra0 * n});
-  }
-  return g;
-}
-
-// a - b as one train: block-diagonal cores, ranks add.
-TensorTrain difference(const TensorTrain& a, const TensorTrain& b) {
-  const int d = a.d();
-  TensorTrain c;
-  c.modes = a.modes;
-  c.ranks.resize(d + 1);
-  c.ranks[0] = c.ranks[d] = 1;
-  for (int k = 1; k < d; ++k) c.ranks[k] = a.ranks[k] + b.ranks[k];
-  c.cores.resize(d);
-  if (d == 1) {
-    c.cores[0] = a.cores[0];
-    for (std::size_t i = 0; i < c.cores[0].size(); ++i) c.cores[0][i] -= b.cores[0][i];
-    return c;
-  }
-  for (int k = 0; k < d; ++k) {
-    const int64_t n = a.modes[k];
-    const int64_t ra0 = a.ranks[k], ra1 = a.ranks[k + 1], rb0 = b.ranks[k], rb1 = b.ranks[k + 1];
-    const int64_t r0 = c.ranks[k], r1 = c.ranks[k + 1];
-    auto& G = c.cores[k];
-    G.assign(static_cast<std::size_t>(r0 * n * r1), 0.0);
-    // a's block at (row 0, col 0); b's block below/right of it; first core side by side, last
-    // core stacked (with b negated there).
-    const int64_t bro = (k == 0) ? 0 : ra0;      // row offset of b's block
-    const int64_t bco = (k == d - 1) ? 0 : ra1;  // column offset of b's block
-    const double sign = (k == d - 1) ? -1.0 : 1.0;
-    for (int64_t x = 0; x < ra0; ++x) {
-      for (int64_t i = 0; i < n; ++i) {
-        for (int64_t y = 0; y < ra1; ++y) G[(x * n + i) * r1 + y] = a.cores[k][(x * n + i) * ra1 + y];
-      }
-    }
-    for (int64_t x = 0; x < rb0; ++x) {
-      for (int64_t i = 0; i < n; ++i) {
-        for (int64_t y = 0; y < rb1; ++y) {
-          G[((x + bro) * n + i) * r1 + y + bco] = sign * b.cores[k][(x * n + i) * rb1 + y];
-        }
-      }
-    }
-  }
-  return c;
-}
-
-}  // namespace
-
-double dot(const TensorTrain& a, const TensorTrain& b) {
-  detail::check_structure(a, "first tensor train");
-  detail::check_structure(b, "second tensor train");
-  detail::check_same_modes(a, b, "dot");
-  return dot_unchecked(a, b);
-}
-
-double norm(const TensorTrain& a) {
-  detail::check_structure(a, "tensor train");
-  return std::sqrt(std::max(dot_unchecked(a, a), 0.0));
-}
-
-double distance(const TensorTrain& a, const TensorTrain& b) {
-  detail::check_structure(a, "first tensor train");
-  detail::check_structure(b, "second tensor train");
-  detail::check_same_modes(a, b, "distance");
-  // ||a||^2 + ||b||^2 - 2<a,b> loses everything below sqrt(eps) ||a|| when a ~ b. Orthogonalising
-  // the difference train moves the cancellation into one small core, where it is exact to eps.
-  if (a.max_rank() + b.max_rank() <= kDifferenceMaxRank) {
-    TensorTrain c = difference(a, b);
-    orthogonalize_left(c);
-    double s = 0;
-    for (double v : c.cores.back()) s += v * v;
-    return std::sqrt(s);
-  }
-  const double aa = dot_unchecked(a, a), bb = dot_unchecked(b, b), ab = dot_unchecked(a, b);
-  return std::sqrt(std::max(aa + bb - 2 * ab, 0.0));
-}
-
-namespace detail {
-
 double distance_work(const std::vector<int64_t>& modes, const std::vector<int64_t>& ra,
                      const std::vector<int64_t>& rb) {
   const int d = static_cast<int>(modes.size());
   if (*std::max_element(ra.begin(), ra.end()) + *std::max_element(rb.begin(), rb.end()) > kDifferenceMaxRank) {
     return contraction_work(modes, ra, ra) + contraction_work(modes, rb, rb) + contraction_work(modes, ra, rb);
   }
-  // difference() writes the cores of ranks s = ra + rb; orthogonalize_left takes, per core, a QR of
+  // linear_combination() writes the cores of ranks s = ra + rb; orthogonalize_left takes, per core, a QR of
   // (s_k n_k) x s_k+1 and its Q (about 2 s_k n_k s_k+1^2), then multiplies R into the next core.
   std::vector<double> s(static_cast<std::size_t>(d + 1), 1.0);
   for (int k = 1; k < d; ++k) s[k] = static_cast<double>(ra[k] + rb[k]);
@@ -152,26 +89,5 @@ double distance_work(const std::vector<int64_t>& modes, const std::vector<int64_
 }
 
 }  // namespace detail
-
-std::vector<double> dot_batch(const TensorTrain& q, const std::vector<const TensorTrain*>& cands) {
-  detail::check_structure(q, "query tensor train");
-  double g = 0;
-  for (std::size_t j = 0; j < cands.size(); ++j) {
-    const std::string name = "candidate " + std::to_string(j);
-    if (!cands[j]) throw InvalidArgument(name + " is null");
-    detail::check_structure(*cands[j], name);
-    detail::check_same_modes(q, *cands[j], name);
-    g = std::max(g, max_gemm(q, *cands[j]));
-  }
-  std::vector<double> out(cands.size());
-  const int64_t nc = static_cast<int64_t>(cands.size());
-  if (g <= detail::kBlasTinyMNK && nc > 1) {
-#pragma omp parallel for num_threads(detail::threads()) schedule(dynamic, 4)
-    for (int64_t j = 0; j < nc; ++j) out[j] = dot_unchecked(q, *cands[j]);
-  } else {
-    for (int64_t j = 0; j < nc; ++j) out[j] = dot_unchecked(q, *cands[j]);
-  }
-  return out;
-}
 
 }  // namespace tts

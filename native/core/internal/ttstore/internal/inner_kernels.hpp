@@ -1,4 +1,4 @@
-// Private: the train-against-train contraction <q, c> for one query and many candidates.
+// Private: the train-against-train contraction <q, c>, for one query and many candidates or one pair.
 //
 // M_k = sum_i Q_k[:, i, :]^T M_{k-1} C_k[:, i, :], from M_0 = [1]; <q, c> = M_d. Per core that is
 // 2 n r^3 multiply-adds; the query is converted to float64 once (and padded to rows of 8 when every
@@ -26,6 +26,18 @@ PreparedTrain prepare_train(const Operand& q);
 // Largest rank the loop kernels take; above it the contraction goes through BLAS (not inside a
 // parallel region: OpenBLAS contends when called from several OpenMP threads at once).
 constexpr int64_t kLoopMaxRank = 64;
+
+// Largest rank for which one pair alone (not a batch) goes through the loop kernels: up to it the
+// rank <= 8 kernels beat BLAS's call overhead; above it BLAS's blocked GEMMs win (about 2x at ranks
+// 12 to 64), while a batch keeps the loops to kLoopMaxRank, since it runs many pairs at once.
+constexpr int64_t kPairLoopMaxRank = 8;
+
+// <a, b> for one pair of trains of equal modes (not checked here), any ranks: the loop kernels up to
+// kPairLoopMaxRank, else contract_blas. With score_batch's batched loop kernels, the one
+// train-against-train contraction: inner, norm and score_batch, and tt.hpp's dot, norm, distance and
+// dot_batch, all come here. The TensorTrain form reads the cores in place on the BLAS path.
+double contract(const Operand& a, const Operand& b);
+double contract(const TensorTrain& a, const TensorTrain& b);
 
 // <q, c> for two trains of equal modes with ranks <= kLoopMaxRank; safe to call from many threads.
 double inner_trains(const PreparedTrain& q, const Operand& c);

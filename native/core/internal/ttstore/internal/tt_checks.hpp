@@ -29,13 +29,17 @@ inline void check_structure(const TensorTrain& t, const std::string& name) {
   }
 }
 
-inline void check_same_modes(const TensorTrain& a, const TensorTrain& b, const std::string& what) {
-  if (a.modes != b.modes) {
+// Throws "<what>: mode sizes differ ([..] vs [..])" unless the two mode lists are equal.
+inline void check_same_modes(const std::vector<int64_t>& a, const std::vector<int64_t>& b, const std::string& what) {
+  if (a != b) {
     std::string ma, mb;
-    for (auto n : a.modes) ma += (ma.empty() ? "" : ",") + std::to_string(n);
-    for (auto n : b.modes) mb += (mb.empty() ? "" : ",") + std::to_string(n);
+    for (auto n : a) ma += (ma.empty() ? "" : ",") + std::to_string(n);
+    for (auto n : b) mb += (mb.empty() ? "" : ",") + std::to_string(n);
     throw InvalidArgument(what + ": mode sizes differ ([" + ma + "] vs [" + mb + "])");
   }
+}
+inline void check_same_modes(const TensorTrain& a, const TensorTrain& b, const std::string& what) {
+  check_same_modes(a.modes, b.modes, what);
 }
 
 }  // namespace tts::detail

@@ -23,6 +23,9 @@ int contraction_start(const std::vector<int64_t>& modes, const std::vector<int64
                       const std::vector<int64_t>& rb);
 double contraction_work(const std::vector<int64_t>& modes, const std::vector<int64_t>& ra,
                         const std::vector<int64_t>& rb);
+// <a, b> through BLAS in that order (interfaces, then two GEMMs per core), no checks: the contraction
+// for ranks past the loop kernels' (detail::contract in inner_kernels.hpp takes the one that fits).
+double contract_blas(const TensorTrain& a, const TensorTrain& b);
 // The multiply-adds of distance(a, b) for trains of these ranks (its difference train orthogonalised,
 // or three contractions), from the modes and ranks alone.
 double distance_work(const std::vector<int64_t>& modes, const std::vector<int64_t>& ra, const std::vector<int64_t>& rb);
