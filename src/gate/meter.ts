@@ -7,7 +7,12 @@
 //
 // Several nodes (a shared usage store): memory sees only this node's charges, so a reservation that
 // passes it is also held in the store (UsageStore.hold), which checks the usage and holds of every
-// node at once; the charge drops the hold in the same write that adds the usage.
+// node at once; the charge moves what it settles out of the hold in the same write that adds the
+// usage. Far from the quota a node holds a block of it (QUOTA_BLOCK_*) and draws its requests from
+// the block in memory, so most requests wait for no hold; it gives the unused rest back after
+// QUOTA_BLOCK_DRAW_MS. The store grants a block only while another block stays free, so near the
+// quota every request holds its own amount: the total never passes the quota, and what other nodes'
+// blocks keep unused can refuse a request for at most QUOTA_BLOCK_DRAW_MS.
 //
 // Durability: charge() resolves once the CU are committed to the usage store, and the gate awaits it
 // before the response leaves, so a restart (or crash) loses no charged CU. Charges that arrive while
@@ -16,11 +21,18 @@
 import { ProblemError } from '../http/errors.js';
 import type { Logger } from '../runtime/log.js';
 import { QUOTA_HOLD_TTL_MS } from '../store/stores.js';
-import type { UsageStore } from '../store/usage.js';
+import type { Settle, UsageStore } from '../store/usage.js';
 import { BREAKDOWN_KEYS, OPERATIONS, type BreakdownKey, type ChargedOperation } from './operations.js';
 import type { TenantRecord } from './registry.js';
 
 export const MILLI = 1000;
+
+/** A block holds this many requests' cost ... */
+const QUOTA_BLOCK_REQUESTS = 100;
+/** ... but at most this share of the quota, so that blocks matter only far from it. */
+const QUOTA_BLOCK_SHARE = 1 / 1000;
+/** How long a node draws from a block before it gives the unused rest back. */
+export const QUOTA_BLOCK_DRAW_MS = 1000;
 
 let cachedPeriod = '';
 let cachedUntil = 0; // unix ms at which cachedPeriod ends
@@ -48,12 +60,25 @@ export interface Reservation {
   readonly op: ChargedOperation;
   /** The id of its hold in a shared usage store; null on a store one node owns. */
   readonly hold: string | null;
+  /** The block it was drawn from (its hold is the block's); undefined when it holds its own. */
+  readonly block?: QuotaBlock;
+}
+
+/** A block of a tenant's quota this node holds in the shared store, and what of it is not drawn. */
+interface QuotaBlock {
+  readonly id: string;
+  readonly tenantId: string;
+  readonly period: string;
+  /** Thousandths not yet drawn. */
+  left: number;
+  /** False once its draw time is over (its rest given back): a release then gives back to the store. */
+  drawing: boolean;
 }
 
 /** A charge not yet written: its CU and the holds the write settles. */
 interface PendingCharge {
   milli: number;
-  settles: string[];
+  settles: Settle[];
 }
 
 export interface UsageFigures {
@@ -79,6 +104,8 @@ export class Meter {
   /** Charges not yet handed to a database write: "tenant\0period\0bucket" -> milli. */
   private pending = new Map<string, PendingCharge>();
   private flushing: Promise<void> | null = null;
+  /** The block of each tenant this node draws from (shared store only). */
+  private readonly blocks = new Map<string, QuotaBlock>();
 
   constructor(
     private readonly store: UsageStore,
@@ -120,31 +147,73 @@ export class Meter {
     u.reservedMilli += milli;
     const local: Reservation = { tenantId: tenant.tenantId, period: u.period, bucket, milli, op, hold: null };
     if (!this.store.shared) return local;
-    let hold: string | null;
+    const drawn = this.draw(tenant.tenantId, u.period, milli);
+    if (drawn) return { ...local, hold: drawn.id, block: drawn };
+    let held: { id: string; milli: number } | null;
     try {
       const now = Date.now();
-      hold = await this.store.hold(
-        { tenantId: tenant.tenantId, period: u.period, milli, quotaMilli, expiresAt: now + QUOTA_HOLD_TTL_MS },
+      const blockMilli = Math.max(milli, Math.min(milli * QUOTA_BLOCK_REQUESTS, Math.floor(quotaMilli * QUOTA_BLOCK_SHARE)));
+      held = await this.store.hold(
+        { tenantId: tenant.tenantId, period: u.period, milli, blockMilli, quotaMilli, expiresAt: now + QUOTA_HOLD_TTL_MS },
         now,
       );
     } catch (err) {
       this.release(local);
       throw err;
     }
-    if (hold === null) {
+    if (held === null) {
       this.release(local);
       let used = 0;
       for (const row of await this.store.ofTenant(tenant.tenantId, u.period)) used += row.milli;
       throw exceeded(used);
     }
-    return { ...local, hold };
+    if (held.milli > milli) {
+      const block = this.openBlock(tenant.tenantId, u.period, held.id, held.milli - milli);
+      return { ...local, hold: held.id, block };
+    }
+    return { ...local, hold: held.id };
+  }
+
+  /** `milli` from the tenant's block in memory, when it has that much left; else undefined. */
+  private draw(tenantId: string, period: string, milli: number): QuotaBlock | undefined {
+    const b = this.blocks.get(tenantId);
+    if (!b || b.period !== period || b.left < milli) return undefined;
+    b.left -= milli;
+    return b;
+  }
+
+  /** A block just granted (`left` not yet drawn): drawn from until QUOTA_BLOCK_DRAW_MS, then its rest goes back. */
+  private openBlock(tenantId: string, period: string, id: string, left: number): QuotaBlock {
+    const block: QuotaBlock = { id, tenantId, period, left, drawing: true };
+    const before = this.blocks.get(tenantId);
+    if (before) this.closeBlock(before);
+    this.blocks.set(tenantId, block);
+    setTimeout(() => this.closeBlock(block), QUOTA_BLOCK_DRAW_MS).unref();
+    return block;
+  }
+
+  private closeBlock(b: QuotaBlock): void {
+    if (!b.drawing) return;
+    b.drawing = false;
+    if (this.blocks.get(b.tenantId) === b) this.blocks.delete(b.tenantId);
+    const rest = b.left;
+    b.left = 0;
+    if (rest > 0) this.giveBack(b.id, rest);
+  }
+
+  private giveBack(id: string, milli: number): void {
+    // Should this fail, the rest stays held until the hold expires (QUOTA_HOLD_TTL_MS).
+    this.store.shrink(id, milli).catch((err: unknown) => this.log.error({ err }, 'could not give back part of a quota hold'));
   }
 
   release(r: Reservation): void {
     const u = this.usage.get(r.tenantId);
     if (u && u.period === r.period) u.reservedMilli = Math.max(0, u.reservedMilli - r.milli);
+    if (r.hold === null) return;
+    if (r.block?.drawing) r.block.left += r.milli;
+    else if (r.block) this.giveBack(r.hold, r.milli);
     // Should this fail, the hold lapses at its expiry.
-    if (r.hold !== null) this.store.unhold(r.hold).catch((err: unknown) => this.log.error({ err }, 'could not drop a quota hold'));
+    else this.store.unhold(r.hold).catch((err: unknown) => this.log.error({ err }, 'could not drop a quota hold'));
   }
 
   /** Turn reservations into usage; resolves once the CU are durable. */
@@ -160,7 +229,7 @@ export class Meter {
       let p = this.pending.get(k);
       if (!p) this.pending.set(k, (p = { milli: 0, settles: [] }));
       p.milli += r.milli;
-      if (r.hold !== null) p.settles.push(r.hold);
+      if (r.hold !== null) p.settles.push({ id: r.hold, milli: r.milli });
     }
     return this.flush();
   }

@@ -8,9 +8,15 @@ export interface UsageAmount {
   milli: number;
 }
 
-/** An amount being charged, with the quota holds (QuotaHold ids) it settles in the same write. */
+/** Thousandths of a CU a charge moves out of a hold (by its id) into usage, in the same write. */
+export interface Settle {
+  id: string;
+  milli: number;
+}
+
+/** An amount being charged, with what it settles of the quota holds in the same write. */
 export interface ChargedAmount extends UsageAmount {
-  settles?: readonly string[];
+  settles?: readonly Settle[];
 }
 
 /**
@@ -21,8 +27,19 @@ export interface QuotaHold {
   tenantId: string;
   period: string;
   milli: number;
+  /**
+   * A block to hold instead of `milli` (larger), granted only while the usage and holds leave at
+   * least another block free; near the quota the hold falls back to `milli`. Unset: `milli`.
+   */
+  blockMilli?: number;
   quotaMilli: number;
   expiresAt: number;
+}
+
+/** A hold the store granted: its id and the thousandths held (a block or the request's own). */
+export interface HeldQuota {
+  id: string;
+  milli: number;
 }
 
 /** The storage boundary of metered usage: CU per (tenant, UTC month, breakdown bucket). */
@@ -44,11 +61,13 @@ export interface UsageStore {
    */
   readonly shared: boolean;
   /**
-   * Atomically: when the period's usage plus the unexpired holds of the tenant plus `h.milli` stay
-   * within `h.quotaMilli`, record the hold and return its id; else null (nothing held). `now` (unix
-   * ms) decides which holds have expired.
+   * Atomically: when the period's usage plus the unexpired holds of the tenant plus two blocks stay
+   * within `h.quotaMilli`, hold a block; else when they plus `h.milli` do, hold `h.milli`; else null
+   * (nothing held). `now` (unix ms) decides which holds have expired.
    */
-  hold(h: QuotaHold, now: number): Promise<string | null>;
+  hold(h: QuotaHold, now: number): Promise<HeldQuota | null>;
   /** Drop a hold (its request was not charged); a hold already gone is no error. */
   unhold(id: string): Promise<void>;
+  /** Give back `milli` of a hold (a block's unused part, or a draw from it that was not charged). */
+  shrink(id: string, milli: number): Promise<void>;
 }

@@ -367,11 +367,18 @@ for (const engine of ENGINES) {
       {
         name: 'CU',
         hold: (n: Stores, amount: number, quota: number, expiresAt: number) =>
-          n.usage.hold({ tenantId: 't1', period: '2026-11', milli: amount, quotaMilli: quota, expiresAt }, Date.now()),
+          n.usage
+            .hold({ tenantId: 't1', period: '2026-11', milli: amount, quotaMilli: quota, expiresAt }, Date.now())
+            .then((h) => h?.id ?? null),
         unhold: (n: Stores, id: string) => n.usage.unhold(id),
-        // The charge drops its holds in the write that adds the usage.
+        // The charge moves what it settles out of the holds in the write that adds the usage.
         use: (n: Stores, amount: number, settles: string[]) =>
-          n.usage.add(() => [{ tenantId: 't1', period: '2026-11', bucket: 'put', milli: amount, settles }], 1),
+          n.usage.add(
+            () => [
+              { tenantId: 't1', period: '2026-11', bucket: 'put', milli: amount, settles: settles.map((id) => ({ id, milli: amount })) },
+            ],
+            1,
+          ),
       },
       {
         name: 'storage',
@@ -418,6 +425,28 @@ for (const engine of ENGINES) {
         });
       });
     }
+
+    describe('CU quota blocks', () => {
+      const hold = (n: Stores, milli: number, blockMilli: number, quotaMilli: number) =>
+        n.usage.hold({ tenantId: 't1', period: '2026-12', milli, blockMilli, quotaMilli, expiresAt: Date.now() + 60_000 }, Date.now());
+
+      it("holds a block while another stays free, else the request's own amount; a charge and a give-back free the rest", async () => {
+        // 0 used or held: two blocks of 40 fit in 100, so node 0 holds one.
+        const a = await hold(nodes[0]!, 1, 40, 100);
+        expect(a?.milli).to.equal(40);
+        // 40 held: another two would not fit, so node 1 holds only its request's 1.
+        expect((await hold(nodes[1]!, 1, 40, 100))?.milli).to.equal(1);
+        // Node 0 charges 10 drawn from its block and gives back the 30 it did not draw: 10 used, 1 held.
+        await nodes[0]!.usage.add(
+          () => [{ tenantId: 't1', period: '2026-12', bucket: 'get', milli: 10, settles: [{ id: a!.id, milli: 10 }] }],
+          1,
+        );
+        await nodes[0]!.usage.shrink(a!.id, 30);
+        expect(await hold(nodes[2]!, 90, 90, 100)).to.equal(null);
+        expect((await hold(nodes[2]!, 89, 89, 100))?.milli).to.equal(89);
+        expect(await hold(nodes[0]!, 1, 1, 100)).to.equal(null);
+      });
+    });
 
     describe('jobs', () => {
       const job = (jobId: string, tenantId = 't1') => ({

@@ -153,28 +153,37 @@ export const PG_MIGRATIONS: Migration[] = [
     component: 'gate',
     version: 3,
     // A hold decided in one round trip (UsageStore.hold): the tenant's lock is held only while the server
-    // runs these statements, never across a client's round trips, so one tenant's requests on every node
-    // queue for microseconds, not for network and event-loop turns. Each statement of a PL/pgSQL function
+    // runs these statements, never across a client's round trips. Each statement of a PL/pgSQL function
     // takes a fresh snapshot under READ COMMITTED, so the sums see every hold committed before the lock.
-    // Returns the new hold's id, or NULL when used + held + milli would pass p_quota. p_lock names the
-    // tenant's lock as the caller always has, so nodes before and after this migration exclude each other.
+    // A block is granted while usage and holds leave another block free, else the request's own amount
+    // while it fits, else nothing. p_lock names the tenant's lock as the callers always have, so nodes
+    // before and after this migration exclude each other. Holds a charge emptied go with the expired.
     sql: `
-      CREATE FUNCTION ttstore_quota_hold(p_lock TEXT, p_tenant TEXT, p_period TEXT, p_milli BIGINT,
+      CREATE FUNCTION ttstore_quota_hold(p_lock TEXT, p_tenant TEXT, p_period TEXT, p_milli BIGINT, p_block BIGINT,
                                          p_expires DOUBLE PRECISION, p_quota BIGINT, p_now DOUBLE PRECISION)
-      RETURNS BIGINT
+      RETURNS TABLE (hold_id BIGINT, held_milli BIGINT)
       LANGUAGE plpgsql AS $$
       DECLARE
-        held_id BIGINT;
+        taken BIGINT;
+        grant_milli BIGINT;
       BEGIN
         PERFORM pg_advisory_xact_lock(hashtextextended(p_lock, 0));
-        DELETE FROM gate_quota_holds WHERE tenant_id = p_tenant AND period = p_period AND expires_at <= p_now;
+        DELETE FROM gate_quota_holds q
+         WHERE q.tenant_id = p_tenant AND q.period = p_period AND (q.expires_at <= p_now OR q.milli <= 0);
+        taken := (SELECT COALESCE(SUM(u.cu_milli), 0) FROM gate_usage u WHERE u.tenant_id = p_tenant AND u.period = p_period)
+               + (SELECT COALESCE(SUM(q.milli), 0) FROM gate_quota_holds q WHERE q.tenant_id = p_tenant AND q.period = p_period);
+        IF p_block > p_milli AND taken + 2 * p_block <= p_quota THEN
+          grant_milli := p_block;
+        ELSIF taken + p_milli <= p_quota THEN
+          grant_milli := p_milli;
+        ELSE
+          RETURN;
+        END IF;
         INSERT INTO gate_quota_holds (tenant_id, period, milli, expires_at)
-        SELECT p_tenant, p_period, p_milli, p_expires
-        WHERE (SELECT COALESCE(SUM(cu_milli), 0) FROM gate_usage WHERE tenant_id = p_tenant AND period = p_period)
-            + (SELECT COALESCE(SUM(milli), 0) FROM gate_quota_holds WHERE tenant_id = p_tenant AND period = p_period)
-            + p_milli <= p_quota
-        RETURNING id INTO held_id;
-        RETURN held_id;
+        VALUES (p_tenant, p_period, grant_milli, p_expires)
+        RETURNING id INTO hold_id;
+        held_milli := grant_milli;
+        RETURN NEXT;
       END
       $$;
     `,

@@ -1,6 +1,6 @@
 // Metered usage over SQLite (gate_usage): one UPSERT per (tenant, period, bucket) per write, riding
 // the writer's group commit however many requests it covers.
-import type { ChargedAmount, QuotaHold, UsageAmount, UsageStore } from '../usage.js';
+import type { ChargedAmount, HeldQuota, QuotaHold, UsageAmount, UsageStore } from '../usage.js';
 import type { Database } from './db.js';
 
 export class SqliteUsageStore implements UsageStore {
@@ -42,7 +42,8 @@ export class SqliteUsageStore implements UsageStore {
            ON CONFLICT (tenant_id, period, bucket) DO UPDATE SET cu_milli = cu_milli + excluded.cu_milli`,
             [a.tenantId, a.period, a.bucket, a.milli],
           );
-          for (const id of a.settles ?? []) await tx.run('DELETE FROM gate_quota_holds WHERE id = ?', [Number(id)]);
+          for (const st of a.settles ?? [])
+            await tx.run('UPDATE gate_quota_holds SET milli = milli - ? WHERE id = ?', [st.milli, Number(st.id)]);
         }
         // Its own writer lane: a flush waits for the transaction in progress, never behind a tenant's queue.
       },
@@ -50,20 +51,32 @@ export class SqliteUsageStore implements UsageStore {
     );
   }
 
-  hold(h: QuotaHold, now: number): Promise<string | null> {
-    // The single writer decides holds one at a time, across every connection to the file.
+  hold(h: QuotaHold, now: number): Promise<HeldQuota | null> {
+    // The single writer decides holds one at a time, across every connection to the file (the rule
+    // of PostgreSQL's ttstore_quota_hold).
     return this.db.write(
       async (tx) => {
-        await tx.run('DELETE FROM gate_quota_holds WHERE tenant_id = ? AND period = ? AND expires_at <= ?', [h.tenantId, h.period, now]);
-        const r = await tx.run(
-          `INSERT INTO gate_quota_holds (tenant_id, period, milli, expires_at)
-           SELECT ?1, ?2, ?3, ?4
-           WHERE (SELECT COALESCE(SUM(cu_milli), 0) FROM gate_usage WHERE tenant_id = ?1 AND period = ?2)
-               + (SELECT COALESCE(SUM(milli), 0) FROM gate_quota_holds WHERE tenant_id = ?1 AND period = ?2)
-               + ?3 <= ?5`,
-          [h.tenantId, h.period, h.milli, h.expiresAt, h.quotaMilli],
+        await tx.run('DELETE FROM gate_quota_holds WHERE tenant_id = ? AND period = ? AND (expires_at <= ? OR milli <= 0)', [
+          h.tenantId,
+          h.period,
+          now,
+        ]);
+        const taken = await tx.get<{ milli: number }>(
+          `SELECT (SELECT COALESCE(SUM(cu_milli), 0) FROM gate_usage WHERE tenant_id = ?1 AND period = ?2)
+                + (SELECT COALESCE(SUM(milli), 0) FROM gate_quota_holds WHERE tenant_id = ?1 AND period = ?2) AS milli`,
+          [h.tenantId, h.period],
         );
-        return r.changes === 1 ? String(r.lastID) : null;
+        const used = taken?.milli ?? 0;
+        const block = h.blockMilli ?? h.milli;
+        const milli = block > h.milli && used + 2 * block <= h.quotaMilli ? block : used + h.milli <= h.quotaMilli ? h.milli : 0;
+        if (milli === 0) return null;
+        const r = await tx.run('INSERT INTO gate_quota_holds (tenant_id, period, milli, expires_at) VALUES (?, ?, ?, ?)', [
+          h.tenantId,
+          h.period,
+          milli,
+          h.expiresAt,
+        ]);
+        return { id: String(r.lastID), milli };
       },
       { lane: 'meter' },
     );
@@ -71,5 +84,11 @@ export class SqliteUsageStore implements UsageStore {
 
   async unhold(id: string): Promise<void> {
     await this.db.write((tx) => tx.run('DELETE FROM gate_quota_holds WHERE id = ?', [Number(id)]), { lane: 'meter' });
+  }
+
+  async shrink(id: string, milli: number): Promise<void> {
+    await this.db.write((tx) => tx.run('UPDATE gate_quota_holds SET milli = milli - ? WHERE id = ?', [milli, Number(id)]), {
+      lane: 'meter',
+    });
   }
 }
