@@ -32,7 +32,7 @@ const QUOTA_BLOCK_REQUESTS = 100;
 /** ... but at most this share of the quota, so that blocks matter only far from it. */
 const QUOTA_BLOCK_SHARE = 1 / 1000;
 /** How long a node draws from a block before it gives the unused rest back. */
-export const QUOTA_BLOCK_DRAW_MS = 1000;
+const QUOTA_BLOCK_DRAW_MS = 1000;
 
 let cachedPeriod = '';
 let cachedUntil = 0; // unix ms at which cachedPeriod ends

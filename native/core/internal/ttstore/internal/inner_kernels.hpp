@@ -28,8 +28,8 @@ PreparedTrain prepare_train(const Operand& q);
 constexpr int64_t kLoopMaxRank = 64;
 
 // Largest rank for which one pair alone (not a batch) goes through the loop kernels: up to it the
-// rank <= 8 kernels beat BLAS's call overhead; above it BLAS's blocked GEMMs win (about 2x at ranks
-// 12 to 64), while a batch keeps the loops to kLoopMaxRank, since it runs many pairs at once.
+// rank <= 8 kernels beat BLAS's call overhead; above it BLAS's blocked GEMMs win (measured in
+// docs/performance.md), while a batch keeps the loops to kLoopMaxRank, since it runs many pairs at once.
 constexpr int64_t kPairLoopMaxRank = 8;
 
 // <a, b> for one pair of trains of equal modes (not checked here), any ranks: the loop kernels up to
