@@ -103,9 +103,14 @@ export class Meter {
   private readonly usage = new Map<string, TenantUsage>();
   /** Charges not yet handed to a database write: "tenant\0period\0bucket" -> milli. */
   private pending = new Map<string, PendingCharge>();
+  /** The write that takes new charges (queued, not yet started); null when none is. */
   private flushing: Promise<void> | null = null;
+  /** The last write handed to the store (started or queued): the next starts after it. */
+  private tail: Promise<void> | null = null;
   /** The block of each tenant this node draws from (shared store only). */
   private readonly blocks = new Map<string, QuotaBlock>();
+  /** Per tenant, the hold in flight that asked for a block (settles once it is open, or refused). */
+  private readonly opening = new Map<string, Promise<void>>();
 
   constructor(
     private readonly store: UsageStore,
@@ -149,29 +154,48 @@ export class Meter {
     if (!this.store.shared) return local;
     const drawn = this.draw(tenant.tenantId, u.period, milli);
     if (drawn) return { ...local, hold: drawn.id, block: drawn };
-    let held: { id: string; milli: number } | null;
+    // A block another request of the tenant is asking for: drawn from once granted, rather than each
+    // request of a burst asking for (and then giving back) a block of its own.
+    const opening = this.opening.get(tenant.tenantId);
+    if (opening) {
+      await opening;
+      const later = this.draw(tenant.tenantId, u.period, milli);
+      if (later) return { ...local, hold: later.id, block: later };
+    }
+    const blockMilli = Math.max(milli, Math.min(milli * QUOTA_BLOCK_REQUESTS, Math.floor(quotaMilli * QUOTA_BLOCK_SHARE)));
+    let opened: (() => void) | undefined;
+    if (blockMilli > milli && !this.opening.has(tenant.tenantId)) {
+      this.opening.set(tenant.tenantId, new Promise<void>((resolve) => (opened = resolve)));
+    }
     try {
-      const now = Date.now();
-      const blockMilli = Math.max(milli, Math.min(milli * QUOTA_BLOCK_REQUESTS, Math.floor(quotaMilli * QUOTA_BLOCK_SHARE)));
-      held = await this.store.hold(
-        { tenantId: tenant.tenantId, period: u.period, milli, blockMilli, quotaMilli, expiresAt: now + QUOTA_HOLD_TTL_MS },
-        now,
-      );
-    } catch (err) {
-      this.release(local);
-      throw err;
+      let held: { id: string; milli: number } | null;
+      try {
+        const now = Date.now();
+        held = await this.store.hold(
+          { tenantId: tenant.tenantId, period: u.period, milli, blockMilli, quotaMilli, expiresAt: now + QUOTA_HOLD_TTL_MS },
+          now,
+        );
+      } catch (err) {
+        this.release(local);
+        throw err;
+      }
+      if (held === null) {
+        this.release(local);
+        let used = 0;
+        for (const row of await this.store.ofTenant(tenant.tenantId, u.period)) used += row.milli;
+        throw exceeded(used);
+      }
+      if (held.milli > milli) {
+        const block = this.openBlock(tenant.tenantId, u.period, held.id, held.milli - milli);
+        return { ...local, hold: held.id, block };
+      }
+      return { ...local, hold: held.id };
+    } finally {
+      if (opened) {
+        this.opening.delete(tenant.tenantId);
+        opened();
+      }
     }
-    if (held === null) {
-      this.release(local);
-      let used = 0;
-      for (const row of await this.store.ofTenant(tenant.tenantId, u.period)) used += row.milli;
-      throw exceeded(used);
-    }
-    if (held.milli > milli) {
-      const block = this.openBlock(tenant.tenantId, u.period, held.id, held.milli - milli);
-      return { ...local, hold: held.id, block };
-    }
-    return { ...local, hold: held.id };
   }
 
   /** `milli` from the tenant's block in memory, when it has that much left; else undefined. */
@@ -276,31 +300,42 @@ export class Meter {
   }
 
   /**
-   * Persist the pending charges. A write already queued (not yet started) takes the new ones too;
-   * otherwise a new write is queued. The promise settles when the write holding them commits.
+   * Persist the pending charges. One write at a time: the next starts when the one in progress has
+   * committed, and takes every charge made meanwhile, so a busy node writes a few large batches rather
+   * than one small write per request on every pool connection. A write queued (not yet started) takes
+   * the new ones too. The promise settles when the write holding them commits.
    */
   private flush(): Promise<void> {
     if (this.flushing) return this.flushing;
     let batch: Map<string, PendingCharge> | null = null;
-    const job = this.store.add(() => {
-      // From here on, new charges go to the next write.
-      this.flushing = null;
-      batch = this.pending;
-      this.pending = new Map();
-      return [...batch].map(([k, { milli, settles }]) => {
-        const [tenantId, period, bucket] = k.split('\0') as [string, string, string];
-        return { tenantId, period, bucket, milli, settles };
-      });
-    }, this.pending.size);
+    const write = () =>
+      this.store.add(() => {
+        // From here on, new charges go to the next write.
+        this.flushing = null;
+        batch = this.pending;
+        this.pending = new Map();
+        return [...batch].map(([k, { milli, settles }]) => {
+          const [tenantId, period, bucket] = k.split('\0') as [string, string, string];
+          return { tenantId, period, bucket, milli, settles };
+        });
+      }, this.pending.size);
+    const job = this.tail ? this.tail.then(write, write) : write();
     this.flushing = job;
-    job.catch((err) => {
-      if (this.flushing === job) this.flushing = null;
-      if (batch) this.requeue(batch);
-      this.log.error({ err }, 'could not persist metered CU; retrying in 1 s');
-      setTimeout(() => {
-        if (this.pending.size > 0) this.flush().catch(() => undefined);
-      }, 1000).unref();
-    });
+    this.tail = job;
+    job.then(
+      () => {
+        if (this.tail === job) this.tail = null;
+      },
+      (err: unknown) => {
+        if (this.tail === job) this.tail = null;
+        if (this.flushing === job) this.flushing = null;
+        if (batch) this.requeue(batch);
+        this.log.error({ err }, 'could not persist metered CU; retrying in 1 s');
+        setTimeout(() => {
+          if (this.pending.size > 0) this.flush().catch(() => undefined);
+        }, 1000).unref();
+      },
+    );
     return job;
   }
 
