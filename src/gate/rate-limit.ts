@@ -13,7 +13,7 @@
 // advance the count, so it takes nothing from the window. Remaining and Reset come from the oldest
 // live slot, tracked with a pointer that only moves forward (amortised O(1) store calls per request).
 // The store is any one-point rate-limiter-flexible limiter: RateLimiterMemory here. Nodes that share
-// limits use src/store/redis/rate-windows.ts instead (the same rule in one Lua script per request).
+// limits use src/store/redis/rate-windows.ts instead (the same rule in a Lua script, a batch of requests per call).
 //
 // LogWindow: RateLimiterMemory keeps a record and a timer per key (about 450 bytes per admission in
 // the window), fine for the plans (at most 1000 per tenant) but not for a custom enterprise limit of
