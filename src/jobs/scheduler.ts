@@ -148,8 +148,6 @@ export class JobScheduler {
   private readonly jobs = new Map<string, Job>();
   /** Tenant -> the turn number of its last slot (round robin among equals). */
   private readonly lastTurn = new Map<string, number>();
-  /** Tenant -> submissions between the cap check and the queue. */
-  private readonly submitting = new Map<string, number>();
   private turns = 0;
   private readonly now: () => number;
   private readonly quantumS: number;
@@ -241,22 +239,9 @@ export class JobScheduler {
   async submit(input: SubmitInput): Promise<JobRow> {
     if (this.stopping) throw new ProblemError(503, 'service_unavailable', 'the server is shutting down; submit the job again shortly');
     const { tenantId } = input;
-    // Counted on every node (the store), with this node's submissions still being written.
-    this.submitting.set(tenantId, (this.submitting.get(tenantId) ?? 0) + 1);
-    let row: JobRow;
-    try {
-      const queued = (await this.opts.store.countQueued(tenantId)) + (this.submitting.get(tenantId) ?? 1) - 1;
-      if (queued >= this.queuedPerTenant) {
-        throw new ProblemError(
-          429,
-          'too_many_jobs',
-          `tenant ${tenantId} already has ${queued} queued simulation jobs, the most it may hold (running jobs not counted); submit again when one has started`,
-          { queued, limit: this.queuedPerTenant },
-          { 'Retry-After': String(this.quantumS) },
-        );
-      }
-      const steps = input.params.steps;
-      row = await this.opts.store.insert({
+    const steps = input.params.steps;
+    const queued = await this.opts.store.insert(
+      {
         jobId: newJobId(),
         tenantId,
         solver: input.solver,
@@ -265,12 +250,19 @@ export class JobScheduler {
         params: input.params,
         stepsTotal: typeof steps === 'number' ? steps : 0,
         createdAt: this.now(),
-      });
-    } finally {
-      const n = (this.submitting.get(tenantId) ?? 1) - 1;
-      if (n > 0) this.submitting.set(tenantId, n);
-      else this.submitting.delete(tenantId);
+      },
+      this.queuedPerTenant,
+    );
+    if (queued.outcome === 'full') {
+      throw new ProblemError(
+        429,
+        'too_many_jobs',
+        `tenant ${tenantId} already has ${queued.queued} queued simulation jobs, the most it may hold (running jobs not counted); submit again when one has started`,
+        { queued: queued.queued, limit: this.queuedPerTenant },
+        { 'Retry-After': String(this.quantumS) },
+      );
     }
+    const { row } = queued;
     this.opts.log.info({ job_id: row.job_id, tenant_id: row.tenant_id, solver: row.solver }, 'simulation job queued');
     this.pump();
     this.opts.announce?.();

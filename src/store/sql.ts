@@ -1,6 +1,6 @@
 // SQL expressions both engines share (standard SQL over the same columns), written once.
 import { DTYPES, ITEM_SIZE } from '../engine/types.js';
-import type { CompletedAt, FailedAt, Hold, Progress } from './jobs.js';
+import type { CompletedAt, FailedAt, Hold, NewJob, Progress } from './jobs.js';
 
 /** The bytes an entry stores, over a row of `entries` (the same rule as entries/storage-quota.ts storedBytesOf). */
 export const STORED_BYTES_SQL = "(CASE WHEN blob_kind = 'cores' THEN stored_core_bytes ELSE original_bytes END)";
@@ -34,6 +34,10 @@ const failedSet = (i: number) =>
 
 export const JOB_SQL = {
   held: `SELECT job_id, lease_owner, attempts FROM sim_jobs WHERE lease_owner IS NOT NULL AND status IN ('queued', 'running')`,
+  /** $1.. newJobValues's. */
+  insert: `INSERT INTO sim_jobs (job_id, tenant_id, solver, namespace, output_key_prefix, params, status, steps_total, created_at)
+    VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8) RETURNING *`,
+  /** $1 tenant: its queued jobs, paused ones included (the cap JobStore.insert keeps). */
   countQueued: `SELECT CAST(count(*) AS INTEGER) AS n FROM sim_jobs WHERE tenant_id = $1 AND status = 'queued'`,
   /** $1 owner, $2 now, $3 limit. */
   candidates: `SELECT j.*, CAST((SELECT count(*) FROM sim_jobs r WHERE r.tenant_id = j.tenant_id AND r.status = 'running'
@@ -92,6 +96,18 @@ export const holdOf = (r: { job_id: string; lease_owner: string; attempts: numbe
  */
 export const RELEASE_UNLEASED_SQL = `UPDATE sim_jobs SET status = 'queued', started_at = NULL, steps_completed = 0, elapsed_s = 0
   WHERE lease_owner IS NULL AND (status = 'running' OR (status = 'queued' AND started_at IS NOT NULL))`;
+
+/** JOB_SQL.insert's values. */
+export const newJobValues = (job: NewJob): Array<string | number> => [
+  job.jobId,
+  job.tenantId,
+  job.solver,
+  job.namespace,
+  job.outputKeyPrefix,
+  JSON.stringify(job.params),
+  job.stepsTotal,
+  job.createdAt,
+];
 
 /** A progress's values in the order of the statements' placeholders. */
 export const progressValues = (p: Progress): number[] => [p.steps_completed, p.steps_total, p.elapsed_s];
