@@ -113,6 +113,31 @@ describe('simulation: one job queue shared by several nodes (no HTTP)', () => {
     expect(await rig.store.get('ta', a2.job_id)).to.include({ status: 'queued' });
   });
 
+  it('two nodes give tenants tied on jobs running turns in rotation, whoever submitted first: none waits behind the others', async () => {
+    rig = await openScheduler(dir, { worker: false, timings: FAST });
+    // A's jobs are all older than B's, B's than C's: the oldest job alone would never give C a turn.
+    const tenants = ['ta', 'tb', 'tc'];
+    for (const [seed, tenantId] of tenants.entries())
+      for (const _ of [1, 2, 3]) await rig.scheduler.submit(job({ tenantId, params: { n_bits: 9, seed } }));
+    const x = new FakeRunner();
+    const y = new FakeRunner();
+    await secondNode(x);
+    await x.started(1);
+    await secondNode(y);
+    await y.started(1);
+    // Each node runs one job at a time; the oldest run ends, and its node takes the next turn.
+    const started = [x.runs[0]!, y.runs[0]!];
+    for (let i = 0; i < 4; i++) {
+      const ending = started[i]!;
+      const runner = x.runs.includes(ending) ? x : y;
+      const n = runner.runs.length;
+      ending.finish({ fields: [smoothField('u', 64)], stats: {} });
+      await runner.started(n + 1);
+      started.push(runner.runs[n]!);
+    }
+    expect(started.map((r) => tenants[r.params.seed as number])).to.deep.equal(['ta', 'tb', 'tc', 'ta', 'tb', 'tc']);
+  });
+
   it('a heartbeat that finds its job taken over stops the run', async () => {
     rig = await openScheduler(dir, { timings: FAST });
     const { job_id: id } = await rig.scheduler.submit(job());
