@@ -7,8 +7,9 @@
 //   solver thread stops at its next poll with its state in memory, the job goes back to `queued`
 //   with its progress kept, and resumes where it stopped in its tenant's next turn;
 // - each job has a run-time budget (params.max_seconds) and is charged CU for each started period of
-//   run time, before that period runs; past the budget it fails with time_limit, without the CU with
-//   quota_exceeded;
+//   run time, before that period runs (a run of a job an earlier run left, by a shutdown or a dead
+//   node, starts with the periods that run paid); past the budget it fails with time_limit, without
+//   the CU with quota_exceeded;
 // - cancel (the tenant's, or a deactivation's) fails a queued job at once and stops a started one at
 //   the solver's next poll. Jobs stopped this way (cancel, budget, quota) keep the snapshots they
 //   stored; any other failure stores nothing.
@@ -108,7 +109,7 @@ interface Job {
   sliceStart: number;
   /** The current slice has run its quantum. */
   quantumUsed: boolean;
-  /** Run-time periods charged so far. */
+  /** Run-time periods paid for so far, by this run and the earlier runs of the job (its row's charged_periods). */
   charged: number;
   maxSeconds: number;
   done: number;
@@ -394,7 +395,7 @@ export class JobScheduler {
       runBefore: 0,
       sliceStart: 0,
       quantumUsed: false,
-      charged: 0,
+      charged: row.charged_periods,
       maxSeconds: maxSecondsOf(params),
       done: 0,
       total: row.steps_total,
@@ -700,9 +701,19 @@ export class JobScheduler {
   private async chargePeriod(job: Job): Promise<boolean> {
     const charger = this.opts.charger;
     if (!charger) return true;
-    job.charged++;
+    const periods = ++job.charged;
+    const paying = charger.charge(job.row.tenant_id);
+    // Recorded among the job's writes, which its end (a release by a shutdown included) waits for.
+    job.writes = job.writes
+      .then(() =>
+        paying.then(
+          () => this.opts.store.markCharged(job.row.job_id, job.hold, periods),
+          () => undefined, // refused: nothing paid (handled below)
+        ),
+      )
+      .catch((err) => this.opts.log.error({ err, job_id: job.row.job_id }, 'could not record the run time a job paid for'));
     try {
-      await charger.charge(job.row.tenant_id);
+      await paying;
       return true;
     } catch (err) {
       const problem =
@@ -780,8 +791,9 @@ export class JobScheduler {
         throw cancelledProblem(`tenant ${row.tenant_id} was deactivated before the job ran`);
       }
       if (!this.opts.runner.solvers().includes(row.solver)) throw solverUnavailable(row.solver, this.opts.runner.solvers());
-      // The first period of run time is paid before the solver starts (a failed charge stops the job).
-      if (job.stop === null) await this.chargePeriod(job);
+      // The first period of run time is paid before the solver starts (a failed charge stops the job),
+      // unless an earlier run of the job paid for it (it was released by a shutdown, or its node died).
+      if (job.stop === null && job.charged === 0) await this.chargePeriod(job);
       const stop = stopOf(job); // read again: it may have been set while the charge was written
       if (stop === 'shutdown' || stop === 'lost') throw new ShuttingDown();
       if (stop !== null) throw stop;

@@ -31,6 +31,8 @@ export interface JobRow {
   lease_expires_at: number | null;
   /** Why another node asked the holder to stop the job (JobStore.requestCancel). */
   cancel_requested: string | null;
+  /** Run-time periods its runs paid for (JobStore.markCharged): a later run charges only past them. */
+  charged_periods: number;
 }
 
 export interface Progress {
@@ -156,6 +158,11 @@ export interface JobStore {
    * their progress; returns the ids renewed (a job taken over, or ended, is not among them).
    */
   renew(lease: Lease, held: HeldJob[]): Promise<string[]>;
+  /**
+   * The run-time periods the job's runs have paid for, when the run holding it paid for its `periods`-th
+   * (never lowered): a run after it (a shutdown released the job, or its node died) starts paid up to there.
+   */
+  markCharged(jobId: string, hold: Hold, periods: number): Promise<void>;
   /** running -> queued, time-sliced: its progress (and started_at) kept, still held. */
   markPaused(jobId: string, hold: Hold, progress: Progress): Promise<void>;
   /** queued -> running, a paused job's next turn on its node. */

@@ -60,6 +60,9 @@ export const JOB_SQL = {
     WHERE job_id = $1 AND ${HELD('$2', '$3')} AND status = 'running'`,
   paused: `UPDATE sim_jobs SET status = 'queued', steps_completed = $4, steps_total = $5, elapsed_s = $6
     WHERE job_id = $1 AND ${HELD('$2', '$3')} AND status = 'running'`,
+  /** $1 job, $2 owner, $3 attempt, $4 periods paid. */
+  charged: `UPDATE sim_jobs SET charged_periods = CASE WHEN charged_periods < $4 THEN $4 ELSE charged_periods END
+    WHERE job_id = $1 AND ${HELD('$2', '$3')} AND status IN ('queued', 'running')`,
   resumed: `UPDATE sim_jobs SET status = 'running' WHERE job_id = $1 AND ${HELD('$2', '$3')} AND status = 'queued'`,
   /** $1 job, $2 owner, $3 attempt, $4 finished_at, progress, outputs, stats. */
   completed: `UPDATE sim_jobs SET status = 'completed', finished_at = $4, steps_completed = $5, steps_total = $6, elapsed_s = $7,
@@ -108,6 +111,12 @@ export const newJobValues = (job: NewJob): Array<string | number> => [
   job.stepsTotal,
   job.createdAt,
 ];
+
+/**
+ * The run-time periods a job's runs paid for (JobStore.markCharged), so that a job released by a
+ * shutdown or taken over from a dead node is not charged again for the run time its tenant paid.
+ */
+export const CHARGED_PERIODS_SQL = 'ALTER TABLE sim_jobs ADD COLUMN charged_periods INTEGER NOT NULL DEFAULT 0';
 
 /** A progress's values in the order of the statements' placeholders. */
 export const progressValues = (p: Progress): number[] => [p.steps_completed, p.steps_total, p.elapsed_s];

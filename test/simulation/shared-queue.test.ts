@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { JobScheduler, type SubmitInput } from '../../src/jobs/scheduler.js';
+import { JobScheduler, type JobCharger, type SubmitInput } from '../../src/jobs/scheduler.js';
 import type { LeaseTimings } from '../../src/jobs/lease.js';
 import { FakeRunner, smoothField } from './fake-runner.js';
 import { countBlobs, openScheduler, silent, until, type SchedulerRig } from './scheduler-rig.js';
@@ -95,6 +95,49 @@ describe('simulation: one job queue shared by several nodes (no HTTP)', () => {
     runner.runs[0]!.finish({ fields: [smoothField('u', 64)], stats: {} });
     await until('the job to complete', async () => (await row(id))?.status === 'completed');
     expect(JSON.parse((await row(id))!.outputs!)).to.deep.equal(['run/u']);
+    expect(runner.runs).to.have.length(1);
+  });
+
+  it('a job released by a graceful stop is taken by another node at once and run again from the start, completed once, its paid run time not charged again', async () => {
+    const charges: string[] = [];
+    const charger: JobCharger = {
+      periodS: 0.25,
+      async charge(t) {
+        charges.push(t);
+      },
+    };
+    const timings = { ...FAST, leaseS: 30 }; // no lease runs out here: the release alone hands the job over
+    const options = { charger, quantumS: 60, timings };
+    rig = await openScheduler(dir, options);
+    const { job_id: id } = await rig.scheduler.submit(job());
+    await rig.runner.started(1);
+    rig.runner.runs[0]!.progress(3, 10);
+    await until('three periods paid', () => charges.length >= 3);
+    const runner = new FakeRunner();
+    const other = new JobScheduler({ store: rig.store, outputs: rig.entries, runner, concurrency: 1, log: silent, ...options });
+    others.push(other);
+    await other.start();
+    await rig.scheduler.stop(); // what SIGTERM does
+    const paid = charges.length;
+    expect(rig.runner.runs[0]!.cancelled).to.equal(true);
+    await runner.started(1, 2000);
+    const started = Date.now();
+    expect(await row(id)).to.include({
+      status: 'running',
+      attempts: 2,
+      steps_completed: 0,
+      lease_owner: other.owner,
+      charged_periods: paid,
+    });
+    // the new run's first periods were paid by the first run
+    await until('the new run to pass the run time paid', () => charges.length > paid);
+    expect(Date.now() - started).to.be.at.least(paid * 250 - 50);
+    runner.runs[0]!.finish({ fields: [smoothField('u', 64)], stats: {} });
+    await until('the job to complete', async () => (await row(id))?.status === 'completed');
+    const done = (await row(id))!;
+    expect(JSON.parse(done.outputs!)).to.deep.equal(['run/u']);
+    expect(charges).to.have.length(Math.floor(done.elapsed_s / 0.25) + 1); // the bill of one run as long as the longer one
+    expect(rig.runner.runs).to.have.length(1);
     expect(runner.runs).to.have.length(1);
   });
 

@@ -568,6 +568,19 @@ for (const engine of ENGINES) {
         expect(await s.jobs.get('t1', 'j1')).to.include({ status: 'running', lease_owner: 'B', attempts: 2 });
       });
 
+      it('keeps the run-time periods a job paid for across its runs: written by its holder only, never lowered', async () => {
+        await queue(job('j1'));
+        await s.jobs.claim({ owner: 'A', now: 1_700_000_001, leaseS: 30 }, 'j1');
+        const hold = { owner: 'A', attempt: 1 };
+        await s.jobs.markCharged('j1', hold, 3);
+        await s.jobs.markCharged('j1', hold, 2); // a late write of an earlier period
+        await nodes[1]!.jobs.markCharged('j1', { owner: 'B', attempt: 1 }, 9); // not the holder
+        expect(await s.jobs.get('t1', 'j1')).to.include({ charged_periods: 3 });
+        await s.jobs.requeue('j1', hold);
+        const again = await nodes[1]!.jobs.claim({ owner: 'B', now: 1_700_000_002, leaseS: 30 });
+        expect(again).to.include({ attempts: 2, steps_completed: 0, charged_periods: 3 });
+      });
+
       it('completes a job in the transaction that stores its outputs, and fails one with a problem', async () => {
         await queue(job('j1'));
         await queue(job('j2'));

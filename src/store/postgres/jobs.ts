@@ -75,6 +75,10 @@ export class PgJobStore implements JobStore {
     await this.db.run(JOB_SQL.paused, [jobId, hold.owner, hold.attempt, ...progressValues(progress)]);
   }
 
+  async markCharged(jobId: string, hold: Hold, periods: number): Promise<void> {
+    await this.db.run(JOB_SQL.charged, [jobId, hold.owner, hold.attempt, periods]);
+  }
+
   async markResumed(jobId: string, hold: Hold): Promise<void> {
     await this.db.run(JOB_SQL.resumed, [jobId, hold.owner, hold.attempt]);
   }

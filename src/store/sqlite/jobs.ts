@@ -82,6 +82,10 @@ export class SqliteJobStore implements JobStore {
     await this.db.write((tx) => tx.run(q(JOB_SQL.paused), [jobId, hold.owner, hold.attempt, ...progressValues(progress)]));
   }
 
+  async markCharged(jobId: string, hold: Hold, periods: number): Promise<void> {
+    await this.db.write((tx) => tx.run(q(JOB_SQL.charged), [jobId, hold.owner, hold.attempt, periods]));
+  }
+
   async markResumed(jobId: string, hold: Hold): Promise<void> {
     await this.db.write((tx) => tx.run(q(JOB_SQL.resumed), [jobId, hold.owner, hold.attempt]));
   }
