@@ -6,10 +6,10 @@ import { expect } from 'chai';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { JobScheduler, type JobCharger, type SubmitInput } from '../../src/jobs/scheduler.js';
+import { JobScheduler, type SubmitInput } from '../../src/jobs/scheduler.js';
 import type { LeaseTimings } from '../../src/jobs/lease.js';
 import { FakeRunner, smoothField } from './fake-runner.js';
-import { countBlobs, openScheduler, silent, until, type SchedulerRig } from './scheduler-rig.js';
+import { countBlobs, openScheduler, recordingCharger, silent, until, type SchedulerRig } from './scheduler-rig.js';
 
 const TENANT = 't-shared';
 /** Short leases so that a test sees one run out. */
@@ -99,13 +99,8 @@ describe('simulation: one job queue shared by several nodes (no HTTP)', () => {
   });
 
   it('a job released by a graceful stop is taken by another node at once and run again from the start, completed once, its paid run time not charged again', async () => {
-    const charges: string[] = [];
-    const charger: JobCharger = {
-      periodS: 0.25,
-      async charge(t) {
-        charges.push(t);
-      },
-    };
+    const charger = recordingCharger(0.25);
+    const { charges } = charger;
     const timings = { ...FAST, leaseS: 30 }; // no lease runs out here: the release alone hands the job over
     const options = { charger, quantumS: 60, timings };
     rig = await openScheduler(dir, options);

@@ -12,7 +12,7 @@ import type { EntryService } from '../../src/entries/service.js';
 import type { JobCharger, SubmitInput } from '../../src/jobs/scheduler.js';
 import type { JobView } from '../../src/jobs/job.js';
 import { smoothField, type FakeRun } from './fake-runner.js';
-import { countBlobs, openScheduler, until, type RigOptions, type SchedulerRig } from './scheduler-rig.js';
+import { countBlobs, openScheduler, recordingCharger, until, type RigOptions, type SchedulerRig } from './scheduler-rig.js';
 
 const A = 't-a';
 const B = 't-b';
@@ -238,13 +238,8 @@ describe('simulation: turns across tenants, cancel, budgets and charges (no HTTP
   });
 
   it('charges a period of run time before the solver starts, one per started period as it runs, and the bill is settled by its end', async () => {
-    const charges: string[] = [];
-    const charger: JobCharger = {
-      periodS: 0.25,
-      async charge(t) {
-        charges.push(t);
-      },
-    };
+    const charger = recordingCharger(0.25);
+    const { charges } = charger;
     await open({ charger, quantumS: 60 });
     const id = await submit(A);
     const a = await run(0);
@@ -259,13 +254,8 @@ describe('simulation: turns across tenants, cancel, budgets and charges (no HTTP
   });
 
   it('a job refused before its solver starts (deactivated tenant, missing solver) is charged no run time', async () => {
-    const charges: string[] = [];
-    const charger: JobCharger = {
-      periodS: 0.1,
-      async charge(t) {
-        charges.push(t);
-      },
-    };
+    const charger = recordingCharger(0.1);
+    const { charges } = charger;
     await open({ charger, tenantActive: (t) => t !== B });
     const gone = await submit(B);
     expect((await settled(B, gone)).error).to.include({ code: 'cancelled' });
