@@ -118,6 +118,12 @@ export const newJobValues = (job: NewJob): Array<string | number> => [
  */
 export const CHARGED_PERIODS_SQL = 'ALTER TABLE sim_jobs ADD COLUMN charged_periods INTEGER NOT NULL DEFAULT 0';
 
+/**
+ * The queued jobs of a tenant found without reading its ended ones: JobStore.insert counts them while
+ * it holds the writer (SQLite) or the tenant's lock (PostgreSQL), whatever the tenant's history.
+ */
+export const QUEUED_INDEX_SQL = "CREATE INDEX sim_jobs_queued ON sim_jobs (tenant_id) WHERE status = 'queued'";
+
 /** A progress's values in the order of the statements' placeholders. */
 export const progressValues = (p: Progress): number[] => [p.steps_completed, p.steps_total, p.elapsed_s];
 

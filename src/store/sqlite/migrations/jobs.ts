@@ -2,7 +2,7 @@
 // the newest-first order of the list endpoint. A job's outputs are entries (src/entries); this table
 // only names them.
 import type { Migration } from '../db.js';
-import { CHARGED_PERIODS_SQL, RELEASE_UNLEASED_SQL } from '../../sql.js';
+import { CHARGED_PERIODS_SQL, QUEUED_INDEX_SQL, RELEASE_UNLEASED_SQL } from '../../sql.js';
 
 export const JOB_MIGRATIONS: Migration[] = [
   {
@@ -52,5 +52,10 @@ export const JOB_MIGRATIONS: Migration[] = [
     component: 'jobs',
     version: 4,
     sql: CHARGED_PERIODS_SQL,
+  },
+  {
+    component: 'jobs',
+    version: 5,
+    sql: QUEUED_INDEX_SQL,
   },
 ];
