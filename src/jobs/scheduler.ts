@@ -689,7 +689,9 @@ export class JobScheduler {
       return;
     }
     const period = this.opts.charger?.periodS;
-    if (period && ran >= job.charged * period) void this.chargePeriod(job);
+    // A run a shutdown releases, or one taken over, is thrown away: the run that takes the job pays from there.
+    const discarded = this.stopping || job.stop === 'shutdown' || job.stop === 'lost';
+    if (period && ran >= job.charged * period && !discarded) void this.chargePeriod(job);
     if (!job.quantumUsed && this.now() >= job.sliceStart + this.quantumS) {
       job.quantumUsed = true;
       this.pump(); // looks at the queue, then preempts for a tenant waiting there

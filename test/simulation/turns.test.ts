@@ -266,6 +266,38 @@ describe('simulation: turns across tenants, cancel, budgets and charges (no HTTP
     expect(rig.runner.runs).to.have.length(0);
   });
 
+  it('a run a shutdown releases is charged no run time after the stop began, and its job keeps the periods it paid', async () => {
+    const charger = recordingCharger(0.05);
+    let stored!: () => void;
+    const storing = new Promise<void>((resolve) => (stored = resolve));
+    let reached = false;
+    const held = async <T>(store: () => Promise<T>) => {
+      reached = true;
+      await storing;
+      return store();
+    };
+    await open({
+      charger,
+      quantumS: 60,
+      outputsOf: (entries: EntryService) => ({
+        prepare: (input) => held(() => entries.prepare(input)),
+        prepareCores: (tenantId, input) => held(() => entries.prepareCores(tenantId, input)),
+        discard: (items) => entries.discard(items),
+        commitPrepared: (tenantId, namespace, items, also) => entries.commitPrepared(tenantId, namespace, items, also),
+      }),
+    });
+    const id = await submit(A);
+    finish(await run(0));
+    await until('its outputs being stored', () => reached); // its run time still counts
+    const stopping = rig.scheduler.stop();
+    const paid = charger.charges.length;
+    await new Promise((r) => setTimeout(r, 300)); // six periods
+    stored();
+    await stopping;
+    expect(charger.charges).to.have.length(paid);
+    expect(await rig.store.get(A, id)).to.include({ status: 'queued', charged_periods: paid });
+  });
+
   it('a job fails with quota_exceeded when a charge finds no room, keeping its snapshots; no charge, no run', async () => {
     let room = 2;
     const charger: JobCharger = {
