@@ -7,8 +7,9 @@
 //   solver thread stops at its next poll with its state in memory, the job goes back to `queued`
 //   with its progress kept, and resumes where it stopped in its tenant's next turn;
 // - each job has a run-time budget (params.max_seconds) and is charged CU for each started period of
-//   run time, before that period runs; past the budget it fails with time_limit, without the CU with
-//   quota_exceeded;
+//   run time, before that period runs (a run of a job an earlier run left, by a shutdown or a dead
+//   node, starts with the periods that run paid); past the budget it fails with time_limit, without
+//   the CU with quota_exceeded;
 // - cancel (the tenant's, or a deactivation's) fails a queued job at once and stops a started one at
 //   the solver's next poll. Jobs stopped this way (cancel, budget, quota) keep the snapshots they
 //   stored; any other failure stores nothing.
@@ -108,7 +109,7 @@ interface Job {
   sliceStart: number;
   /** The current slice has run its quantum. */
   quantumUsed: boolean;
-  /** Run-time periods charged so far. */
+  /** Run-time periods paid for so far, by this run and the earlier runs of the job (its row's charged_periods). */
   charged: number;
   maxSeconds: number;
   done: number;
@@ -148,8 +149,6 @@ export class JobScheduler {
   private readonly jobs = new Map<string, Job>();
   /** Tenant -> the turn number of its last slot (round robin among equals). */
   private readonly lastTurn = new Map<string, number>();
-  /** Tenant -> submissions between the cap check and the queue. */
-  private readonly submitting = new Map<string, number>();
   private turns = 0;
   private readonly now: () => number;
   private readonly quantumS: number;
@@ -241,22 +240,9 @@ export class JobScheduler {
   async submit(input: SubmitInput): Promise<JobRow> {
     if (this.stopping) throw new ProblemError(503, 'service_unavailable', 'the server is shutting down; submit the job again shortly');
     const { tenantId } = input;
-    // Counted on every node (the store), with this node's submissions still being written.
-    this.submitting.set(tenantId, (this.submitting.get(tenantId) ?? 0) + 1);
-    let row: JobRow;
-    try {
-      const queued = (await this.opts.store.countQueued(tenantId)) + (this.submitting.get(tenantId) ?? 1) - 1;
-      if (queued >= this.queuedPerTenant) {
-        throw new ProblemError(
-          429,
-          'too_many_jobs',
-          `tenant ${tenantId} already has ${queued} queued simulation jobs, the most it may hold (running jobs not counted); submit again when one has started`,
-          { queued, limit: this.queuedPerTenant },
-          { 'Retry-After': String(this.quantumS) },
-        );
-      }
-      const steps = input.params.steps;
-      row = await this.opts.store.insert({
+    const steps = input.params.steps;
+    const queued = await this.opts.store.insert(
+      {
         jobId: newJobId(),
         tenantId,
         solver: input.solver,
@@ -265,12 +251,19 @@ export class JobScheduler {
         params: input.params,
         stepsTotal: typeof steps === 'number' ? steps : 0,
         createdAt: this.now(),
-      });
-    } finally {
-      const n = (this.submitting.get(tenantId) ?? 1) - 1;
-      if (n > 0) this.submitting.set(tenantId, n);
-      else this.submitting.delete(tenantId);
+      },
+      this.queuedPerTenant,
+    );
+    if (queued.outcome === 'full') {
+      throw new ProblemError(
+        429,
+        'too_many_jobs',
+        `tenant ${tenantId} already has ${queued.queued} queued simulation jobs, the most it may hold (running jobs not counted); submit again when one has started`,
+        { queued: queued.queued, limit: this.queuedPerTenant },
+        { 'Retry-After': String(this.quantumS) },
+      );
     }
+    const { row } = queued;
     this.opts.log.info({ job_id: row.job_id, tenant_id: row.tenant_id, solver: row.solver }, 'simulation job queued');
     this.pump();
     this.opts.announce?.();
@@ -402,7 +395,7 @@ export class JobScheduler {
       runBefore: 0,
       sliceStart: 0,
       quantumUsed: false,
-      charged: 0,
+      charged: row.charged_periods,
       maxSeconds: maxSecondsOf(params),
       done: 0,
       total: row.steps_total,
@@ -696,7 +689,9 @@ export class JobScheduler {
       return;
     }
     const period = this.opts.charger?.periodS;
-    if (period && ran >= job.charged * period) void this.chargePeriod(job);
+    // A run a shutdown releases, or one taken over, is thrown away: the run that takes the job pays from there.
+    const discarded = this.stopping || job.stop === 'shutdown' || job.stop === 'lost';
+    if (period && ran >= job.charged * period && !discarded) void this.chargePeriod(job);
     if (!job.quantumUsed && this.now() >= job.sliceStart + this.quantumS) {
       job.quantumUsed = true;
       this.pump(); // looks at the queue, then preempts for a tenant waiting there
@@ -708,9 +703,19 @@ export class JobScheduler {
   private async chargePeriod(job: Job): Promise<boolean> {
     const charger = this.opts.charger;
     if (!charger) return true;
-    job.charged++;
+    const periods = ++job.charged;
+    const paying = charger.charge(job.row.tenant_id);
+    // Recorded among the job's writes, which its end (a release by a shutdown included) waits for.
+    job.writes = job.writes
+      .then(() =>
+        paying.then(
+          () => this.opts.store.markCharged(job.row.job_id, job.hold, periods),
+          () => undefined, // refused: nothing paid (handled below)
+        ),
+      )
+      .catch((err) => this.opts.log.error({ err, job_id: job.row.job_id }, 'could not record the run time a job paid for'));
     try {
-      await charger.charge(job.row.tenant_id);
+      await paying;
       return true;
     } catch (err) {
       const problem =
@@ -788,8 +793,9 @@ export class JobScheduler {
         throw cancelledProblem(`tenant ${row.tenant_id} was deactivated before the job ran`);
       }
       if (!this.opts.runner.solvers().includes(row.solver)) throw solverUnavailable(row.solver, this.opts.runner.solvers());
-      // The first period of run time is paid before the solver starts (a failed charge stops the job).
-      if (job.stop === null) await this.chargePeriod(job);
+      // The first period of run time is paid before the solver starts (a failed charge stops the job),
+      // unless an earlier run of the job paid for it (it was released by a shutdown, or its node died).
+      if (job.stop === null && job.charged === 0) await this.chargePeriod(job);
       const stop = stopOf(job); // read again: it may have been set while the charge was written
       if (stop === 'shutdown' || stop === 'lost') throw new ShuttingDown();
       if (stop !== null) throw stop;

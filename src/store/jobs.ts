@@ -31,6 +31,8 @@ export interface JobRow {
   lease_expires_at: number | null;
   /** Why another node asked the holder to stop the job (JobStore.requestCancel). */
   cancel_requested: string | null;
+  /** Run-time periods its runs paid for (JobStore.markCharged): a later run charges only past them. */
+  charged_periods: number;
 }
 
 export interface Progress {
@@ -106,6 +108,9 @@ export interface ClaimCandidate {
   runningElsewhere: number;
 }
 
+/** What JobStore.insert did: queued the job, or refused it because its tenant holds `queued` jobs, its cap. */
+export type Queued = { outcome: 'inserted'; row: JobRow } | { outcome: 'full'; queued: number };
+
 /** A job another node asked its holder to stop (JobStore.requestCancel). */
 export interface CancelRequest {
   jobId: string;
@@ -125,14 +130,16 @@ export class LeaseLost extends Error {
  * the worker role claims from, under leases its heartbeat renews.
  */
 export interface JobStore {
-  /** Insert a queued job; resolves once it is durable (what a 202 promises). */
-  insert(job: NewJob): Promise<JobRow>;
+  /**
+   * Insert a queued job unless its tenant already holds `maxQueued` queued jobs (paused ones included)
+   * on every node: the count and the insert are one step, so concurrent submits from any number of
+   * nodes never take a tenant past its cap. Resolves once the job is durable (what a 202 promises).
+   */
+  insert(job: NewJob, maxQueued: number): Promise<Queued>;
   /** The tenant's job, or undefined (also when it belongs to another tenant). */
   get(tenantId: string, jobId: string): Promise<JobRow | undefined>;
   /** The tenant's jobs, newest first. */
   list(tenantId: string, filter: ListFilter): Promise<JobRow[]>;
-  /** The tenant's queued jobs (paused ones included), on every node. */
-  countQueued(tenantId: string): Promise<number>;
   /** The runs holding a job now (queued or running under a lease), to find those of a dead process at a start. */
   held(): Promise<Array<Hold & { jobId: string }>>;
   /**
@@ -151,6 +158,11 @@ export interface JobStore {
    * their progress; returns the ids renewed (a job taken over, or ended, is not among them).
    */
   renew(lease: Lease, held: HeldJob[]): Promise<string[]>;
+  /**
+   * The run-time periods the job's runs have paid for, when the run holding it paid for its `periods`-th
+   * (never lowered): a run after it (a shutdown released the job, or its node died) starts paid up to there.
+   */
+  markCharged(jobId: string, hold: Hold, periods: number): Promise<void>;
   /** running -> queued, time-sliced: its progress (and started_at) kept, still held. */
   markPaused(jobId: string, hold: Hold, progress: Progress): Promise<void>;
   /** queued -> running, a paused job's next turn on its node. */

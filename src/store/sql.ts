@@ -1,6 +1,6 @@
 // SQL expressions both engines share (standard SQL over the same columns), written once.
 import { DTYPES, ITEM_SIZE } from '../engine/types.js';
-import type { CompletedAt, FailedAt, Hold, Progress } from './jobs.js';
+import type { CompletedAt, FailedAt, Hold, NewJob, Progress } from './jobs.js';
 
 /** The bytes an entry stores, over a row of `entries` (the same rule as entries/storage-quota.ts storedBytesOf). */
 export const STORED_BYTES_SQL = "(CASE WHEN blob_kind = 'cores' THEN stored_core_bytes ELSE original_bytes END)";
@@ -34,6 +34,10 @@ const failedSet = (i: number) =>
 
 export const JOB_SQL = {
   held: `SELECT job_id, lease_owner, attempts FROM sim_jobs WHERE lease_owner IS NOT NULL AND status IN ('queued', 'running')`,
+  /** $1.. newJobValues's. */
+  insert: `INSERT INTO sim_jobs (job_id, tenant_id, solver, namespace, output_key_prefix, params, status, steps_total, created_at)
+    VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8) RETURNING *`,
+  /** $1 tenant: its queued jobs, paused ones included (the cap JobStore.insert keeps). */
   countQueued: `SELECT CAST(count(*) AS INTEGER) AS n FROM sim_jobs WHERE tenant_id = $1 AND status = 'queued'`,
   /** $1 owner, $2 now, $3 limit. */
   candidates: `SELECT j.*, CAST((SELECT count(*) FROM sim_jobs r WHERE r.tenant_id = j.tenant_id AND r.status = 'running'
@@ -56,6 +60,9 @@ export const JOB_SQL = {
     WHERE job_id = $1 AND ${HELD('$2', '$3')} AND status = 'running'`,
   paused: `UPDATE sim_jobs SET status = 'queued', steps_completed = $4, steps_total = $5, elapsed_s = $6
     WHERE job_id = $1 AND ${HELD('$2', '$3')} AND status = 'running'`,
+  /** $1 job, $2 owner, $3 attempt, $4 periods paid. */
+  charged: `UPDATE sim_jobs SET charged_periods = CASE WHEN charged_periods < $4 THEN $4 ELSE charged_periods END
+    WHERE job_id = $1 AND ${HELD('$2', '$3')} AND status IN ('queued', 'running')`,
   resumed: `UPDATE sim_jobs SET status = 'running' WHERE job_id = $1 AND ${HELD('$2', '$3')} AND status = 'queued'`,
   /** $1 job, $2 owner, $3 attempt, $4 finished_at, progress, outputs, stats. */
   completed: `UPDATE sim_jobs SET status = 'completed', finished_at = $4, steps_completed = $5, steps_total = $6, elapsed_s = $7,
@@ -92,6 +99,30 @@ export const holdOf = (r: { job_id: string; lease_owner: string; attempts: numbe
  */
 export const RELEASE_UNLEASED_SQL = `UPDATE sim_jobs SET status = 'queued', started_at = NULL, steps_completed = 0, elapsed_s = 0
   WHERE lease_owner IS NULL AND (status = 'running' OR (status = 'queued' AND started_at IS NOT NULL))`;
+
+/** JOB_SQL.insert's values. */
+export const newJobValues = (job: NewJob): Array<string | number> => [
+  job.jobId,
+  job.tenantId,
+  job.solver,
+  job.namespace,
+  job.outputKeyPrefix,
+  JSON.stringify(job.params),
+  job.stepsTotal,
+  job.createdAt,
+];
+
+/**
+ * The run-time periods a job's runs paid for (JobStore.markCharged), so that a job released by a
+ * shutdown or taken over from a dead node is not charged again for the run time its tenant paid.
+ */
+export const CHARGED_PERIODS_SQL = 'ALTER TABLE sim_jobs ADD COLUMN charged_periods INTEGER NOT NULL DEFAULT 0';
+
+/**
+ * The queued jobs of a tenant found without reading its ended ones: JobStore.insert counts them while
+ * it holds the writer (SQLite) or the tenant's lock (PostgreSQL), whatever the tenant's history.
+ */
+export const QUEUED_INDEX_SQL = "CREATE INDEX sim_jobs_queued ON sim_jobs (tenant_id) WHERE status = 'queued'";
 
 /** A progress's values in the order of the statements' placeholders. */
 export const progressValues = (p: Progress): number[] => [p.steps_completed, p.steps_total, p.elapsed_s];

@@ -8,7 +8,7 @@ import { EntryService } from '../../src/entries/service.js';
 import { ENTRY_MIGRATIONS } from '../../src/store/sqlite/migrations/entries.js';
 import { JOB_MIGRATIONS } from '../../src/store/sqlite/migrations/jobs.js';
 import { SqliteJobStore as JobStore } from '../../src/store/sqlite/jobs.js';
-import { JobScheduler, type JobSchedulerOptions } from '../../src/jobs/scheduler.js';
+import { JobScheduler, type JobCharger, type JobSchedulerOptions } from '../../src/jobs/scheduler.js';
 import type { OutputStore } from '../../src/jobs/outputs.js';
 import { FakeRunner } from './fake-runner.js';
 import { testEntryService } from '../helpers/entries.js';
@@ -58,6 +58,18 @@ export async function openScheduler(dir: string, opts: RigOptions = {}): Promise
       await scheduler.stop();
       entries.stop();
       await db.close();
+    },
+  };
+}
+
+/** A charger of `periodS` periods that records the tenant of each period charged, in `charges`. */
+export function recordingCharger(periodS: number): JobCharger & { charges: string[] } {
+  const charges: string[] = [];
+  return {
+    periodS,
+    charges,
+    async charge(tenantId) {
+      charges.push(tenantId);
     },
   };
 }

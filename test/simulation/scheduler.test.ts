@@ -212,16 +212,19 @@ describe('simulation: job scheduler (no HTTP, hand-driven solver)', () => {
   it('a job left running by a crash (its process gone) is queued again at start', async () => {
     const crashed = await Database.open(path.join(dir, 'ttstore.db'), [...ENTRY_MIGRATIONS, ...JOB_MIGRATIONS]);
     const s = new JobStore(crashed);
-    await s.insert({
-      jobId: 'job_crashed',
-      tenantId: TENANT,
-      solver: 'euler_2d',
-      namespace: 'default',
-      outputKeyPrefix: 'c',
-      params: { n_bits: 9, steps: 3 },
-      stepsTotal: 3,
-      createdAt: 1,
-    });
+    await s.insert(
+      {
+        jobId: 'job_crashed',
+        tenantId: TENANT,
+        solver: 'euler_2d',
+        namespace: 'default',
+        outputKeyPrefix: 'c',
+        params: { n_bits: 9, steps: 3 },
+        stepsTotal: 3,
+        createdAt: 1,
+      },
+      1,
+    );
     // held under a lease that has not run out, by a process of this machine that has ended: a start releases it
     const gone = spawnSync(process.execPath, ['-e', '']).pid;
     const lease = { owner: `${os.hostname()}:${gone}:0`, now: Date.now() / 1000, leaseS: 3600 };

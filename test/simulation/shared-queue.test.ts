@@ -9,7 +9,7 @@ import path from 'node:path';
 import { JobScheduler, type SubmitInput } from '../../src/jobs/scheduler.js';
 import type { LeaseTimings } from '../../src/jobs/lease.js';
 import { FakeRunner, smoothField } from './fake-runner.js';
-import { countBlobs, openScheduler, silent, until, type SchedulerRig } from './scheduler-rig.js';
+import { countBlobs, openScheduler, recordingCharger, silent, until, type SchedulerRig } from './scheduler-rig.js';
 
 const TENANT = 't-shared';
 /** Short leases so that a test sees one run out. */
@@ -98,6 +98,44 @@ describe('simulation: one job queue shared by several nodes (no HTTP)', () => {
     expect(runner.runs).to.have.length(1);
   });
 
+  it('a job released by a graceful stop is taken by another node at once and run again from the start, completed once, its paid run time not charged again', async () => {
+    const charger = recordingCharger(0.25);
+    const { charges } = charger;
+    const timings = { ...FAST, leaseS: 30 }; // no lease runs out here: the release alone hands the job over
+    const options = { charger, quantumS: 60, timings };
+    rig = await openScheduler(dir, options);
+    const { job_id: id } = await rig.scheduler.submit(job());
+    await rig.runner.started(1);
+    rig.runner.runs[0]!.progress(3, 10);
+    await until('three periods paid', () => charges.length >= 3);
+    const runner = new FakeRunner();
+    const other = new JobScheduler({ store: rig.store, outputs: rig.entries, runner, concurrency: 1, log: silent, ...options });
+    others.push(other);
+    await other.start();
+    await rig.scheduler.stop(); // what SIGTERM does
+    const paid = charges.length;
+    expect(rig.runner.runs[0]!.cancelled).to.equal(true);
+    await runner.started(1, 2000);
+    const started = Date.now();
+    expect(await row(id)).to.include({
+      status: 'running',
+      attempts: 2,
+      steps_completed: 0,
+      lease_owner: other.owner,
+      charged_periods: paid,
+    });
+    // the new run's first periods were paid by the first run
+    await until('the new run to pass the run time paid', () => charges.length > paid);
+    expect(Date.now() - started).to.be.at.least(paid * 250 - 50);
+    runner.runs[0]!.finish({ fields: [smoothField('u', 64)], stats: {} });
+    await until('the job to complete', async () => (await row(id))?.status === 'completed');
+    const done = (await row(id))!;
+    expect(JSON.parse(done.outputs!)).to.deep.equal(['run/u']);
+    expect(charges).to.have.length(Math.floor(done.elapsed_s / 0.25) + 1); // the bill of one run as long as the longer one
+    expect(rig.runner.runs).to.have.length(1);
+    expect(runner.runs).to.have.length(1);
+  });
+
   it('a free node takes the job of a tenant with nothing running before a second job of a tenant running one on another node', async () => {
     rig = await openScheduler(dir, { worker: false, timings: FAST });
     const x = new FakeRunner();
@@ -111,6 +149,31 @@ describe('simulation: one job queue shared by several nodes (no HTTP)', () => {
     await y.started(1);
     expect(await rig.store.get('tb', b1.job_id)).to.include({ status: 'running', lease_owner: nodeY.owner });
     expect(await rig.store.get('ta', a2.job_id)).to.include({ status: 'queued' });
+  });
+
+  it('two nodes give tenants tied on jobs running turns in rotation, whoever submitted first: none waits behind the others', async () => {
+    rig = await openScheduler(dir, { worker: false, timings: FAST });
+    // A's jobs are all older than B's, B's than C's: the oldest job alone would never give C a turn.
+    const tenants = ['ta', 'tb', 'tc'];
+    for (const [seed, tenantId] of tenants.entries())
+      for (const _ of [1, 2, 3]) await rig.scheduler.submit(job({ tenantId, params: { n_bits: 9, seed } }));
+    const x = new FakeRunner();
+    const y = new FakeRunner();
+    await secondNode(x);
+    await x.started(1);
+    await secondNode(y);
+    await y.started(1);
+    // Each node runs one job at a time; the oldest run ends, and its node takes the next turn.
+    const started = [x.runs[0]!, y.runs[0]!];
+    for (let i = 0; i < 4; i++) {
+      const ending = started[i]!;
+      const runner = x.runs.includes(ending) ? x : y;
+      const n = runner.runs.length;
+      ending.finish({ fields: [smoothField('u', 64)], stats: {} });
+      await runner.started(n + 1);
+      started.push(runner.runs[n]!);
+    }
+    expect(started.map((r) => tenants[r.params.seed as number])).to.deep.equal(['ta', 'tb', 'tc', 'ta', 'tb', 'tc']);
   });
 
   it('a heartbeat that finds its job taken over stops the run', async () => {

@@ -12,7 +12,7 @@ import type { EntryService } from '../../src/entries/service.js';
 import type { JobCharger, SubmitInput } from '../../src/jobs/scheduler.js';
 import type { JobView } from '../../src/jobs/job.js';
 import { smoothField, type FakeRun } from './fake-runner.js';
-import { countBlobs, openScheduler, until, type RigOptions, type SchedulerRig } from './scheduler-rig.js';
+import { countBlobs, openScheduler, recordingCharger, until, type RigOptions, type SchedulerRig } from './scheduler-rig.js';
 
 const A = 't-a';
 const B = 't-b';
@@ -238,13 +238,8 @@ describe('simulation: turns across tenants, cancel, budgets and charges (no HTTP
   });
 
   it('charges a period of run time before the solver starts, one per started period as it runs, and the bill is settled by its end', async () => {
-    const charges: string[] = [];
-    const charger: JobCharger = {
-      periodS: 0.25,
-      async charge(t) {
-        charges.push(t);
-      },
-    };
+    const charger = recordingCharger(0.25);
+    const { charges } = charger;
     await open({ charger, quantumS: 60 });
     const id = await submit(A);
     const a = await run(0);
@@ -259,13 +254,8 @@ describe('simulation: turns across tenants, cancel, budgets and charges (no HTTP
   });
 
   it('a job refused before its solver starts (deactivated tenant, missing solver) is charged no run time', async () => {
-    const charges: string[] = [];
-    const charger: JobCharger = {
-      periodS: 0.1,
-      async charge(t) {
-        charges.push(t);
-      },
-    };
+    const charger = recordingCharger(0.1);
+    const { charges } = charger;
     await open({ charger, tenantActive: (t) => t !== B });
     const gone = await submit(B);
     expect((await settled(B, gone)).error).to.include({ code: 'cancelled' });
@@ -274,6 +264,38 @@ describe('simulation: turns across tenants, cancel, budgets and charges (no HTTP
     await new Promise((r) => setTimeout(r, 300));
     expect(charges).to.deep.equal([]);
     expect(rig.runner.runs).to.have.length(0);
+  });
+
+  it('a run a shutdown releases is charged no run time after the stop began, and its job keeps the periods it paid', async () => {
+    const charger = recordingCharger(0.05);
+    let stored!: () => void;
+    const storing = new Promise<void>((resolve) => (stored = resolve));
+    let reached = false;
+    const held = async <T>(store: () => Promise<T>) => {
+      reached = true;
+      await storing;
+      return store();
+    };
+    await open({
+      charger,
+      quantumS: 60,
+      outputsOf: (entries: EntryService) => ({
+        prepare: (input) => held(() => entries.prepare(input)),
+        prepareCores: (tenantId, input) => held(() => entries.prepareCores(tenantId, input)),
+        discard: (items) => entries.discard(items),
+        commitPrepared: (tenantId, namespace, items, also) => entries.commitPrepared(tenantId, namespace, items, also),
+      }),
+    });
+    const id = await submit(A);
+    finish(await run(0));
+    await until('its outputs being stored', () => reached); // its run time still counts
+    const stopping = rig.scheduler.stop();
+    const paid = charger.charges.length;
+    await new Promise((r) => setTimeout(r, 300)); // six periods
+    stored();
+    await stopping;
+    expect(charger.charges).to.have.length(paid);
+    expect(await rig.store.get(A, id)).to.include({ status: 'queued', charged_periods: paid });
   });
 
   it('a job fails with quota_exceeded when a charge finds no room, keeping its snapshots; no charge, no run', async () => {

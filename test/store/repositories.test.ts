@@ -2,7 +2,7 @@
 // SQLite and, when TTSTORE_TEST_DATABASE_URL is set, PostgreSQL (shown as pending otherwise). "Nodes"
 // here are separate store instances over the same database, each with its own connections, as
 // several processes would have.
-import { LeaseLost } from '../../src/store/jobs.js';
+import { LeaseLost, type NewJob } from '../../src/store/jobs.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -460,11 +460,17 @@ for (const engine of ENGINES) {
         createdAt: 1_700_000_000,
       });
       const progress = { steps_completed: 4, steps_total: 10, elapsed_s: 1.5 };
+      /** Queue `j` on `node` under a cap these cases never reach. */
+      const queue = async (j: NewJob, node = s) => {
+        const queued = await node.jobs.insert(j, 100);
+        if (queued.outcome !== 'inserted') throw new Error(`${j.jobId} refused: ${queued.queued} queued`);
+        return queued.row;
+      };
 
       it('keeps a job per tenant, lists newest first, and lets one node of several start it', async () => {
-        expect(await s.jobs.insert(job('j1'))).to.include({ job_id: 'j1', status: 'queued', attempts: 0 });
-        await s.jobs.insert(job('j2'));
-        await s.jobs.insert(job('j3', 't2'));
+        expect(await queue(job('j1'))).to.include({ job_id: 'j1', status: 'queued', attempts: 0 });
+        await queue(job('j2'));
+        await queue(job('j3', 't2'));
         expect(await s.jobs.get('t2', 'j1')).to.equal(undefined);
         expect((await nodes[2]!.jobs.list('t1', { limit: 10 })).map((j) => j.job_id)).to.deep.equal(['j2', 'j1']);
         const started = await Promise.all(nodes.map((n, i) => n.jobs.claim({ owner: `node${i}`, now: 1_700_000_001, leaseS: 30 }, 'j1')));
@@ -474,7 +480,7 @@ for (const engine of ENGINES) {
         expect((await s.jobs.list('t1', { limit: 10, status: 'running' })).map((j) => j.job_id)).to.deep.equal(['j1']);
         await s.jobs.markPaused('j1', hold, progress);
         expect(await nodes[1]!.jobs.get('t1', 'j1')).to.include({ status: 'queued', steps_completed: 4, started_at: 1_700_000_001 });
-        expect(await s.jobs.countQueued('t1')).to.equal(2);
+        expect(await s.jobs.insert(job('j9'), 2)).to.deep.equal({ outcome: 'full', queued: 2 }); // a paused job counts
         await s.jobs.markResumed('j1', hold);
         await s.jobs.requeue('j1', { ...hold, attempt: 2 }); // not this run's hold: nothing changes
         expect(await s.jobs.get('t1', 'j1')).to.include({ status: 'running', lease_owner: hold.owner });
@@ -483,9 +489,23 @@ for (const engine of ENGINES) {
         expect(await s.jobs.purgeTenant('t1')).to.equal(2);
       });
 
+      it("queues a tenant's concurrent submits from every node up to its cap exactly, and refuses the rest with the count", async () => {
+        const cap = 5;
+        const outcomes = await Promise.all(nodes.flatMap((n, i) => range(8).map((k) => n.jobs.insert(job(`n${i}-${k}`), cap))));
+        const inserted = outcomes.filter((o) => o.outcome === 'inserted');
+        expect(inserted).to.have.length(cap);
+        expect(outcomes.filter((o) => o.outcome === 'full')).to.deep.equal(Array(3 * 8 - cap).fill({ outcome: 'full', queued: cap }));
+        expect(await s.jobs.list('t1', { limit: 100 })).to.have.length(cap);
+        expect(await nodes[1]!.jobs.insert(job('other', 't2'), cap)).to.include({ outcome: 'inserted' }); // another tenant's own cap
+        // a job that starts leaves the queue: its place is free again
+        expect(await s.jobs.claim({ owner: 'A', now: 1_700_000_001, leaseS: 30 })).to.include({ tenant_id: 't1' });
+        expect(await nodes[2]!.jobs.insert(job('after'), cap)).to.include({ outcome: 'inserted' });
+        expect(await nodes[2]!.jobs.insert(job('over'), cap)).to.deep.equal({ outcome: 'full', queued: cap });
+      });
+
       it('offers per tenant its oldest claimable job, the tenants with the fewest jobs running elsewhere first', async () => {
-        for (const id of ['a1', 'a2', 'a3']) await s.jobs.insert(job(id, 'ta'));
-        await s.jobs.insert(job('b1', 'tb'));
+        for (const id of ['a1', 'a2', 'a3']) await queue(job(id, 'ta'));
+        await queue(job('b1', 'tb'));
         const lease = { owner: 'A', now: 1_700_000_001, leaseS: 30 };
         expect(await s.jobs.claim(lease)).to.include({ job_id: 'a1' });
         const seen = async (owner: string) =>
@@ -501,7 +521,7 @@ for (const engine of ENGINES) {
       });
 
       it('hands each job of a shared queue to one claimer of several, oldest first', async () => {
-        for (const i of range(10)) await s.jobs.insert(job(`j${i}`));
+        for (const i of range(10)) await queue(job(`j${i}`));
         const taken = await Promise.all(
           nodes.map(async (n, i) => {
             const mine: string[] = [];
@@ -516,7 +536,7 @@ for (const engine of ENGINES) {
       });
 
       it("gives a job whose holder's lease ran out to another node, from the start, and not before", async () => {
-        await s.jobs.insert(job('j1'));
+        await queue(job('j1'));
         const [a, b] = nodes as [Stores, Stores];
         expect(await a.jobs.claim({ owner: 'A', now: 1_700_000_000, leaseS: 30 })).to.include({ job_id: 'j1', attempts: 1 });
         const heldByA = { jobId: 'j1', owner: 'A', attempt: 1 };
@@ -548,9 +568,22 @@ for (const engine of ENGINES) {
         expect(await s.jobs.get('t1', 'j1')).to.include({ status: 'running', lease_owner: 'B', attempts: 2 });
       });
 
+      it('keeps the run-time periods a job paid for across its runs: written by its holder only, never lowered', async () => {
+        await queue(job('j1'));
+        await s.jobs.claim({ owner: 'A', now: 1_700_000_001, leaseS: 30 }, 'j1');
+        const hold = { owner: 'A', attempt: 1 };
+        await s.jobs.markCharged('j1', hold, 3);
+        await s.jobs.markCharged('j1', hold, 2); // a late write of an earlier period
+        await nodes[1]!.jobs.markCharged('j1', { owner: 'B', attempt: 1 }, 9); // not the holder
+        expect(await s.jobs.get('t1', 'j1')).to.include({ charged_periods: 3 });
+        await s.jobs.requeue('j1', hold);
+        const again = await nodes[1]!.jobs.claim({ owner: 'B', now: 1_700_000_002, leaseS: 30 });
+        expect(again).to.include({ attempts: 2, steps_completed: 0, charged_periods: 3 });
+      });
+
       it('completes a job in the transaction that stores its outputs, and fails one with a problem', async () => {
-        await s.jobs.insert(job('j1'));
-        await s.jobs.insert(job('j2'));
+        await queue(job('j1'));
+        await queue(job('j2'));
         const hold = { owner: 'A', attempt: 1 };
         await s.jobs.claim({ owner: 'A', now: 1_700_000_001, leaseS: 30 }, 'j1');
         await s.entries.insert('t1', 'ns', [entry('runs/j1/0')], now, (tx) =>
@@ -568,7 +601,7 @@ for (const engine of ENGINES) {
       });
 
       it('cancels from any node: a queued job fails at once, a held one is asked of its holder', async () => {
-        for (const id of ['j1', 'j2', 'j3']) await s.jobs.insert(job(id));
+        for (const id of ['j1', 'j2', 'j3']) await queue(job(id));
         await s.jobs.claim({ owner: 'A', now: 1_700_000_001, leaseS: 30 }, 'j1');
         const failedAt = { finishedAt: 1_700_000_002, progress, error: { code: 'cancelled' } };
         expect(await nodes[1]!.jobs.markFailed('j1', failedAt)).to.equal(false); // held by A

@@ -104,6 +104,15 @@ export class PgDatabase {
   }
 }
 
+/**
+ * Take the advisory lock named `name` until `c`'s transaction ends: callers deciding on one tenant's
+ * rows (a count, then an insert) take it first, so nodes decide one at a time. Each later statement
+ * under READ COMMITTED reads a fresh snapshot, with every write committed before the lock was granted.
+ */
+export async function lockFor(c: PgTx, ...name: string[]): Promise<void> {
+  await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [JSON.stringify(name)]);
+}
+
 /** SQLSTATE of a unique violation. */
 export const isUniqueViolation = (err: unknown): boolean => (err as { code?: string })?.code === '23505';
 

@@ -21,7 +21,7 @@ import type {
 import { canonicalJson, filterPairs, type Filters } from '../filters.js';
 import { metadataMatchSql, OPERAND_BYTES_SQL, STORED_BYTES_SQL } from '../sql.js';
 import type { Transaction } from '../transaction.js';
-import { asTransaction, type PgDatabase, type PgTx } from './db.js';
+import { asTransaction, lockFor, type PgDatabase, type PgTx } from './db.js';
 
 /** Numbered parameters ($1, $2, ...) of one statement, in the order they are added. */
 class Params {
@@ -40,7 +40,7 @@ export class PgEntryStore implements EntryStore, EntrySearch {
   async holdStorage(h: StorageHold, now: number): Promise<string | null> {
     return this.db.tx(async (c) => {
       // Holds of one tenant are decided one at a time, across every node.
-      await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [JSON.stringify(['storage', h.tenantId])]);
+      await lockFor(c, 'storage', h.tenantId);
       await c.query('DELETE FROM storage_holds WHERE tenant_id = $1 AND expires_at <= $2', [h.tenantId, now]);
       const res = await c.query<{ id: string }>(
         `INSERT INTO storage_holds (tenant_id, bytes, expires_at)

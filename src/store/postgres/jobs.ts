@@ -14,20 +14,23 @@ import {
   type ListFilter,
   type NewJob,
   type Progress,
+  type Queued,
 } from '../jobs.js';
-import { completedValues, failedValues, holdOf, JOB_SQL, progressValues } from '../sql.js';
+import { completedValues, failedValues, holdOf, JOB_SQL, newJobValues, progressValues } from '../sql.js';
 import type { Transaction } from '../transaction.js';
-import { asPgTx, type PgDatabase } from './db.js';
+import { asPgTx, lockFor, type PgDatabase } from './db.js';
 
 export class PgJobStore implements JobStore {
   constructor(private readonly db: PgDatabase) {}
 
-  async insert(job: NewJob): Promise<JobRow> {
-    return (await this.db.get<JobRow>(
-      `INSERT INTO sim_jobs (job_id, tenant_id, solver, namespace, output_key_prefix, params, status, steps_total, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8) RETURNING *`,
-      [job.jobId, job.tenantId, job.solver, job.namespace, job.outputKeyPrefix, JSON.stringify(job.params), job.stepsTotal, job.createdAt],
-    ))!;
+  /** Under the tenant's lock, so the count of one node's insert includes every insert committed before it. */
+  insert(job: NewJob, maxQueued: number): Promise<Queued> {
+    return this.db.tx(async (c) => {
+      await lockFor(c, 'jobs', job.tenantId);
+      const { n } = (await c.query<{ n: number }>(JOB_SQL.countQueued, [job.tenantId])).rows[0]!;
+      if (n >= maxQueued) return { outcome: 'full', queued: n };
+      return { outcome: 'inserted', row: (await c.query<JobRow>(JOB_SQL.insert, newJobValues(job))).rows[0]! };
+    });
   }
 
   get(tenantId: string, jobId: string): Promise<JobRow | undefined> {
@@ -40,10 +43,6 @@ export class PgJobStore implements JobStore {
     if (filter.namespace !== undefined) where.push(`namespace = $${params.push(filter.namespace)}`);
     if (filter.status !== undefined) where.push(`status = $${params.push(filter.status)}`);
     return this.db.all<JobRow>(`SELECT * FROM sim_jobs WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $2`, params);
-  }
-
-  async countQueued(tenantId: string): Promise<number> {
-    return (await this.db.get<{ n: number }>(JOB_SQL.countQueued, [tenantId]))!.n;
   }
 
   async held(): Promise<Array<Hold & { jobId: string }>> {
@@ -74,6 +73,10 @@ export class PgJobStore implements JobStore {
 
   async markPaused(jobId: string, hold: Hold, progress: Progress): Promise<void> {
     await this.db.run(JOB_SQL.paused, [jobId, hold.owner, hold.attempt, ...progressValues(progress)]);
+  }
+
+  async markCharged(jobId: string, hold: Hold, periods: number): Promise<void> {
+    await this.db.run(JOB_SQL.charged, [jobId, hold.owner, hold.attempt, periods]);
   }
 
   async markResumed(jobId: string, hold: Hold): Promise<void> {

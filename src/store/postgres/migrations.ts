@@ -2,7 +2,7 @@
 // versioned per component the same way. Keys sort in byte order (COLLATE "C"), as list and the key
 // rank of a top-K require. A write is one transaction here, so no table of staged rows is needed.
 import type { Migration } from '../migration.js';
-import { RELEASE_UNLEASED_SQL, STORED_BYTES_SQL } from '../sql.js';
+import { CHARGED_PERIODS_SQL, QUEUED_INDEX_SQL, RELEASE_UNLEASED_SQL, STORED_BYTES_SQL } from '../sql.js';
 
 export const PG_MIGRATIONS: Migration[] = [
   {
@@ -223,5 +223,15 @@ export const PG_MIGRATIONS: Migration[] = [
     version: 2,
     // As SQLite's jobs version 3: a cancel asked on one node for a job another node runs.
     sql: `ALTER TABLE sim_jobs ADD COLUMN cancel_requested TEXT; ${RELEASE_UNLEASED_SQL};`,
+  },
+  {
+    component: 'jobs',
+    version: 3,
+    sql: CHARGED_PERIODS_SQL,
+  },
+  {
+    component: 'jobs',
+    version: 4,
+    sql: QUEUED_INDEX_SQL,
   },
 ];

@@ -15,31 +15,20 @@ import {
   type ListFilter,
   type NewJob,
   type Progress,
+  type Queued,
 } from '../jobs.js';
-import { completedValues, failedValues, holdOf, JOB_SQL, progressValues, sqliteParams } from '../sql.js';
+import { completedValues, failedValues, holdOf, JOB_SQL, newJobValues, progressValues, sqliteParams } from '../sql.js';
 import type { Transaction } from '../transaction.js';
 
 export class SqliteJobStore implements JobStore {
   constructor(private readonly db: Database) {}
 
-  /** Insert a queued job; resolves once it is durable (what a 202 promises). */
-  async insert(job: NewJob): Promise<JobRow> {
+  /** The single writer (BEGIN IMMEDIATE, on every connection to the file) makes the count and the insert one step. */
+  insert(job: NewJob, maxQueued: number): Promise<Queued> {
     return this.db.write(async (tx) => {
-      await tx.run(
-        `INSERT INTO sim_jobs (job_id, tenant_id, solver, namespace, output_key_prefix, params, status, steps_total, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?)`,
-        [
-          job.jobId,
-          job.tenantId,
-          job.solver,
-          job.namespace,
-          job.outputKeyPrefix,
-          JSON.stringify(job.params),
-          job.stepsTotal,
-          job.createdAt,
-        ],
-      );
-      return (await tx.get<JobRow>('SELECT * FROM sim_jobs WHERE job_id = ?', [job.jobId]))!;
+      const { n } = (await tx.get<{ n: number }>(q(JOB_SQL.countQueued), [job.tenantId]))!;
+      if (n >= maxQueued) return { outcome: 'full', queued: n };
+      return { outcome: 'inserted', row: (await tx.get<JobRow>(INSERT, newJobValues(job)))! };
     });
   }
 
@@ -61,10 +50,6 @@ export class SqliteJobStore implements JobStore {
       params.$status = filter.status;
     }
     return this.db.all<JobRow>(`SELECT * FROM sim_jobs WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $limit`, params);
-  }
-
-  async countQueued(tenantId: string): Promise<number> {
-    return (await this.db.get<{ n: number }>(q(JOB_SQL.countQueued), [tenantId]))!.n;
   }
 
   async held(): Promise<Array<Hold & { jobId: string }>> {
@@ -95,6 +80,10 @@ export class SqliteJobStore implements JobStore {
 
   async markPaused(jobId: string, hold: Hold, progress: Progress): Promise<void> {
     await this.db.write((tx) => tx.run(q(JOB_SQL.paused), [jobId, hold.owner, hold.attempt, ...progressValues(progress)]));
+  }
+
+  async markCharged(jobId: string, hold: Hold, periods: number): Promise<void> {
+    await this.db.write((tx) => tx.run(q(JOB_SQL.charged), [jobId, hold.owner, hold.attempt, periods]));
   }
 
   async markResumed(jobId: string, hold: Hold): Promise<void> {
@@ -147,3 +136,4 @@ export class SqliteJobStore implements JobStore {
 
 const q = sqliteParams;
 const CLAIM = q(JOB_SQL.claim(''));
+const INSERT = q(JOB_SQL.insert);

@@ -2,7 +2,7 @@
 // the newest-first order of the list endpoint. A job's outputs are entries (src/entries); this table
 // only names them.
 import type { Migration } from '../db.js';
-import { RELEASE_UNLEASED_SQL } from '../../sql.js';
+import { CHARGED_PERIODS_SQL, QUEUED_INDEX_SQL, RELEASE_UNLEASED_SQL } from '../../sql.js';
 
 export const JOB_MIGRATIONS: Migration[] = [
   {
@@ -47,5 +47,15 @@ export const JOB_MIGRATIONS: Migration[] = [
     version: 3,
     // A cancel asked on one node for a job another node runs: the holder reads it and stops the run.
     sql: `ALTER TABLE sim_jobs ADD COLUMN cancel_requested TEXT; ${RELEASE_UNLEASED_SQL};`,
+  },
+  {
+    component: 'jobs',
+    version: 4,
+    sql: CHARGED_PERIODS_SQL,
+  },
+  {
+    component: 'jobs',
+    version: 5,
+    sql: QUEUED_INDEX_SQL,
   },
 ];
