@@ -5,8 +5,9 @@
 //            reloading it (`scripts/cluster.sh balance`), the nodes stay up
 // Each: puts of a 64x64 float32 field (PUT_CONCURRENCY in flight, a key per client), then GET of its
 // metadata and POST /v1/serve of it as dense .npy at 50 in flight. Then a graceful restart under load:
-// the second of three PostgreSQL nodes gets SIGTERM and is started again while gets, serves and puts
-// run through nginx; every request must answer 2xx and every acknowledged put must be readable.
+// the second of three PostgreSQL nodes is drained from nginx (`scripts/cluster.sh drain`), gets SIGTERM,
+// is started again and put back, while gets, serves and puts run through nginx; every request must
+// answer 2xx and every acknowledged put must be readable.
 // Bars: GET p99 on PostgreSQL (each node count) <= 2x SQLite's; no request failed or lost in the restart.
 // The load generator is this process (keep-alive); on a 2-core machine the nodes, nginx, the engines and
 // the client share the cores, so the point is the per-request overhead of the shared engines, not scaling.
@@ -132,15 +133,16 @@ async function benchDatabase(adminUrl: string): Promise<{ url: string; drop(): P
   return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
-/** nginx (the bench's own) round-robin over `ports`: started, or rewritten and reloaded. */
-async function balance(ports: number[]): Promise<void> {
-  await run('bash', [CLUSTER_SH, 'balance'], {
+/** `scripts/cluster.sh <args>` on the bench's own nginx, over `ports`. */
+const lb = (ports: number[], ...args: string[]) =>
+  run('bash', [CLUSTER_SH, ...args], {
     env: { ...process.env, TTSTORE_LB_DIR: LB_DIR, TTSTORE_LB_PORT: String(LB_PORT), TTSTORE_NODE_PORTS: ports.join(' ') },
   });
-  await sleep(500); // the reloaded workers take over; the old ones finish what they hold
-}
+/** nginx round-robin over `ports`: started, or rewritten and reloaded (returns once the old workers have gone). */
+const balance = (ports: number[]) => lb(ports, 'balance');
 
 async function main(): Promise<void> {
+  await rm(LB_DIR, { recursive: true, force: true }); // no node left marked down by a run that was cut short
   // PostgreSQL, Redis and radosgw (started, or found running), and the variables naming them
   const { stdout } = await run('bash', [CLUSTER_SH, 'services'], { env: process.env, maxBuffer: 1 << 20 });
   const vars = Object.fromEntries([...stdout.matchAll(/^export (\w+)=(.*)$/gm)].map((m) => [m[1]!, m[2]!]));
@@ -182,7 +184,8 @@ async function main(): Promise<void> {
       rows.push({ config, op: `serve dense (${GET_CONCURRENCY})`, ...(await measure(GET_CONCURRENCY, () => serveDense(t))) });
     }
 
-    // Graceful restart under load: pg x3 in front; node 2 stopped (SIGTERM) and started again.
+    // Graceful restart under load: pg x3 in front; node 2 drained from nginx, stopped (SIGTERM), started
+    // again and put back, as `scripts/cluster.sh restart-node` does (docs/deploy.md).
     await balance(PG_PORTS.slice());
     const t = await createTenant({ url: FRONT, serviceKey: sqlite.serviceKey });
     await sleep(200);
@@ -209,10 +212,13 @@ async function main(): Promise<void> {
     ]);
     await sleep(1500);
     const stopping = performance.now();
+    await lb(PG_PORTS.slice(), 'drain', String(PG_PORTS[1]));
+    const drainedMs = performance.now() - stopping;
     const code = await pg[1]!.stop('SIGTERM');
     const stoppedMs = performance.now() - stopping;
     pg[1] = await startServer(pgOptions(PG_PORTS[1]!));
     servers.push(pg[1]);
+    await lb(PG_PORTS.slice(), 'undrain', String(PG_PORTS[1]));
     const downMs = performance.now() - stopping;
     stopAt = performance.now() + 1500;
     await load;
@@ -237,8 +243,8 @@ async function main(): Promise<void> {
     const worst = Math.max(...rows.filter((r) => r.config.startsWith('pg') && r.op.startsWith('GET')).map((r) => r.p99 / sqliteP99));
     console.log(`\nbar: GET p99 on PostgreSQL <= 2x SQLite's: worst ${worst.toFixed(2)}x: ${worst <= 2 ? 'PASS' : 'FAIL'}`);
     console.log(
-      `graceful restart of 1 of 3 nodes under load (20 gets, 10 dense serves, ${PUT_CONCURRENCY} puts in flight): node exited ${code} ` +
-        `${stoppedMs.toFixed(0)} ms after SIGTERM, serving again ${downMs.toFixed(0)} ms after; ${outcome.requests} requests, ` +
+      `graceful restart of 1 of 3 nodes under load (20 gets, 10 dense serves, ${PUT_CONCURRENCY} puts in flight): drained from nginx ` +
+        `in ${drainedMs.toFixed(0)} ms, exited ${code} ${stoppedMs.toFixed(0)} ms after the drain began, back in nginx ${downMs.toFixed(0)} ms after; ${outcome.requests} requests, ` +
         `${outcome.failed.length} failed, ${outcome.acked.length} puts acknowledged, ${lost} lost`,
     );
     for (const f of outcome.failed.slice(0, 5)) console.log(`  failed: ${f}`);

@@ -9,6 +9,11 @@
 #   bash scripts/cluster.sh balance    # nginx over TTSTORE_NODE_PORTS on TTSTORE_LB_PORT, files in TTSTORE_LB_DIR
 #                                      # (default <state>/nginx): started, or its upstreams rewritten and reloaded
 #   bash scripts/cluster.sh balance-stop  # stops that nginx
+#   bash scripts/cluster.sh drain PORT    # that nginx stops choosing 127.0.0.1:PORT (marked down, reloaded);
+#                                         # returns once no nginx worker that could still choose it is left
+#   bash scripts/cluster.sh undrain PORT  # puts it back (rewritten and reloaded)
+#   bash scripts/cluster.sh stop-node N   # node N (0-based) drained, then SIGTERM, waits until it has exited
+#   bash scripts/cluster.sh restart-node N  # stop-node N, start it again, undrain it: a graceful restart
 #
 # Idempotent: what already runs from the state folder is left alone; a state folder with nothing
 # running is thrown away and made anew (memstore and fsync=off data are throw-away by design).
@@ -49,12 +54,13 @@ wait_for() { local n=$(($1 * 5)); shift; while ! "$@" >/dev/null 2>&1; do ((n--)
 running() { local st; st=$(ps -o stat= -p "$1" 2>/dev/null) && [[ $st != Z* ]]; }
 alive() { [ -s "$1" ] && running "$(cat "$1")"; }
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# stop_pidfile FILE [SECONDS]: SIGTERM, then SIGKILL after SECONDS (default 10) if it still runs
 stop_pidfile() {
   local f=$1 p
   alive "$f" || { rm -f "$f"; return 0; }
   p=$(cat "$f")
   kill "$p" 2>/dev/null || true
-  for _ in $(seq 100); do running "$p" || break; sleep 0.1; done
+  for _ in $(seq $((${2:-10} * 10))); do running "$p" || break; sleep 0.1; done
   running "$p" && kill -9 "$p" 2>/dev/null || true
   rm -f "$f"
 }
@@ -269,9 +275,14 @@ start_nodes() {
 
 # nginx round-robin over NODE_PORTS on LB_PORT, its files in NGINX_DIR; running already: the config is
 # rewritten and reloaded (bench/cluster.ts changes the node set this way under a separate NGINX_DIR).
+# Ports listed in NGINX_DIR/down are marked `down`: nginx no longer opens connections to them.
 write_nginx_conf() {
-  local servers="" p
-  for p in "${NODE_PORTS[@]}"; do servers+="    server 127.0.0.1:$p max_fails=0;"$'\n'; done
+  local servers="" p mark
+  for p in "${NODE_PORTS[@]}"; do
+    mark=""
+    grep -qx "$p" "$NGINX_DIR/down" 2>/dev/null && mark=" down"
+    servers+="    server 127.0.0.1:$p max_fails=0$mark;"$'\n'
+  done
   cat >"$NGINX_DIR/nginx.conf" <<EOF
 worker_processes 1;
 pid $NGINX_DIR/nginx.pid;
@@ -291,6 +302,8 @@ $servers    # as deploy/nginx.conf, which says why
   }
   server {
     listen 127.0.0.1:$LB_PORT;
+    # as deploy/nginx.conf: no client keep-alive, so that a reload (a drain) fails no client request
+    keepalive_timeout 0;
     client_max_body_size 0;
     proxy_request_buffering off;
     proxy_buffering off;
@@ -307,12 +320,33 @@ $servers    # as deploy/nginx.conf, which says why
 EOF
 }
 
+# nginx's worker PIDs (the children of its master), one a line
+nginx_workers() { ps -o pid= --ppid "$(cat "$NGINX_DIR/nginx.pid")" 2>/dev/null | tr -d ' '; }
+
+# The config rewritten and reloaded; returns once every worker of the old config has exited (they
+# finish the requests they hold, then go), so no request is sent by the old upstream list after it.
+reload_nginx() {
+  local old w left
+  write_nginx_conf
+  nginx -t -q -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR" || die "nginx refuses $NGINX_DIR/nginx.conf"
+  old=$(nginx_workers)
+  # (its notice "signal process started" is noise; an error is in the log)
+  nginx -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR" -s reload 2>>"$NGINX_DIR/signal.log" || { cat "$NGINX_DIR/signal.log" >&2; die "nginx -s reload failed"; }
+  for _ in $(seq 300); do
+    left=0
+    for w in $old; do running "$w" && left=1; done
+    # the old workers gone and new ones started: the new config serves every request from now on
+    if [ "$left" = 0 ] && [ -n "$(nginx_workers)" ]; then return 0; fi
+    sleep 0.1
+  done
+  die "nginx's old workers ($old) still run 30 s after the reload"
+}
+
 start_nginx() {
   mkdir -p "$NGINX_DIR"
   if alive "$NGINX_DIR/nginx.pid"; then
     [ "${1:-}" = reload ] || return 0
-    write_nginx_conf
-    nginx -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR" -s reload
+    reload_nginx
     return 0
   fi
   port_busy "$LB_PORT" && die "port $LB_PORT is taken by another server (TTSTORE_LB_PORT picks another)"
@@ -322,20 +356,58 @@ start_nginx() {
   log "nginx on 127.0.0.1:$LB_PORT in front of ${NODE_PORTS[*]}"
 }
 
+# drain PORT / undrain PORT: mark the upstream down in (or back into) the running nginx. Idempotent.
+set_down() {
+  local port=$1 on=$2
+  [[ " ${NODE_PORTS[*]} " == *" $port "* ]] || die "port $port is not one of TTSTORE_NODE_PORTS (${NODE_PORTS[*]})"
+  alive "$NGINX_DIR/nginx.pid" || die "no nginx runs from $NGINX_DIR"
+  local was=0
+  grep -qx "$port" "$NGINX_DIR/down" 2>/dev/null && was=1
+  [ "$was" = "$on" ] && return 0
+  { grep -vx "$port" "$NGINX_DIR/down" 2>/dev/null || true; [ "$on" = 1 ] && echo "$port"; } >"$NGINX_DIR/down.new"
+  mv "$NGINX_DIR/down.new" "$NGINX_DIR/down"
+  reload_nginx
+  if [ "$on" = 1 ]; then log "nginx no longer sends to 127.0.0.1:$port"; else log "nginx sends to 127.0.0.1:$port again"; fi
+}
+
+node_index() {
+  [[ ${1:-} =~ ^[0-9]+$ ]] && [ "$1" -lt "${#NODE_PORTS[@]}" ] || die "node index: 0 to $((${#NODE_PORTS[@]} - 1))"
+}
+
+# Drained first: nginx opens no connection to it any more, so closing its listener resets none that a
+# request was written on (the kernel's accept queue is empty); then SIGTERM and its graceful stop.
+stop_node() {
+  node_index "$1"
+  set_down "${NODE_PORTS[$1]}" 1
+  # its grace period (SVC_GATE_SHUTDOWN_GRACE_S, 10 s by default) and room to close its stores
+  stop_pidfile "$STATE/node$1.pid" 30
+  log "ttstore node $1 stopped"
+}
+
 case "${1:-}" in
   stop) stop_all ;;
   services) services && cat "$STATE/env" ;;
   balance) start_nginx reload ;; # nginx over TTSTORE_NODE_PORTS on TTSTORE_LB_PORT (TTSTORE_LB_DIR), started or reloaded
   balance-stop) stop_pidfile "$NGINX_DIR/nginx.pid" ;;
+  drain) set_down "${2:?usage: $0 drain PORT}" 1 ;;
+  undrain) set_down "${2:?usage: $0 undrain PORT}" 0 ;;
+  stop-node) stop_node "${2:-}" ;;
+  restart-node)
+    stop_node "${2:-}"
+    start_nodes
+    set_down "${NODE_PORTS[$2]}" 0
+    ;;
   start)
     services nginx
     start_nodes
     start_nginx
+    # every node runs again: none stays drained
+    for p in "${NODE_PORTS[@]}"; do set_down "$p" 0; done
     urls=""
     for p in "${NODE_PORTS[@]}"; do urls+="${urls:+,}http://127.0.0.1:$p"; done
     echo "export TTSTORE_URL=http://127.0.0.1:$LB_PORT"
     echo "export TTSTORE_SERVICE_KEY=$(cat "$STATE/service.key")"
     echo "export TTSTORE_NODE_URLS=$urls"
     ;;
-  *) echo "usage: $0 start|services|stop|balance|balance-stop" >&2; exit 2 ;;
+  *) echo "usage: $0 start|services|stop|balance|balance-stop|drain PORT|undrain PORT|stop-node N|restart-node N" >&2; exit 2 ;;
 esac

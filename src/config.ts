@@ -150,6 +150,13 @@ export const SPECS = {
   coreCacheBytes: intVar('SVC_GATE_CORE_CACHE_BYTES', GiB, 0, 1024 * GiB, 'Byte budget of the in-memory cache of decoded cores'),
   logLevel: enumVar('SVC_GATE_LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'Log level'),
   shutdownGraceS: intVar('SVC_GATE_SHUTDOWN_GRACE_S', 10, 0, 3600, 'Seconds in-flight requests get to finish on SIGTERM/SIGINT'),
+  shutdownDelayS: intVar(
+    'SVC_GATE_SHUTDOWN_DELAY_S',
+    0,
+    0,
+    300,
+    'On SIGTERM/SIGINT, seconds the node goes on serving, with /gate/health answering 503 "draining", before it stops accepting: time for a balancer that health-checks it to stop choosing it; 0: it stops accepting at once',
+  ),
   shutdownIdleS: intVar(
     'SVC_GATE_SHUTDOWN_IDLE_S',
     0,

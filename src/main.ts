@@ -44,10 +44,10 @@ async function main(): Promise<void> {
     // Past the grace period plus room for the stores to close, something is stuck: give up loudly.
     setTimeout(
       () => {
-        log.error({ grace_s: config.shutdownGraceS }, 'shutdown did not finish in time; exiting');
+        log.error({ delay_s: config.shutdownDelayS, grace_s: config.shutdownGraceS }, 'shutdown did not finish in time; exiting');
         process.exit(1);
       },
-      (config.shutdownGraceS + 10) * 1000,
+      (config.shutdownDelayS + config.shutdownGraceS + 10) * 1000,
     ).unref();
     running.close().then(
       () => {
@@ -66,7 +66,10 @@ async function main(): Promise<void> {
       process.exit(1);
     }
     stopping = signal;
-    log.info({ signal, grace_s: config.shutdownGraceS }, 'shutting down: no new connections; in-flight requests finish');
+    log.info(
+      { signal, delay_s: config.shutdownDelayS, grace_s: config.shutdownGraceS },
+      'shutting down: no new connections (after delay_s of draining); in-flight requests finish',
+    );
     if (server) shutdown(server);
   };
   process.on('SIGTERM', onSignal);

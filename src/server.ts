@@ -266,7 +266,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     ...(ep.engine ? [admission.engineRequest] : []),
     bodyReader(ep, { maxPayloadBytes: config.maxPayloadBytes, admission: ep.auth === 'tenant' ? admission : undefined }),
   ]);
-  registerHealthRoutes(api, { db: stores, engine, version: VERSION, startedAt });
+  let draining = false;
+  registerHealthRoutes(api, { db: stores, engine, version: VERSION, startedAt, draining: () => draining });
   registerMetricsRoute(api, metrics.registry);
   // A node without the api role (SVC_GATE_ROLES=worker) serves health and metrics only.
   let query: ReturnType<typeof registerQueryRoutes> | null = null;
@@ -314,6 +315,13 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     router,
     close() {
       closing ??= (async () => {
+        // A balancer that health-checks the node stops choosing it while it still serves every request,
+        // so that no connection is in its accept queue when the listener closes (docs/deploy.md).
+        draining = true;
+        if (config.shutdownDelayS > 0) {
+          log.info({ delay_s: config.shutdownDelayS }, 'draining: /gate/health answers 503 while requests are still served');
+          await new Promise((r) => setTimeout(r, config.shutdownDelayS * 1000));
+        }
         // Stop accepting at once (a balancer's next connection is refused, which it may retry elsewhere
         // whatever the method); requests in flight run to their end (each response then closes its
         // connection, see createApp), up to the grace period, after which the rest are cut off.

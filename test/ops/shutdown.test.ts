@@ -88,6 +88,28 @@ describe('operations: graceful shutdown', function () {
     }
   });
 
+  it('with SVC_GATE_SHUTDOWN_DELAY_S, on SIGTERM /gate/health answers 503 "draining" while other requests are served, then it stops', async () => {
+    const server = await startServer({ env: { SVC_GATE_SHUTDOWN_DELAY_S: '2' } });
+    try {
+      const t = await createTenant(server);
+      const headers = { 'X-Api-Key': t.api_key };
+      expect((await call(server.url, 'POST', '/v1/put', { json: { key: 'd', data_b64: 'AAAA' }, headers })).status).to.equal(200);
+      expect((await call(server.url, 'GET', '/gate/health')).body.status).to.equal('ok');
+      const signalled = Date.now();
+      const exited = server.stop('SIGTERM');
+      await sleep(300);
+      const health = await call(server.url, 'GET', '/gate/health');
+      expect([health.status, health.body.status]).to.deep.equal([503, 'draining']);
+      expect((await call(server.url, 'GET', '/v1/get/default/d', { headers })).status).to.equal(200);
+      expect((await call(server.url, 'POST', '/v1/put', { json: { key: 'd', data_b64: 'AAAA' }, headers })).status).to.equal(200);
+      expect(await exited).to.equal(0);
+      expect(Date.now() - signalled).to.be.at.least(2000);
+      expect(await refused(server.url)).to.equal(true);
+    } finally {
+      await server.destroy();
+    }
+  });
+
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`on ${signal} finishes every request in flight, refuses new connections and exits 0 within the grace`, async () => {
       const GRACE_S = 10;

@@ -876,7 +876,7 @@ export type HealthPath = Record<string, never>;
 export type HealthQuery = Record<string, never>;
 export type HealthRequest = never;
 export type HealthResponse = {
-  status?: "ok" | "degraded";
+  status?: "ok" | "degraded" | "draining";
   version?: string;
   uptime_s?: number;
   engine?: {

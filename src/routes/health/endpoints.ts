@@ -12,9 +12,10 @@ export const HEALTH_ENDPOINTS = {
     summary: 'Liveness, engine backend and database state',
     answers: {
       200: {
-        description: 'Healthy (503 with status "degraded" when the database does not answer).',
+        description:
+          'Healthy (503 with status "degraded" when the database does not answer, "draining" while the node is stopping and a balancer should stop choosing it).',
         schema: s.object({
-          status: s.enum(['ok', 'degraded']),
+          status: s.enum(['ok', 'degraded', 'draining']),
           version: s.string(),
           uptime_s: s.number(),
           engine: s.object(

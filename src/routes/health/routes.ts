@@ -9,6 +9,8 @@ export interface HealthDeps {
   engine: Engine;
   version: string;
   startedAt: number;
+  /** True once the node is stopping (SVC_GATE_SHUTDOWN_DELAY_S): balancers that health-check it stop choosing it. */
+  draining: () => boolean;
 }
 
 export function registerHealthRoutes(api: Api, deps: HealthDeps): void {
@@ -20,9 +22,10 @@ export function registerHealthRoutes(api: Api, deps: HealthDeps): void {
       db = 'error';
     }
     const info = deps.engine.info();
-    ctx.status = db === 'ok' ? 200 : 503;
+    const status = deps.draining() ? 'draining' : db === 'ok' ? 'ok' : 'degraded';
+    ctx.status = status === 'ok' ? 200 : 503;
     ctx.body = {
-      status: db === 'ok' ? 'ok' : 'degraded',
+      status,
       version: deps.version,
       uptime_s: Math.round((Date.now() - deps.startedAt) / 10) / 100,
       engine: { backend: info.backend, cuda_devices: info.cudaDevices, blas: info.blas, threads: info.threads },
