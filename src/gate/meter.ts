@@ -33,6 +33,13 @@ const QUOTA_BLOCK_REQUESTS = 100;
 const QUOTA_BLOCK_SHARE = 1 / 1000;
 /** How long a node draws from a block before it gives the unused rest back. */
 const QUOTA_BLOCK_DRAW_MS = 1000;
+/**
+ * On a shared store, after a usage write that took at least USAGE_WRITE_BUSY charges (the node is busy),
+ * the next starts no sooner than USAGE_WRITE_PACE_MS after it, so that more charges join it (as
+ * PostgreSQL's commit_delay does for its commits). A lightly loaded node writes each charge at once.
+ */
+export const USAGE_WRITE_PACE_MS = 8;
+export const USAGE_WRITE_BUSY = 4;
 
 let cachedPeriod = '';
 let cachedUntil = 0; // unix ms at which cachedPeriod ends
@@ -107,6 +114,11 @@ export class Meter {
   private flushing: Promise<void> | null = null;
   /** The last write handed to the store (started or queued): the next starts after it. */
   private tail: Promise<void> | null = null;
+  /** When the last write started (unix ms), and how many charges it took. */
+  private lastWrite = 0;
+  private lastWriteCharges = 0;
+  /** Charges in `pending`. */
+  private pendingCharges = 0;
   /** The block of each tenant this node draws from (shared store only). */
   private readonly blocks = new Map<string, QuotaBlock>();
   /** Per tenant, the hold in flight that asked for a block (settles once it is open, or refused). */
@@ -242,6 +254,7 @@ export class Meter {
 
   /** Turn reservations into usage; resolves once the CU are durable. */
   charge(rs: readonly Reservation[]): Promise<void> {
+    this.pendingCharges += rs.length;
     for (const r of rs) {
       const u = this.usage.get(r.tenantId);
       if (u && u.period === r.period) {
@@ -301,9 +314,10 @@ export class Meter {
 
   /**
    * Persist the pending charges. One write at a time: the next starts when the one in progress has
-   * committed, and takes every charge made meanwhile, so a busy node writes a few large batches rather
-   * than one small write per request on every pool connection. A write queued (not yet started) takes
-   * the new ones too. The promise settles when the write holding them commits.
+   * committed (and, on a busy node of a shared store, its pace allows), and takes every charge made
+   * meanwhile, so a busy node writes a few large batches rather than one small write per request on
+   * every pool connection. A write queued (not yet started) takes the new ones too. The promise
+   * settles when the write holding them commits.
    */
   private flush(): Promise<void> {
     if (this.flushing) return this.flushing;
@@ -314,12 +328,23 @@ export class Meter {
         this.flushing = null;
         batch = this.pending;
         this.pending = new Map();
+        this.lastWriteCharges = this.pendingCharges;
+        this.pendingCharges = 0;
         return [...batch].map(([k, { milli, settles }]) => {
           const [tenantId, period, bucket] = k.split('\0') as [string, string, string];
           return { tenantId, period, bucket, milli, settles };
         });
       }, this.pending.size);
-    const job = this.tail ? this.tail.then(write, write) : write();
+    const start = () => {
+      const busy = this.store.shared && this.lastWriteCharges >= USAGE_WRITE_BUSY;
+      const wait = busy ? this.lastWrite + USAGE_WRITE_PACE_MS - Date.now() : 0;
+      const go = () => {
+        this.lastWrite = Date.now();
+        return write();
+      };
+      return wait > 0 ? new Promise<void>((resolve) => setTimeout(resolve, wait)).then(go) : go();
+    };
+    const job = this.tail ? this.tail.then(start, start) : start();
     this.flushing = job;
     this.tail = job;
     job.then(

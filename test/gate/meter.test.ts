@@ -1,7 +1,7 @@
 // The meter against a shared usage store (several nodes): a burst of one tenant's requests shares one
 // quota block, and its charges are written one write at a time, each taking every charge made meanwhile.
 import { expect } from 'chai';
-import { Meter, MILLI } from '../../src/gate/meter.js';
+import { Meter, MILLI, USAGE_WRITE_PACE_MS } from '../../src/gate/meter.js';
 import { OPERATIONS } from '../../src/gate/operations.js';
 import type { TenantRecord } from '../../src/gate/registry.js';
 import type { Logger } from '../../src/runtime/log.js';
@@ -109,5 +109,24 @@ describe('meter on a shared usage store', () => {
     expect(store.used).to.equal(60 * GET);
     // 30 ms of charges against writes of 10 ms: a handful of writes, not 60.
     expect(store.writes - writesBefore).to.be.within(2, 8);
+  });
+
+  it("writes a lone request's charge at once, and paces the writes of a busy node", async () => {
+    const store = new SlowSharedUsage(0);
+    const meter = new Meter(store, log);
+    // One request at a time: each charge is its own write, none waits for the pace.
+    const started = performance.now();
+    for (let i = 0; i < 10; i++) await meter.charge([await meter.reserve(tenant, 'get', 1e9)]);
+    expect(store.writes).to.equal(10);
+    expect(performance.now() - started).to.be.below(10 * USAGE_WRITE_PACE_MS);
+    // 200 requests in flight, finishing four a millisecond: once writes take several charges each, one
+    // write per pace at most, not one per request.
+    const rs = await Promise.all(Array.from({ length: 200 }, () => meter.reserve(tenant, 'get', 1e9)));
+    const before = store.writes;
+    const t0 = performance.now();
+    await Promise.all(rs.map((r, i) => sleep(i / 4).then(() => meter.charge([r]))));
+    const elapsed = performance.now() - t0;
+    expect(store.writes - before).to.be.at.most(Math.ceil(elapsed / USAGE_WRITE_PACE_MS) + 3);
+    expect(store.used).to.equal(210 * GET);
   });
 });
