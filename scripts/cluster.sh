@@ -400,9 +400,13 @@ case "${1:-}" in
   start)
     services nginx
     start_nodes
-    start_nginx
-    # every node runs again: none stays drained
-    for p in "${NODE_PORTS[@]}"; do set_down "$p" 0; done
+    # every node runs again: none stays drained (one rewrite and reload of a running nginx puts back all)
+    if [ -s "$NGINX_DIR/down" ]; then
+      rm -f "$NGINX_DIR/down"
+      start_nginx reload
+    else
+      start_nginx
+    fi
     urls=""
     for p in "${NODE_PORTS[@]}"; do urls+="${urls:+,}http://127.0.0.1:$p"; done
     echo "export TTSTORE_URL=http://127.0.0.1:$LB_PORT"
