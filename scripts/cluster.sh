@@ -239,9 +239,15 @@ start_nodes() {
   [ -s "$STATE/service.key" ] || { printf '%s' "${TTSTORE_SERVICE_KEY:-svc_$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')}" >"$STATE/service.key"; chmod 600 "$STATE/service.key"; }
   local key sqlite=${TTSTORE_CLUSTER_SQLITE:-}
   key=$(cat "$STATE/service.key")
-  if [ -z "$sqlite" ] && ! node "$ROOT/dist/src/main.js" --help 2>/dev/null | grep -q SVC_GATE_DATABASE_URL; then
-    log "this build does not know SVC_GATE_DATABASE_URL: the nodes share one SQLite file on this machine"
-    sqlite=1
+  if [ -z "$sqlite" ]; then
+    # A build from before the shared engines runs its nodes on one SQLite file; a --help that fails
+    # (a broken build, a bad NODE_OPTIONS) stops here rather than quietly choosing SQLite.
+    local help
+    help=$(cd "$ROOT" && node dist/src/main.js --help 2>&1) || die "node dist/src/main.js --help failed: $help"
+    if ! grep -q SVC_GATE_DATABASE_URL <<<"$help"; then
+      log "this build does not know SVC_GATE_DATABASE_URL: the nodes share one SQLite file on this machine"
+      sqlite=1
+    fi
   fi
   # SVC_GATE_* settings given to the first start are kept for every restart of a node, so that a node
   # started again (after a crash, by a test) runs as its peers do.
