@@ -7,8 +7,9 @@
 // `window` after the tenant's last admission.
 //
 // One script call decides a batch: a node has one call in flight, and the requests that arrive
-// meanwhile (any tenants) go in the next, decided in arrival order. An idle node's request goes at
-// once; a busy one's share a round trip, so Redis is not asked once per request.
+// meanwhile (any tenants) go in the next, decided in arrival order. An idle node's call goes at the end
+// of the event loop's turn, with every request that turn read; a busy one's requests share a round
+// trip, so Redis is not asked once per request.
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { RateLimiterUnavailable, type RateDecision, type RateLimiter } from '../../gate/rate-limit.js';
@@ -63,6 +64,8 @@ type RunScript = (numberOfKeys: number, ...args: Array<string | number>) => Prom
 export class RedisRateWindows implements RateLimiter {
   private queue: Hit[] = [];
   private inFlight = false;
+  /** A send is scheduled for the end of this turn of the event loop. */
+  private soon = false;
   /** Unique to this process; with the call count, names every admission (the members of the sets). */
   private readonly node = randomBytes(6).toString('base64url');
   private calls = 0;
@@ -77,7 +80,13 @@ export class RedisRateWindows implements RateLimiter {
   hit(key: string, limit: RateLimit): Promise<RateDecision> {
     return new Promise((resolve, reject) => {
       this.queue.push({ key: this.prefix + key, limit, resolve, reject });
-      if (!this.inFlight) this.send();
+      if (!this.inFlight && !this.soon) {
+        this.soon = true;
+        setImmediate(() => {
+          this.soon = false;
+          if (!this.inFlight) this.send();
+        });
+      }
     });
   }
 
