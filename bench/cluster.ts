@@ -4,10 +4,12 @@
 //            (blobs), all behind the same nginx; the node set changes by rewriting nginx's upstreams and
 //            reloading it (`scripts/cluster.sh balance`), the nodes stay up
 // Each: puts of a 64x64 float32 field (PUT_CONCURRENCY in flight, a key per client), then GET of its
-// metadata and POST /v1/serve of it as dense .npy at 50 in flight. Then a graceful restart under load:
-// the second of three PostgreSQL nodes is drained from nginx (`scripts/cluster.sh drain`), gets SIGTERM,
-// is started again and put back, while gets, serves and puts run through nginx; every request must
-// answer 2xx and every acknowledged put must be readable.
+// metadata and POST /v1/serve of it as dense .npy at 50 in flight. Before any of them, every node runs
+// the same three loads alone, unmeasured, so that no configuration is measured on a node still warming
+// up; the nodes' logs go to files, as a deployment keeps them, not through this process. Then a
+// graceful restart under load: the second of three PostgreSQL nodes is drained from nginx
+// (`scripts/cluster.sh drain`), gets SIGTERM, is started again and put back, while gets, serves and
+// puts run through nginx; every request must answer 2xx and every acknowledged put must be readable.
 // Bars: GET p99 on PostgreSQL (each node count) <= 2x SQLite's; no request failed or lost in the restart.
 // The load generator is this process (keep-alive); on a 2-core machine the nodes, nginx, the engines and
 // the client share the cores, so the point is the per-request overhead of the shared engines, not scaling.
@@ -17,7 +19,7 @@
 // SQLite node, nginx (default "8094 8095 8096 8097 8098"); BENCH_SECONDS per measurement (default 3).
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -35,6 +37,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const SECONDS = Math.max(1, Number(process.env.BENCH_SECONDS ?? 3) || 3);
 const WARMUP_MS = 500;
+/** Each node's run alone before anything is measured, per operation (see main). */
+const WARM_SECONDS = 1.5;
 const GET_CONCURRENCY = 50;
 const PUT_CONCURRENCY = 8;
 const [PG_PORTS, SQLITE_PORT, LB_PORT] = (() => {
@@ -45,6 +49,8 @@ const [PG_PORTS, SQLITE_PORT, LB_PORT] = (() => {
 // The bench's nginx: its own folder and port, beside whatever cluster.sh's own nginx serves.
 const LB_DIR = path.join(os.tmpdir(), `ttstore-bench-nginx-${LB_PORT}`);
 const FRONT = `http://127.0.0.1:${LB_PORT}`;
+// The nodes' logs, a file each as a deployment keeps them (not piped into this process: see logFile).
+const LOG_DIR = path.join(os.tmpdir(), `ttstore-bench-logs-${LB_PORT}`);
 
 /** The 64x64 float32 field every put sends (a smooth one: it is stored as cores). */
 function smallField(): Buffer {
@@ -87,10 +93,10 @@ interface Measured {
 const pct = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
 
-/** `clients` loops of `one(client)` for the warm-up and then SECONDS; only the latter is counted. */
-async function measure(clients: number, one: (client: number) => Promise<Answer>): Promise<Measured> {
+/** `clients` loops of `one(client)` for the warm-up and then `seconds`; only the latter is counted. */
+async function measure(clients: number, one: (client: number) => Promise<Answer>, seconds = SECONDS): Promise<Measured> {
   const warmEnd = performance.now() + WARMUP_MS;
-  const end = warmEnd + SECONDS * 1000;
+  const end = warmEnd + seconds * 1000;
   const ms: number[] = [];
   let failed = 0;
   await Promise.all(
@@ -104,7 +110,7 @@ async function measure(clients: number, one: (client: number) => Promise<Answer>
     }),
   );
   ms.sort((x, y) => x - y);
-  return { n: ms.length, failed, rps: ms.length / SECONDS, p50: pct(ms, 50), p99: pct(ms, 99) };
+  return { n: ms.length, failed, rps: ms.length / seconds, p50: pct(ms, 50), p99: pct(ms, 99) };
 }
 
 const tenantHeaders = (t: CreatedTenant) => ({ 'X-Api-Key': t.api_key });
@@ -143,6 +149,8 @@ const balance = (ports: number[]) => lb(ports, 'balance');
 
 async function main(): Promise<void> {
   await rm(LB_DIR, { recursive: true, force: true }); // no node left marked down by a run that was cut short
+  await rm(LOG_DIR, { recursive: true, force: true });
+  await mkdir(LOG_DIR, { recursive: true });
   // PostgreSQL, Redis and radosgw (started, or found running), and the variables naming them
   const { stdout } = await run('bash', [CLUSTER_SH, 'services'], { env: process.env, maxBuffer: 1 << 20 });
   const vars = Object.fromEntries([...stdout.matchAll(/^export (\w+)=(.*)$/gm)].map((m) => [m[1]!, m[2]!]));
@@ -158,10 +166,14 @@ async function main(): Promise<void> {
   // Every node alike but for its engines: 50 dense serves of one tenant in flight are not refused
   // (CONTRACT 8's per-tenant limit is not what is measured), and the graceful stop of scripts/cluster.sh.
   const common = { SVC_GATE_TENANT_INFLIGHT: '64', SVC_GATE_SHUTDOWN_IDLE_S: '3' };
-  const pgOptions = (port: number): StartOptions => ({ env: { ...common, ...shared, SVC_GATE_PORT: String(port) } });
+  const logFile = (port: number) => path.join(LOG_DIR, `node-${port}.log`);
+  const pgOptions = (port: number): StartOptions => ({
+    env: { ...common, ...shared, SVC_GATE_PORT: String(port) },
+    logFile: logFile(port),
+  });
   const servers: TestServer[] = [];
   try {
-    const sqlite = await startServer({ env: { ...common, SVC_GATE_PORT: String(SQLITE_PORT) } });
+    const sqlite = await startServer({ env: { ...common, SVC_GATE_PORT: String(SQLITE_PORT) }, logFile: logFile(SQLITE_PORT) });
     servers.push(sqlite);
     const pg: TestServer[] = [];
     for (const port of PG_PORTS) pg.push(await startServer(pgOptions(port))); // one at a time: the first migrates
@@ -173,6 +185,18 @@ async function main(): Promise<void> {
       ['pg x2', PG_PORTS.slice(0, 2)],
       ['pg x3', PG_PORTS.slice()],
     ];
+    // Every node alone through nginx first, with the load each configuration then measures: a node that
+    // has run only a few hundred requests runs them in V8's unoptimized tiers, several times slower, and
+    // the third node of three would otherwise be measured while it warms up (a long-running node is not).
+    for (const port of [SQLITE_PORT, ...PG_PORTS]) {
+      await balance([port]);
+      const t = await createTenant({ url: FRONT, serviceKey: sqlite.serviceKey });
+      await sleep(200);
+      if ((await putOf(t, 'small', npy)).status !== 200) throw new Error(`warm-up of ${port}: the first put failed`);
+      await measure(PUT_CONCURRENCY, (c) => putOf(t, `p${c}`, npy), WARM_SECONDS);
+      await measure(GET_CONCURRENCY, () => getMeta(t), WARM_SECONDS);
+      await measure(GET_CONCURRENCY, () => serveDense(t), WARM_SECONDS);
+    }
     const rows: Array<{ config: string; op: string } & Measured> = [];
     for (const [config, ports] of configs) {
       await balance(ports);
@@ -231,7 +255,10 @@ async function main(): Promise<void> {
 
     const ms = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '-');
     const sqliteP99 = rows.find((r) => r.config === 'sqlite x1' && r.op.startsWith('GET'))!.p99;
-    console.log(`\nttstore through nginx on ${os.cpus().length} cores, ${SECONDS} s per measurement after ${WARMUP_MS} ms warm-up`);
+    console.log(
+      `\nttstore through nginx on ${os.cpus().length} cores, ${SECONDS} s per measurement after ${WARMUP_MS} ms warm-up` +
+        ` (and ${WARM_SECONDS} s of each load on each node alone before)`,
+    );
     console.log('config     | operation             |    req/s | p50 ms | p99 ms | failed | GET p99 / sqlite');
     console.log('-----------|-----------------------|----------|--------|--------|--------|-----------------');
     for (const r of rows) {
@@ -250,6 +277,7 @@ async function main(): Promise<void> {
     for (const f of outcome.failed.slice(0, 5)) console.log(`  failed: ${f}`);
     const restartOk = outcome.failed.length === 0 && lost === 0 && outcome.acked.length > 0;
     console.log(`bar: no request failed or lost in the graceful restart: ${restartOk ? 'PASS' : 'FAIL'}`);
+    console.log(`the nodes' logs: ${LOG_DIR}`);
     if (worst > 2 || !restartOk) process.exitCode = 1;
   } finally {
     await run('bash', [CLUSTER_SH, 'balance-stop'], { env: { ...process.env, TTSTORE_LB_DIR: LB_DIR } }).catch(() => undefined);

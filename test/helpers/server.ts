@@ -1,6 +1,6 @@
 // A real ttstore server process on a temporary data directory, for HTTP tests.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +32,13 @@ export interface StartOptions {
   timeoutMs?: number;
   /** Node's command-line flags for the server process; default: the service's (npm start's). */
   nodeFlags?: readonly string[];
+  /**
+   * Append the process's stdout and stderr to this file, as a deployment does, instead of piping them
+   * into this process, whose `logs` then holds only the lines up to "listening". For benchmarks: their
+   * load generator shares this process, and reading every request line through a pipe cost it CPU and
+   * a heap that grew through the run, so each configuration measured later was measured worse.
+   */
+  logFile?: string;
 }
 
 /** A line of the server's JSON log. */
@@ -149,6 +156,24 @@ function externalServer(ext: { url: string; serviceKey: string }, opts: StartOpt
   };
 }
 
+/** Hand what is appended to `file` past offset `at` to `onData`, every 20 ms until `done()`. */
+async function followUntil(file: string, at: number, onData: (chunk: Buffer) => void, done: () => boolean): Promise<void> {
+  while (!done()) {
+    await new Promise((r) => setTimeout(r, 20));
+    const size = (await stat(file)).size;
+    if (size <= at) continue;
+    const f = await open(file, 'r');
+    try {
+      const chunk = Buffer.alloc(size - at);
+      const { bytesRead } = await f.read(chunk, 0, chunk.length, at);
+      at += bytesRead;
+      onData(chunk.subarray(0, bytesRead));
+    } finally {
+      await f.close();
+    }
+  }
+}
+
 /** Start `node dist/src/main.js` on a free port; resolves once it logged "listening". */
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
   if (EXTERNAL) return externalServer(EXTERNAL, opts);
@@ -164,7 +189,11 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     ...(database ? { SVC_GATE_DATABASE_URL: database.url } : {}),
     ...opts.env,
   };
-  const proc = spawn(process.execPath, [...(opts.nodeFlags ?? SERVICE_NODE_FLAGS), MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = opts.logFile === undefined ? 'pipe' : await open(opts.logFile, 'a');
+  const stdio = out === 'pipe' ? (['ignore', 'pipe', 'pipe'] as const) : (['ignore', out.fd, out.fd] as const);
+  const logFrom = out === 'pipe' ? 0 : (await out.stat()).size;
+  const proc = spawn(process.execPath, [...(opts.nodeFlags ?? SERVICE_NODE_FLAGS), MAIN], { env, stdio: [...stdio] });
+  if (out !== 'pipe') await out.close(); // the child holds its own copy of the descriptor
   const logs: string[] = [];
   const exited = new Promise<number | string | null>((resolve) => proc.once('exit', (code, sig) => resolve(code ?? sig)));
 
@@ -192,8 +221,10 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
         }
       }
     };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', (c: Buffer) => logs.push(...c.toString('utf8').split('\n').filter(Boolean)));
+    if (opts.logFile === undefined) {
+      proc.stdout!.on('data', onData);
+      proc.stderr!.on('data', (c: Buffer) => logs.push(...c.toString('utf8').split('\n').filter(Boolean)));
+    } else void followUntil(opts.logFile, logFrom, onData, () => listening || proc.exitCode !== null || proc.signalCode !== null);
     void exited.then((code) => {
       clearTimeout(timer);
       reject(new Error(`server exited (${code}) before listening:\n${logs.join('\n')}`));
