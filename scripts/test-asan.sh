@@ -10,8 +10,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${TTS_ASAN_DIR:-build/asan}
 flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+# -g1: line tables without variable info, all the reports' stacks use (function, file:line); it builds
+# in about two thirds of -g's time.
 cmake -S . -B "$dir" -DTTS_BUILD_TESTS=ON -DTTS_BUILD_BENCH=OFF -DTTS_WITH_CUDA=OFF \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
   -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
 # Only the tests this run runs (and what they link): the no_sanitizer ones are not built here either.
 mapfile -t targets < <(ctest --test-dir "$dir" -N -LE no_sanitizer | sed -n 's/^ *Test *#[0-9]*: *//p')
