@@ -188,24 +188,25 @@ async function main(): Promise<void> {
     // Every node alone through nginx first, with the load each configuration then measures: a node that
     // has run only a few hundred requests runs them in V8's unoptimized tiers, several times slower, and
     // the third node of three would otherwise be measured while it warms up (a long-running node is not).
+    // A fresh tenant's puts, GETs and serves through nginx to the nodes it balances over now.
+    const loads = async (config: string, seconds: number): Promise<Array<{ config: string; op: string } & Measured>> => {
+      const t = await createTenant({ url: FRONT, serviceKey: sqlite.serviceKey });
+      await sleep(200); // every node learns of the tenant
+      if ((await putOf(t, 'small', npy)).status !== 200) throw new Error(`${config}: the first put failed`);
+      return [
+        { config, op: `put (${PUT_CONCURRENCY} in flight)`, ...(await measure(PUT_CONCURRENCY, (c) => putOf(t, `p${c}`, npy), seconds)) },
+        { config, op: `GET metadata (${GET_CONCURRENCY})`, ...(await measure(GET_CONCURRENCY, () => getMeta(t), seconds)) },
+        { config, op: `serve dense (${GET_CONCURRENCY})`, ...(await measure(GET_CONCURRENCY, () => serveDense(t), seconds)) },
+      ];
+    };
     for (const port of [SQLITE_PORT, ...PG_PORTS]) {
       await balance([port]);
-      const t = await createTenant({ url: FRONT, serviceKey: sqlite.serviceKey });
-      await sleep(200);
-      if ((await putOf(t, 'small', npy)).status !== 200) throw new Error(`warm-up of ${port}: the first put failed`);
-      await measure(PUT_CONCURRENCY, (c) => putOf(t, `p${c}`, npy), WARM_SECONDS);
-      await measure(GET_CONCURRENCY, () => getMeta(t), WARM_SECONDS);
-      await measure(GET_CONCURRENCY, () => serveDense(t), WARM_SECONDS);
+      await loads(`warm-up of ${port}`, WARM_SECONDS);
     }
     const rows: Array<{ config: string; op: string } & Measured> = [];
     for (const [config, ports] of configs) {
       await balance(ports);
-      const t = await createTenant({ url: FRONT, serviceKey: sqlite.serviceKey });
-      await sleep(200); // every node learns of the tenant
-      if ((await putOf(t, 'small', npy)).status !== 200) throw new Error(`${config}: the first put failed`);
-      rows.push({ config, op: `put (${PUT_CONCURRENCY} in flight)`, ...(await measure(PUT_CONCURRENCY, (c) => putOf(t, `p${c}`, npy))) });
-      rows.push({ config, op: `GET metadata (${GET_CONCURRENCY})`, ...(await measure(GET_CONCURRENCY, () => getMeta(t))) });
-      rows.push({ config, op: `serve dense (${GET_CONCURRENCY})`, ...(await measure(GET_CONCURRENCY, () => serveDense(t))) });
+      rows.push(...(await loads(config, SECONDS)));
     }
 
     // Graceful restart under load: pg x3 in front; node 2 drained from nginx, stopped (SIGTERM), started

@@ -10,8 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${TTS_ASAN_DIR:-build/asan}
 flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
-# -g1: line tables without variable info, all the reports' stacks use (function, file:line); it builds
-# in about two thirds of -g's time.
+# -g1: line tables without variable info: the reports' stacks need only function and file:line, and
+# the build is shorter than with -g.
 cmake -S . -B "$dir" -DTTS_BUILD_TESTS=ON -DTTS_BUILD_BENCH=OFF -DTTS_WITH_CUDA=OFF \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
   -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null

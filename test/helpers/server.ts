@@ -1,6 +1,6 @@
 // A real ttstore server process on a temporary data directory, for HTTP tests.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, open, rm, stat } from 'node:fs/promises';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { mkdtemp, open, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -156,21 +156,24 @@ function externalServer(ext: { url: string; serviceKey: string }, opts: StartOpt
   };
 }
 
-/** Hand what is appended to `file` past offset `at` to `onData`, every 20 ms until `done()`. */
+/**
+ * Hand what is appended to `file` past offset `at` to `onData`, every 20 ms until `done()` (then once
+ * more, so that what a process printed as it exited is read too).
+ */
 async function followUntil(file: string, at: number, onData: (chunk: Buffer) => void, done: () => boolean): Promise<void> {
-  while (!done()) {
-    await new Promise((r) => setTimeout(r, 20));
-    const size = (await stat(file)).size;
-    if (size <= at) continue;
-    const f = await open(file, 'r');
-    try {
-      const chunk = Buffer.alloc(size - at);
+  const f = await open(file, 'r');
+  try {
+    for (let last = false; !last;) {
+      await new Promise((r) => setTimeout(r, 20));
+      last = done();
+      const chunk = Buffer.alloc(Math.max(0, (await f.stat()).size - at));
+      if (chunk.length === 0) continue;
       const { bytesRead } = await f.read(chunk, 0, chunk.length, at);
       at += bytesRead;
       onData(chunk.subarray(0, bytesRead));
-    } finally {
-      await f.close();
     }
+  } finally {
+    await f.close();
   }
 }
 
@@ -189,11 +192,11 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     ...(database ? { SVC_GATE_DATABASE_URL: database.url } : {}),
     ...opts.env,
   };
-  const out = opts.logFile === undefined ? 'pipe' : await open(opts.logFile, 'a');
-  const stdio = out === 'pipe' ? (['ignore', 'pipe', 'pipe'] as const) : (['ignore', out.fd, out.fd] as const);
-  const logFrom = out === 'pipe' ? 0 : (await out.stat()).size;
-  const proc = spawn(process.execPath, [...(opts.nodeFlags ?? SERVICE_NODE_FLAGS), MAIN], { env, stdio: [...stdio] });
-  if (out !== 'pipe') await out.close(); // the child holds its own copy of the descriptor
+  const logFile = opts.logFile === undefined ? undefined : await open(opts.logFile, 'a');
+  const logFrom = logFile ? (await logFile.stat()).size : 0;
+  const stdio: StdioOptions = logFile ? ['ignore', logFile.fd, logFile.fd] : ['ignore', 'pipe', 'pipe'];
+  const proc = spawn(process.execPath, [...(opts.nodeFlags ?? SERVICE_NODE_FLAGS), MAIN], { env, stdio });
+  await logFile?.close(); // the child holds its own copy of the descriptor
   const logs: string[] = [];
   const exited = new Promise<number | string | null>((resolve) => proc.once('exit', (code, sig) => resolve(code ?? sig)));
 

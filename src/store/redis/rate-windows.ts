@@ -63,9 +63,8 @@ type RunScript = (numberOfKeys: number, ...args: Array<string | number>) => Prom
 
 export class RedisRateWindows implements RateLimiter {
   private queue: Hit[] = [];
-  private inFlight = false;
-  /** A send is scheduled for the end of this turn of the event loop. */
-  private soon = false;
+  /** A call is scheduled (for the end of this turn of the event loop) or in flight. */
+  private busy = false;
   /** Unique to this process; with the call count, names every admission (the members of the sets). */
   private readonly node = randomBytes(6).toString('base64url');
   private calls = 0;
@@ -80,20 +79,19 @@ export class RedisRateWindows implements RateLimiter {
   hit(key: string, limit: RateLimit): Promise<RateDecision> {
     return new Promise((resolve, reject) => {
       this.queue.push({ key: this.prefix + key, limit, resolve, reject });
-      if (!this.inFlight && !this.soon) {
-        this.soon = true;
-        setImmediate(() => {
-          this.soon = false;
-          if (!this.inFlight) this.send();
-        });
+      if (!this.busy) {
+        this.busy = true;
+        setImmediate(() => this.send());
       }
     });
   }
 
   private send(): void {
     const batch = this.queue.splice(0, BATCH_MAX);
-    if (batch.length === 0) return;
-    this.inFlight = true;
+    if (batch.length === 0) {
+      this.busy = false;
+      return;
+    }
     const args: Array<string | number> = [batch.length, ...batch.map((h) => h.key), `${this.node}:${++this.calls}`];
     for (const h of batch) args.push(h.limit.requests, h.limit.window_s * 1000);
     const run = (this.redis as unknown as { ttstoreRateHits: RunScript }).ttstoreRateHits;
@@ -101,18 +99,13 @@ export class RedisRateWindows implements RateLimiter {
       (reply) => {
         const now = Number(reply[0]);
         batch.forEach((h, i) => h.resolve(decision(h.limit, now, reply.slice(1 + 3 * i, 4 + 3 * i).map(Number))));
-        this.next();
+        this.send();
       },
       (err: unknown) => {
         for (const h of batch) h.reject(new RateLimiterUnavailable(err));
-        this.next();
+        this.send();
       },
     );
-  }
-
-  private next(): void {
-    this.inFlight = false;
-    this.send();
   }
 }
 
