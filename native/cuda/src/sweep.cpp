@@ -28,6 +28,7 @@ namespace {
 
 using tts::detail::choose_rank;
 using tts::detail::lapack_check;
+using tts::detail::partial_trace;
 using tts::detail::Route;
 
 constexpr double kMeasuredGram = 1.0;  // unfolding.cpp's constant (same meaning)
@@ -117,18 +118,41 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
 
   std::vector<double> H;  // the unfolding on the host once the sweep moved there
   bool on_host = false;
+  // A Gram taken ahead (kAheadRows): of the unfolding of ahead_m rows, valid while W is unchanged.
+  std::vector<double> ahead;
+  int64_t ahead_m = 0;
+  auto route_of = [&](int64_t m) {
+    const double noise = static_cast<double>(m) * DBL_EPSILON * sumsq;
+    return delta_sq >= 1e3 * noise             ? Route::Gram
+           : delta_sq >= kMeasuredGram * noise ? Route::MeasuredGram
+                                               : Route::Tsqr;
+  };
   int k = 0;
   for (; k + 1 < d && !out.aborted; ++k) {
     const int64_t n = layout.modes[k], m = r * n, K = P / n;
     if (!on_host && m < K && m <= kMaxOpsRows) {
-      std::vector<double> G(static_cast<std::size_t>(m * m));
-      ops.gram(m, K, G.data());
+      const double noise = static_cast<double>(m) * DBL_EPSILON * sumsq;
+      const Route route = route_of(m);
+      std::vector<double> G;
+      if (route != Route::Tsqr) {
+        if (!(ahead_m >= m && ahead_m % m == 0)) {
+          // The deepest unfolding of at most kAheadRows rows whose Gram route this one reaches, were
+          // every step up to it to keep full rank.
+          int64_t m_big = m, K_big = K;
+          for (int j = k + 1; j + 1 < d; ++j) {
+            const int64_t n_j = layout.modes[j];
+            if (m_big * n_j > kAheadRows || m_big * n_j >= K_big / n_j || route_of(m_big * n_j) == Route::Tsqr) break;
+            m_big *= n_j;
+            K_big /= n_j;
+          }
+          ahead.assign(static_cast<std::size_t>(m_big * m_big), 0.0);
+          ops.gram(m_big, K_big, ahead.data());
+          ahead_m = m_big;
+        }
+        G = ahead_m == m ? ahead : partial_trace(ahead, ahead_m, m);
+      }
       const double gram_ms = trace.mark("gram");
       double project_ms = 0;
-      const double noise = static_cast<double>(m) * DBL_EPSILON * sumsq;
-      const Route route = delta_sq >= 1e3 * noise             ? Route::Gram
-                          : delta_sq >= kMeasuredGram * noise ? Route::MeasuredGram
-                                                              : Route::Tsqr;
       // The TSQR route's tolerances need small singular values to about eps ||C||, which no
       // eigensolver of the m x m Gram gives (a second Gram of the rotated rows was tried: dsyevd's
       // absolute errors of eps ||G|| undo it; test_cuda_sweep showed ranks blowing up at 1e-9).
@@ -157,6 +181,7 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
               for (int64_t i = 0; i < c.r; ++i) core[j * c.r + i] = Ut[i * m + j] = f.U[j * m + i];
             }
             ops.project(m, K, Ut.data(), c.r, nullptr);
+            ahead_m = 0;
             project_ms = trace.mark("project");
             take(std::move(core), c.r, c, m, K);
           }
@@ -166,6 +191,7 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
             for (int64_t i = 0; i < m; ++i) Ut[i * m + j] = f.U[j * m + i];
           }
           ops.project(m, K, Ut.data(), m, energy.data());
+          ahead_m = 0;
           project_ms = trace.mark("project");
           std::vector<double> sig(static_cast<std::size_t>(m));
           for (int64_t i = 0; i < m; ++i) sig[i] = std::sqrt(energy[i]);

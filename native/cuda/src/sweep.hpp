@@ -47,6 +47,12 @@ struct SweepOut {
 // host's TSQR is the accurate route there anyway).
 constexpr int64_t kMaxOpsRows = 512;
 
+// While the sweep keeps full rank, W still holds the loaded input and every unfolding is a reshape of
+// it: one Gram of the deepest unfolding of at most this many rows gives the shallower ones as partial
+// traces. A Gram of few rows costs one pass over W whatever its row count, so this saves a pass per
+// full-rank step (the kernel's register blocks cover up to 22 rows).
+constexpr int64_t kAheadRows = 16;
+
 // The left-to-right TT-SVD through `ops` (load() not yet called). `a` is only read for messages
 // (may have no data). abort_core_bytes > 0: stop as soon as the float32 cores would reach it.
 TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, const SvdOptions& opt,

@@ -94,6 +94,58 @@ TEST(sweep_on_twins_noise_and_tiny) {
   compare_backends(huge, {1 << 10}, LayoutKind::RowMajor, 1e-6);
 }
 
+// The ops of the twins, recording the shape of each Gram asked for.
+class GramLog : public cd::SweepOps {
+ public:
+  explicit GramLog(std::unique_ptr<cd::SweepOps> inner) : inner_(std::move(inner)) {}
+  std::vector<std::pair<int64_t, int64_t>> grams;
+  double load(int64_t* first_bad) override { return inner_->load(first_bad); }
+  double max_abs(int64_t n) override { return inner_->max_abs(n); }
+  void scale(int64_t n, double f) override { inner_->scale(n, f); }
+  void gram(int64_t m, int64_t K, double* G) override {
+    grams.emplace_back(m, K);
+    inner_->gram(m, K, G);
+  }
+  void project(int64_t m, int64_t K, const double* Ut, int64_t r, double* energy) override {
+    inner_->project(m, K, Ut, r, energy);
+  }
+  void download(int64_t n, double* host) override { inner_->download(n, host); }
+  void release_work() override { inner_->release_work(); }
+  Fingerprint fingerprint(const TensorTrain& tt) override { return inner_->fingerprint(tt); }
+
+ private:
+  std::unique_ptr<cd::SweepOps> inner_;
+};
+
+TEST(full_rank_prefix_takes_one_gram_pass) {
+  // Noise keeps full rank while the unfolding is wide: the steps of 2, 4, 8 and 16 rows read the
+  // partial traces of one 16-row Gram; 32 and 64 rows (over kAheadRows) take a Gram each.
+  const std::vector<double> x = noisy(1 << 14, 11);
+  const QttLayout L = make_layout({1 << 14}, LayoutKind::RowMajor);
+  SvdOptions opt;
+  opt.tol = 1e-3;
+  GramLog ops(cd::host_ops(ttt::view(x), L));
+  cd::SweepOut out;
+  const TensorTrain twin = cd::sweep(ops, ttt::view(x), L, opt, 0, out);
+  CHECK_EQ(out.device_steps, 6);
+  const std::vector<std::pair<int64_t, int64_t>> want{{16, 1024}, {32, 512}, {64, 256}};
+  CHECK_MSG(ops.grams == want, std::to_string(ops.grams.size()) + " Grams");
+  const TensorTrain cpu = qtt_svd(ttt::view(x), L, opt);
+  CHECK_MSG(twin.ranks == cpu.ranks, "ranks differ from the CPU backend's");
+  // A smooth field truncates early: each projection changes W, so the next step takes its Gram (and
+  // those of the steps after it, up to 16 rows) afresh; the ranks are still the CPU backend's.
+  const std::vector<double> y = smooth({1 << 14}, 3.0);
+  GramLog ops2(cd::host_ops(ttt::view(y), L));
+  cd::SweepOut out2;
+  const TensorTrain twin2 = cd::sweep(ops2, ttt::view(y), L, opt, 0, out2);
+  const TensorTrain cpu2 = qtt_svd(ttt::view(y), L, opt);
+  CHECK_MSG(twin2.ranks == cpu2.ranks, "ranks differ from the CPU backend's");
+  std::string shapes;
+  for (auto [m, K] : ops2.grams) shapes += " " + std::to_string(m) + "x" + std::to_string(K);
+  std::printf("    smooth: %d steps through the ops, Grams%s\n", out2.device_steps, shapes.c_str());
+  CHECK_MSG(ops2.grams.size() > 1 && static_cast<int>(ops2.grams.size()) <= out2.device_steps, shapes);
+}
+
 TEST(compress_on_twins_matches_cpu_compress) {
   for (DType dt : {DType::F64, DType::F32, DType::I16, DType::U8}) {
     const std::vector<double> x = smooth({64, 64}, 12.0);

@@ -167,15 +167,7 @@ Prefix full_rank_prefix(const double* W, const std::vector<int64_t>& modes, int6
     for (int k = 0; k < j0; ++k) Mj *= modes[k];
     for (int j = j0; j <= p; ++j) {
       Mj *= modes[j];
-      const int64_t Q = Mp / Mj;
-      std::vector<double> Gj(static_cast<std::size_t>(Mj * Mj), 0.0);
-      for (int64_t a = 0; a < Mj; ++a) {
-        for (int64_t b = 0; b < Mj; ++b) {
-          double s = 0;
-          for (int64_t c = 0; c < Q; ++c) s += G[(a * Q + c) * Mp + b * Q + c];
-          Gj[a * Mj + b] = s;
-        }
-      }
+      std::vector<double> Gj = partial_trace(G, Mp, Mj);
       bool full = (max_rank == 0 || Mj <= max_rank);
       if (full) {
         std::vector<double> H = Gj, w(static_cast<std::size_t>(Mj));

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ttstore/types.hpp"
 
@@ -58,6 +59,22 @@ inline void gemm_in_pieces(CBLAS_TRANSPOSE ta, int64_t m, int64_t n, int64_t k, 
       cblas_dgemm(CblasRowMajor, ta, CblasNoTrans, h, w, k, 1.0, a, lda, B + j, ldb, 0.0, C + i * ldc + j, ldc);
     }
   }
+}
+
+// The Gram of the m x (N/m) reshape of a row-major unfolding of m_big rows (m divides m_big), from
+// that unfolding's full symmetric Gram G: row a of the short unfolding is rows a*q .. a*q + q-1 of
+// the long one (q = m_big / m), so each entry sums q diagonal entries of a q x q block.
+inline std::vector<double> partial_trace(const std::vector<double>& G, int64_t m_big, int64_t m) {
+  const int64_t q = m_big / m;
+  std::vector<double> out(static_cast<std::size_t>(m * m));
+  for (int64_t a = 0; a < m; ++a) {
+    for (int64_t b = 0; b < m; ++b) {
+      double s = 0;
+      for (int64_t c = 0; c < q; ++c) s += G[(a * q + c) * m_big + b * q + c];
+      out[a * m + b] = s;
+    }
+  }
+  return out;
 }
 
 // LAPACK info != 0 is a numerical failure (non-convergence), not a caller's mistake.
