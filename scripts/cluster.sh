@@ -393,7 +393,10 @@ stop_node() {
 case "${1:-}" in
   stop) stop_all ;;
   services) services && cat "$STATE/env" ;;
-  balance) start_nginx reload ;; # nginx over TTSTORE_NODE_PORTS on TTSTORE_LB_PORT (TTSTORE_LB_DIR), started or reloaded
+  balance) # nginx over TTSTORE_NODE_PORTS on TTSTORE_LB_PORT (TTSTORE_LB_DIR), started or reloaded
+    command -v nginx >/dev/null || install_packages nginx
+    start_nginx reload
+    ;;
   balance-stop) stop_pidfile "$NGINX_DIR/nginx.pid" ;;
   drain) set_down "${2:?usage: $0 drain PORT}" 1 ;;
   undrain) set_down "${2:?usage: $0 undrain PORT}" 0 ;;
