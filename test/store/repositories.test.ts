@@ -9,6 +9,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import type { NewEntry } from '../../src/store/entries.js';
 import { MIGRATIONS as SQLITE_MIGRATIONS, openSqliteStores, type SqliteStores } from '../../src/store/sqlite/index.js';
+import { prepared } from '../../src/store/postgres/db.js';
 import { openPgStores, type PgStores } from '../../src/store/postgres/index.js';
 import { PG_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import type { Stores } from '../../src/store/stores.js';
@@ -619,3 +620,25 @@ for (const engine of ENGINES) {
     });
   });
 }
+
+(TEST_DATABASE_URL !== undefined ? describe : describe.skip)('store: PostgreSQL statements', () => {
+  it('names a prepared statement by its text alone', () => {
+    expect(prepared('SELECT 1').name).to.equal(prepared('SELECT 1').name);
+    expect(prepared('SELECT 1').name).to.not.equal(prepared('SELECT 2').name);
+  });
+
+  it('parses the usage write once per connection, however many writes it runs', async () => {
+    const db = await testDatabase();
+    const node = await openPgStores(db.url, undefined, 1); // one connection: every write on it
+    try {
+      for (const milli of [5, 7, 11]) await node.usage.add(() => [{ tenantId: 't1', period: '2026-11', bucket: 'get', milli }], 1);
+      expect(await node.usage.totals('2026-11')).to.deep.equal(new Map([['t1', 23]]));
+      const rows = await node.db.all<{ statement: string }>("SELECT statement FROM pg_prepared_statements WHERE name LIKE 'ttstore_%'");
+      expect(rows).to.have.length(1);
+      expect(rows[0]!.statement).to.match(/INSERT INTO gate_usage/);
+    } finally {
+      await node.close();
+      await db.drop();
+    }
+  });
+});

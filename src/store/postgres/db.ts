@@ -2,14 +2,34 @@
 // transaction in READ COMMITTED whose correctness under concurrency rests on row locks taken by its own
 // statements (an UPSERT of a counter row, SELECT ... FOR UPDATE, conditional UPDATEs), never on a
 // process-local queue: every node runs the same statements against the same rows.
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { pendingMigrations, type Migration } from '../migration.js';
 import type { StoreLogger } from '../stores.js';
 import type { Transaction } from '../transaction.js';
 
+/**
+ * A statement of fixed text that each connection parses and plans once (a named statement of the
+ * protocol), for the writes most requests cause: for the usage write, parsing and planning took
+ * PostgreSQL about as much CPU as running it. Only for fixed text (a connection keeps each name
+ * prepared until it closes; text built per call stays a plain string) and only for statements that
+ * return no rows: a migration by a newer node may change a table's columns, and PostgreSQL fails a
+ * prepared statement whose result columns changed.
+ */
+export interface Prepared {
+  readonly name: string;
+  readonly text: string;
+}
+
+export function prepared(text: string): Prepared {
+  return { name: `ttstore_${createHash('sha256').update(text).digest('hex').slice(0, 20)}`, text };
+}
+
+export type Statement = string | Prepared;
+
 /** Statements inside a transaction (one pooled connection between BEGIN and COMMIT). */
 export interface PgTx {
-  query<T extends object = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: T[]; rowCount: number | null }>;
+  query<T extends object = Record<string, unknown>>(sql: Statement, params?: unknown[]): Promise<{ rows: T[]; rowCount: number | null }>;
 }
 
 export const asTransaction = (c: PgTx): Transaction => c as unknown as Transaction;
@@ -48,16 +68,16 @@ export class PgDatabase {
   }
 
   /** One statement in a transaction of its own (reads see every committed write of every node). */
-  async all<T extends object = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
+  async all<T extends object = Record<string, unknown>>(sql: Statement, params: unknown[] = []): Promise<T[]> {
     return (await this.pool.query<T>(sql, params)).rows;
   }
 
-  async get<T extends object = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T | undefined> {
+  async get<T extends object = Record<string, unknown>>(sql: Statement, params: unknown[] = []): Promise<T | undefined> {
     return (await this.pool.query<T>(sql, params)).rows[0];
   }
 
   /** Rows a single statement changed. */
-  async run(sql: string, params: unknown[] = []): Promise<number> {
+  async run(sql: Statement, params: unknown[] = []): Promise<number> {
     return (await this.pool.query(sql, params)).rowCount ?? 0;
   }
 

@@ -1,7 +1,19 @@
 // Metered usage over PostgreSQL (gate_usage): one statement adds a flush's amounts, each an atomic
 // increment of its (tenant, period, bucket) row, so flushes of several nodes add up exactly.
 import type { ChargedAmount, HeldQuota, QuotaHold, UsageAmount, UsageStore } from '../usage.js';
-import type { PgDatabase } from './db.js';
+import { prepared, type PgDatabase } from './db.js';
+
+// What the amounts of a write settle leaves the holds as the usage arrives, never one without the
+// other (a hold emptied goes at the tenant's next hold). One row per hold id.
+const ADD_USAGE = prepared(
+  `WITH settled AS (UPDATE gate_quota_holds h SET milli = h.milli - s.milli
+                      FROM unnest($5::bigint[], $6::bigint[]) AS s (id, milli) WHERE h.id = s.id)
+   INSERT INTO gate_usage (tenant_id, period, bucket, cu_milli)
+   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
+   ON CONFLICT (tenant_id, period, bucket) DO UPDATE SET cu_milli = gate_usage.cu_milli + excluded.cu_milli`,
+);
+const UNHOLD = prepared('DELETE FROM gate_quota_holds WHERE id = $1');
+const SHRINK = prepared('UPDATE gate_quota_holds SET milli = milli - $2 WHERE id = $1');
 
 export class PgUsageStore implements UsageStore {
   readonly shared = true;
@@ -51,23 +63,14 @@ export class PgUsageStore implements UsageStore {
       if (sums.size === 0) return;
       // In key order, so two nodes' flushes lock shared rows in the same order and never deadlock.
       const rows = [...sums.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r);
-      await c.query(
-        // One statement: what the amounts settle leaves the holds as the usage arrives, never one
-        // without the other (a hold emptied goes at the tenant's next hold). One row per hold id.
-        `WITH settled AS (UPDATE gate_quota_holds h SET milli = h.milli - s.milli
-                            FROM unnest($5::bigint[], $6::bigint[]) AS s (id, milli) WHERE h.id = s.id)
-         INSERT INTO gate_usage (tenant_id, period, bucket, cu_milli)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
-         ON CONFLICT (tenant_id, period, bucket) DO UPDATE SET cu_milli = gate_usage.cu_milli + excluded.cu_milli`,
-        [
-          rows.map((r) => r.tenantId),
-          rows.map((r) => r.period),
-          rows.map((r) => r.bucket),
-          rows.map((r) => r.milli),
-          [...settles.keys()],
-          [...settles.values()],
-        ],
-      );
+      await c.query(ADD_USAGE, [
+        rows.map((r) => r.tenantId),
+        rows.map((r) => r.period),
+        rows.map((r) => r.bucket),
+        rows.map((r) => r.milli),
+        [...settles.keys()],
+        [...settles.values()],
+      ]);
     });
   }
 
@@ -90,10 +93,10 @@ export class PgUsageStore implements UsageStore {
   }
 
   async unhold(id: string): Promise<void> {
-    await this.db.run('DELETE FROM gate_quota_holds WHERE id = $1', [id]);
+    await this.db.run(UNHOLD, [id]);
   }
 
   async shrink(id: string, milli: number): Promise<void> {
-    await this.db.run('UPDATE gate_quota_holds SET milli = milli - $2 WHERE id = $1', [id, milli]);
+    await this.db.run(SHRINK, [id, milli]);
   }
 }
