@@ -13,6 +13,10 @@
 #                        9.0) and every later step: a rehearsal of the device call on this machine
 #   GPU_CHECK_BUILD_SECONDS  the build step's limit (default 240, sized for the device's 16 cores); a
 #                        rehearsal on a small, loaded machine raises it (with GPU_CHECK_SECONDS)
+#   GPU_CHECK_NCU="TEST KERNELS"  after the build, Nsight Compute over test_cuda_parity's cases whose
+#                        name holds TEST, for the kernels matching the regex KERNELS (speed of light,
+#                        occupancy, launch, warp states, memory), the card's clocks left as they are;
+#                        the report in $OUT/ncu.txt
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -155,6 +159,24 @@ export BUILD CUDACXX GEN cap JOBS
 step build "${GPU_CHECK_BUILD_SECONDS:-240}" build || finish
 export TTSTORE_ADDON=$BUILD/Release/ttstore.node
 node -e 'console.log("addon:", JSON.stringify(require(process.env.TTSTORE_ADDON).info()))'
+
+if [ -n "${GPU_CHECK_NCU:-}" ]; then
+  ncu_run() {
+    local ncu
+    ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    [ -n "$ncu" ] || { echo "no ncu here"; return 1; }
+    "$ncu" --clock-control none --kernel-name "regex:$2" --launch-count 16 --section SpeedOfLight \
+      --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis \
+      "$BUILD/test_cuda_parity" "$1" >"$OUT/ncu.txt" 2>&1
+    local rc=$?
+    grep -E '^  [a-z_]+.*\(|Duration|Memory Throughput|DRAM Throughput|Compute \(SM\)|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit|Warp Cycles Per Issued|Stall' "$OUT/ncu.txt" | head -200
+    return $rc
+  }
+  export -f ncu_run
+  export OUT
+  read -r ncu_test ncu_kernels <<<"$GPU_CHECK_NCU"
+  step ncu 150 ncu_run "$ncu_test" "$ncu_kernels"
+fi
 
 # ---- the checks ------------------------------------------------------------------------------------------
 # Traced: the `select ...` timing lines of test_cuda_parity follow the trace of each call.
