@@ -360,8 +360,8 @@ void launch_scale(double* W, int64_t n, double f, cudaStream_t stream) {
 namespace {
 
 // The blocks of gram_small_kernel that run at once on the current device. Its grid is at most one
-// such wave, each block striding over the column tiles: with more, a partial last wave left most
-// multiprocessors idle (ncu: 3.88 waves of 2048 blocks on an H200, the tail up to a quarter).
+// such wave, each block striding over the column tiles: with more, a partial last wave leaves most
+// multiprocessors idle while it runs.
 int gram_small_wave() {
   static std::mutex mu;
   static std::map<int, int> waves;  // by device

@@ -121,8 +121,10 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
   // A Gram taken ahead (kAheadRows): of the unfolding of ahead_m rows, valid while W is unchanged.
   std::vector<double> ahead;
   int64_t ahead_m = 0;
+  // The rounding noise of an m-row Gram, and the route it leaves a step of m rows.
+  auto noise_of = [&](int64_t m) { return static_cast<double>(m) * DBL_EPSILON * sumsq; };
   auto route_of = [&](int64_t m) {
-    const double noise = static_cast<double>(m) * DBL_EPSILON * sumsq;
+    const double noise = noise_of(m);
     return delta_sq >= 1e3 * noise             ? Route::Gram
            : delta_sq >= kMeasuredGram * noise ? Route::MeasuredGram
                                                : Route::Tsqr;
@@ -131,7 +133,7 @@ TensorTrain sweep(SweepOps& ops, const ArrayView& a, const QttLayout& layout, co
   for (; k + 1 < d && !out.aborted; ++k) {
     const int64_t n = layout.modes[k], m = r * n, K = P / n;
     if (!on_host && m < K && m <= kMaxOpsRows) {
-      const double noise = static_cast<double>(m) * DBL_EPSILON * sumsq;
+      const double noise = noise_of(m);
       const Route route = route_of(m);
       std::vector<double> G;
       if (route != Route::Tsqr) {
