@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cuda_raii.hpp"
+#include "ttstore/internal/threads.hpp"
 
 namespace tts::cuda::detail {
 namespace {
@@ -47,7 +48,7 @@ void give(std::unique_ptr<Pair> p) {
 
 void parallel_copy(void* dst, const void* src, int64_t bytes) {
   const int64_t pieces = (bytes + kPiece - 1) / kPiece;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(tts::detail::threads())
   for (int64_t i = 0; i < pieces; ++i) {
     const int64_t off = i * kPiece;
     std::memcpy(static_cast<char*>(dst) + off, static_cast<const char*>(src) + off, std::min(kPiece, bytes - off));
