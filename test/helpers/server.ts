@@ -60,6 +60,24 @@ export function logRecords(server: Pick<TestServer, 'logs'>): LogLine[] {
 }
 
 /**
+ * The records matching `match` once there are at least `count` of them: request lines reach the log
+ * up to REQUEST_LOG_BATCH_MS after their responses. Gives what there is after `timeoutMs`.
+ */
+export async function logRecordsOnce(
+  server: Pick<TestServer, 'logs'>,
+  match: (l: LogLine) => boolean,
+  count: number,
+  timeoutMs = 2000,
+): Promise<LogLine[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = logRecords(server).filter(match);
+    if (found.length >= count || Date.now() > deadline) return found;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/**
  * TTSTORE_TEST_SERVERS_ON_POSTGRES=1 (with TTSTORE_TEST_DATABASE_URL): every test server keeps its
  * metadata in a PostgreSQL database of its own, named after its data directory (a restart finds it).
  */

@@ -61,6 +61,41 @@ describe('request log line', () => {
 describe('request log output', () => {
   const LOG_JS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/runtime/log.js');
 
+  it('hands a trickle of lines (one a turn of the event loop) over in a few writes, in order, none lost', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'ttstore-log-'));
+    try {
+      const file = path.join(dir, 'out.log');
+      // sonic-boom looks fs.write up at each call, so counting the calls counts its writes.
+      const script = `
+        import fs from 'node:fs';
+        import { pino } from 'pino';
+        const write = fs.write;
+        let writes = 0;
+        fs.write = (...a) => { writes++; return write(...a); };
+        const { createLogger, requestLog, REQUEST_LOG_BATCH_MS } = await import(${JSON.stringify(LOG_JS)});
+        const log = createLogger('info', pino.destination({ dest: ${JSON.stringify(file)}, sync: true }));
+        const lines = requestLog(log);
+        for (let i = 0; i < 40; i++) {
+          lines.write({ requestId: 'r' + i, tenantId: 't', method: 'GET', route: '/x', status: 200, durationMs: 0.5, cu: 0.1 });
+          await new Promise((r) => setTimeout(r, 1));
+        }
+        await new Promise((r) => setTimeout(r, 3 * REQUEST_LOG_BATCH_MS + 50));
+        console.log(JSON.stringify({ writes, text: fs.readFileSync(${JSON.stringify(file)}, 'utf8') }));`;
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: path.dirname(LOG_JS), encoding: 'utf8' });
+      expect(r.status, r.stderr).to.equal(0);
+      const { writes, text } = JSON.parse(r.stdout) as { writes: number; text: string };
+      const ids = text
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { requestId: string }).requestId);
+      // Written before the process ends (not by the exit flush), all of them, in order.
+      expect(ids).to.deep.equal(Array.from({ length: 40 }, (_, i) => 'r' + i));
+      expect(writes).to.be.within(1, 13);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('loses no line when the process exits in the same turn as it logged them', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'ttstore-log-'));
     try {
