@@ -97,8 +97,9 @@ export const REQUEST_LOG_BATCH_MS = 10;
  * over as one buffer, so a burst, or a trickle of requests on a lightly loaded node, costs one write(2)
  * on libuv's pool, not one per line. Each write is a hand-off to a pool thread and a wake-up of the
  * event loop when it completes, which one request a turn would otherwise pay for alone. Batches
- * logged while a write is in flight go out together in the next one. At exit (a normal end, SIGTERM's shutdown, an uncaught error), the batch of the
- * current turn and everything pending are written synchronously, so no line is lost. While the
+ * logged while a write is in flight go out together in the next one. At exit (a normal end,
+ * SIGTERM's shutdown, an uncaught error), the batch not yet handed over and everything pending are
+ * written synchronously, so no line is lost. While the
  * reader of the output does not keep up, at most 16 MiB of lines wait; later ones are dropped
  * rather than held. The pending batches are kept as buffers (sonic-boom's buffer mode): as one
  * growing string, each write made sonic-boom measure the UTF-8 length of everything pending.

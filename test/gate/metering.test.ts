@@ -2,7 +2,7 @@
 // never overshot under concurrency.
 import { rm } from 'node:fs/promises';
 import { expect } from 'chai';
-import { http, logRecordsOnce, startServer, type Reply, type TestServer } from '../helpers/server.js';
+import { http, startServer, waitForLogRecords, type Reply, type TestServer } from '../helpers/server.js';
 import { admin, createTenant, tenantHeaders, type CreatedTenant } from '../helpers/tenants.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
@@ -105,7 +105,7 @@ describe('gate: metering and quotas', () => {
     expect(after, 'a list series').to.be.a('string');
     expect(after).to.match(/^\d+(\.\d{1,3})?$/);
     expect(Math.round(Number(after) * 1000) - Math.round(Number(before) * 1000)).to.equal(300);
-    const lines = await logRecordsOnce(server, (l) => l.msg === 'request' && l.tenant_id === t.tenant_id, 3);
+    const lines = await waitForLogRecords(server, (l) => l.msg === 'request' && l.tenant_id === t.tenant_id, 3);
     expect(lines.length).to.equal(3);
     for (const l of lines) expect(l.cu).to.equal(0.1);
   });

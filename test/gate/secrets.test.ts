@@ -54,7 +54,7 @@ describe('gate: secrets are never echoed, even malformed ones', function () {
     const adminOnly = await http(server.url, 'GET', '/gate/admin/tenants', { headers: { 'X-Api-Key': t.api_key } });
     expect(adminOnly.status).to.equal(403);
     replies.push(adminOnly.text);
-    await new Promise((r) => setTimeout(r, 200)); // the request lines are written REQUEST_LOG_BATCH_MS later
+    await new Promise((r) => setTimeout(r, 200)); // request lines reach the log REQUEST_LOG_BATCH_MS after their responses
     const logs = server.logs.join('\n');
     for (const secret of [...MALFORMED, t.api_key, server.serviceKey]) {
       for (const piece of pieces(secret)) {

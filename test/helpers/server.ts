@@ -63,7 +63,7 @@ export function logRecords(server: Pick<TestServer, 'logs'>): LogLine[] {
  * The records matching `match` once there are at least `count` of them: request lines reach the log
  * up to REQUEST_LOG_BATCH_MS after their responses. Gives what there is after `timeoutMs`.
  */
-export async function logRecordsOnce(
+export async function waitForLogRecords(
   server: Pick<TestServer, 'logs'>,
   match: (l: LogLine) => boolean,
   count: number,

@@ -61,11 +61,16 @@ describe('request log line', () => {
 describe('request log output', () => {
   const LOG_JS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/runtime/log.js');
 
-  it('hands a trickle of lines (one a turn of the event loop) over in a few writes, in order, none lost', () => {
+  /**
+   * Runs `body` in a child process where `lines` is the request log of a logger writing to a file,
+   * `line(i)` logs request r<i>, `writes` counts the log's writes (sonic-boom looks fs.write up at each
+   * call) and `written()` counts the lines the file holds so far. Gives the child's stdout and the
+   * request ids in the file once it has exited.
+   */
+  function inChild(body: string): { stdout: string; ids: string[] } {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'ttstore-log-'));
     try {
       const file = path.join(dir, 'out.log');
-      // sonic-boom looks fs.write up at each call, so counting the calls counts its writes.
       const script = `
         import fs from 'node:fs';
         import { pino } from 'pino';
@@ -73,53 +78,42 @@ describe('request log output', () => {
         let writes = 0;
         fs.write = (...a) => { writes++; return write(...a); };
         const { createLogger, requestLog, REQUEST_LOG_BATCH_MS } = await import(${JSON.stringify(LOG_JS)});
-        const log = createLogger('info', pino.destination({ dest: ${JSON.stringify(file)}, sync: true }));
-        const lines = requestLog(log);
-        for (let i = 0; i < 40; i++) {
-          lines.write({ requestId: 'r' + i, tenantId: 't', method: 'GET', route: '/x', status: 200, durationMs: 0.5, cu: 0.1 });
-          await new Promise((r) => setTimeout(r, 1));
-        }
-        await new Promise((r) => setTimeout(r, 3 * REQUEST_LOG_BATCH_MS + 50));
-        console.log(JSON.stringify({ writes, text: fs.readFileSync(${JSON.stringify(file)}, 'utf8') }));`;
-      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: path.dirname(LOG_JS), encoding: 'utf8' });
-      expect(r.status, r.stderr).to.equal(0);
-      const { writes, text } = JSON.parse(r.stdout) as { writes: number; text: string };
-      const ids = text
-        .trim()
-        .split('\n')
-        .map((l) => (JSON.parse(l) as { requestId: string }).requestId);
-      // Written before the process ends (not by the exit flush), all of them, in order.
-      expect(ids).to.deep.equal(Array.from({ length: 40 }, (_, i) => 'r' + i));
-      expect(writes).to.be.within(1, 13);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  it('loses no line when the process exits in the same turn as it logged them', () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'ttstore-log-'));
-    try {
-      const file = path.join(dir, 'out.log');
-      const script = `
-        import { pino } from 'pino';
-        const { createLogger, requestLog } = await import(${JSON.stringify(LOG_JS)});
-        const log = createLogger('info', pino.destination({ dest: ${JSON.stringify(file)}, sync: true }));
-        const lines = requestLog(log);
-        for (let i = 0; i < 5000; i++) {
-          lines.write({ requestId: 'r' + i, tenantId: 't', method: 'GET', route: '/x', status: 200, durationMs: 0.5, cu: 0.1 });
-        }
-        process.exit(0);`;
+        const lines = requestLog(createLogger('info', pino.destination({ dest: ${JSON.stringify(file)}, sync: true })));
+        const line = (i) => lines.write({ requestId: 'r' + i, tenantId: 't', method: 'GET', route: '/x', status: 200, durationMs: 0.5, cu: 0.1 });
+        const written = () => fs.readFileSync(${JSON.stringify(file)}, 'utf8').split('\\n').length - 1;
+        ${body}`;
       const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: path.dirname(LOG_JS), encoding: 'utf8' });
       expect(r.status, r.stderr).to.equal(0);
       const ids = readFileSync(file, 'utf8')
         .trim()
         .split('\n')
         .map((l) => (JSON.parse(l) as { requestId: string }).requestId);
-      expect(ids).to.have.length(5000);
-      expect(ids[0]).to.equal('r0');
-      expect(ids[4999]).to.equal('r4999');
+      return { stdout: r.stdout, ids };
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  }
+  const requests = (n: number) => Array.from({ length: n }, (_, i) => 'r' + i);
+
+  it('hands a trickle of lines (one a turn of the event loop) over in a few writes, in order, none lost', () => {
+    const { stdout, ids } = inChild(`
+      for (let i = 0; i < 40; i++) {
+        line(i);
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      await new Promise((r) => setTimeout(r, 3 * REQUEST_LOG_BATCH_MS + 50));
+      console.log(JSON.stringify({ writes, before: written() }));`);
+    const { writes, before } = JSON.parse(stdout) as { writes: number; before: number };
+    // Written before the process ends (not by the exit flush), all of them, in order.
+    expect(before).to.equal(40);
+    expect(ids).to.deep.equal(requests(40));
+    expect(writes).to.be.within(1, 13);
+  });
+
+  it('loses no line when the process exits in the same turn as it logged them', () => {
+    const { ids } = inChild(`
+      for (let i = 0; i < 5000; i++) line(i);
+      process.exit(0);`);
+    expect(ids).to.deep.equal(requests(5000));
   });
 });
