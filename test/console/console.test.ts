@@ -159,6 +159,8 @@ describe('console: the web console served at /console, driven in headless Chromi
     await page.fill('#param-steps', '1000000');
     await page.fill('#param-dt', '0.0001');
     await page.fill('input[name=output_key_prefix]', 'long');
+    // What was typed into the new solver's fields stays (its starting values come with its fields).
+    expect(await page.inputValue('#param-reynolds')).to.equal('100');
     await page.click('[data-testid=submit-form] button[type=submit]');
     const row = 'li[data-testid=job][data-status=running]';
     try {

@@ -112,6 +112,12 @@ function paramValue(schema: Json, text: string): unknown {
   return JSON.parse(text);
 }
 
+/** A solver's starting values: each required param at its smallest, so the smallest run is one click away. */
+function startingValues(s: Solver | undefined): Record<string, string> {
+  if (!s) return {};
+  return Object.fromEntries(s.required.map((p) => [p, s.params[p].minimum !== undefined ? String(s.params[p].minimum) : '']));
+}
+
 function SubmitForm({ api, namespace, submitted }: { api: Client; namespace: string; submitted: () => void }) {
   const [solvers, setSolvers] = useState<Solver[] | null>(null);
   const [solver, setSolver] = useState('poisson_2d');
@@ -122,19 +128,20 @@ function SubmitForm({ api, namespace, submitted }: { api: Client; namespace: str
   const [note, setNote] = useState('');
   useEffect(() => {
     openApi()
-      .then((d) => setSolvers(solversOf(d)))
+      .then((d) => {
+        const all = solversOf(d);
+        setSolvers(all);
+        setValues(startingValues(all.find((s) => s.name === solver)));
+      })
       .catch(setError);
   }, []);
   const current = solvers?.find((s) => s.name === solver);
-  useEffect(() => {
-    // A required param starts at its smallest value, so the smallest run is one click away.
-    if (current)
-      setValues(
-        Object.fromEntries(
-          current.required.map((p) => [p, current.params[p].minimum !== undefined ? String(current.params[p].minimum) : '']),
-        ),
-      );
-  }, [current]);
+  // The values change with the solver in the same render as its fields: an effect after the paint
+  // would overwrite what was typed into the new fields before it ran.
+  const choose = (name: string) => {
+    setSolver(name);
+    setValues(startingValues(solvers?.find((s) => s.name === name)));
+  };
   async function submit(e: Event) {
     e.preventDefault();
     if (!current) return;
@@ -159,7 +166,7 @@ function SubmitForm({ api, namespace, submitted }: { api: Client; namespace: str
       <div class="row">
         <label>
           Solver{' '}
-          <select name="solver" value={solver} onChange={(e) => setSolver((e.target as HTMLSelectElement).value)}>
+          <select name="solver" value={solver} onChange={(e) => choose((e.target as HTMLSelectElement).value)}>
             {solvers.map((s) => (
               <option value={s.name} key={s.name}>
                 {s.name}
@@ -189,7 +196,7 @@ function SubmitForm({ api, namespace, submitted }: { api: Client; namespace: str
               schema={schema as Json}
               required={current.required.includes(name)}
               value={values[name] ?? ''}
-              set={(v) => setValues({ ...values, [name]: v })}
+              set={(v) => setValues((vs) => ({ ...vs, [name]: v }))}
             />
           ))}
       </div>
